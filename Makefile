@@ -1,0 +1,43 @@
+# The README's two commands: `make run` and `make test`. Both bootstrap .venv on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PATH := $(abspath $(BIN)):$(PATH)
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export DVC_NO_ANALYTICS := 1
+export MPLBACKEND := Agg
+
+.PHONY: run test venv data repro summary clean help
+
+help:
+	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
+	@echo "make test  - bootstrap .venv, pull upstream data, run the whole test suite"
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+data: $(STAMP)
+	$(BIN)/dvc pull --quiet data/upstream.dvc
+
+repro: data
+	$(BIN)/dvc repro
+
+summary: $(STAMP)
+	$(BIN)/medcalc-maintained summary
+
+run: repro summary
+
+test: data
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,210 @@
+"""Stage ``ingest``: upstream MedCalc-Bench CSV files -> typed ``instances.parquet``.
+
+Every upstream column is kept verbatim (as text) and typed columns are added:
+
+``uid``            int, from ``Row Number`` (unique within a split)
+``split``          the split name (``test``, ``train``)
+``calculator_id``  int, from ``Calculator ID``
+``output_type``    ``decimal`` | ``integer`` | ``date``
+``entities``       JSON text of ``Relevant Entities`` (parsed with :func:`ast.literal_eval`)
+``gt_kind``        kind of the parsed ground truth (see :mod:`medcalc_maintained.answers`)
+``gt_value``       its number (days for gestational age; null for dates)
+``gt_date``        its ISO date (dates only)
+
+Rows that cannot be parsed go to ``quarantine.csv`` (``split``, ``row_number``, ``column``,
+``reason``). Structural problems of a file raise :class:`~medcalc_maintained.io.DataError` before
+anything is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import io as _io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from medcalc_maintained.answers import OUTPUT_TYPES, parse_answer
+from medcalc_maintained.io import DataError, write_atomic
+
+UPSTREAM_COLUMNS = [
+    "Row Number",
+    "Calculator ID",
+    "Calculator Name",
+    "Category",
+    "Output Type",
+    "Note ID",
+    "Note Type",
+    "Patient Note",
+    "Question",
+    "Relevant Entities",
+    "Ground Truth Answer",
+    "Lower Limit",
+    "Upper Limit",
+    "Ground Truth Explanation",
+]
+TYPED_COLUMNS = ["uid", "split", "calculator_id", "output_type", "entities", "gt_kind", "gt_value", "gt_date"]
+QUARANTINE_COLUMNS = ["split", "row_number", "column", "reason"]
+
+
+@dataclass
+class IngestResult:
+    instances: pd.DataFrame
+    quarantine: pd.DataFrame
+    files: list[tuple[str, Path, int]]  # (split, path, rows read)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    raise ValueError(f"value of type {type(value).__name__} is not allowed in Relevant Entities")
+
+
+def parse_entities(text: str) -> dict[str, Any]:
+    """Parse the Python-literal ``Relevant Entities`` dict safely (never ``eval``)."""
+    value = ast.literal_eval(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a dict, got {type(value).__name__}")
+    return _jsonable(value)
+
+
+def read_upstream_csv(path: Path) -> pd.DataFrame:
+    """Read one upstream CSV as text, checking encoding and structure."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "file not found")
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise DataError(path, "file is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(path, f"bytes are not valid UTF-8 (byte offset {exc.start}, line {line})") from None
+    try:
+        df = pd.read_csv(_io.StringIO(text), dtype=str, keep_default_na=False)
+    except pd.errors.ParserError as exc:
+        raise DataError(path, f"not a readable CSV: {exc}") from None
+    except pd.errors.EmptyDataError:
+        raise DataError(path, "file is empty") from None
+    missing = [c for c in UPSTREAM_COLUMNS if c not in df.columns]
+    if missing:
+        raise DataError(path, f"missing column(s): {', '.join(missing)}")
+    if df.empty:
+        raise DataError(path, "file has a header but no rows")
+    bad_rn = df.index[~df["Row Number"].str.strip().str.fullmatch(r"\d+")]
+    if len(bad_rn):
+        i = int(bad_rn[0])
+        raise DataError(path, f"Row Number {df.at[i, 'Row Number']!r} is not a positive integer",
+                        row=i + 2, field="Row Number")
+    dup = df["Row Number"].astype(int).duplicated(keep=False)
+    if dup.any():
+        values = sorted(set(df.loc[dup, "Row Number"].astype(int)))
+        raise DataError(path, f"duplicate Row Number: {', '.join(map(str, values[:10]))}", field="Row Number")
+    return df
+
+
+def _type_rows(df: pd.DataFrame, split: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    typed: dict[str, list[Any]] = {c: [] for c in TYPED_COLUMNS}
+    keep: list[bool] = []
+    quarantine: list[dict[str, Any]] = []
+    for rec in df.to_dict("records"):
+        rn = int(rec["Row Number"])
+        problems: list[tuple[str, str]] = []
+        try:
+            calc_id = int(rec["Calculator ID"])
+        except ValueError:
+            calc_id = None
+            problems.append(("Calculator ID", f"not an integer: {rec['Calculator ID']!r}"))
+        otype = rec["Output Type"].strip()
+        if otype not in OUTPUT_TYPES:
+            problems.append(("Output Type", f"{otype!r} not in {', '.join(OUTPUT_TYPES)}"))
+        entities = None
+        try:
+            entities = json.dumps(parse_entities(rec["Relevant Entities"]), ensure_ascii=False, sort_keys=False)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+            problems.append(("Relevant Entities", f"not a Python-literal dict: {exc}"))
+        gt = None
+        if otype in OUTPUT_TYPES:
+            for col in ("Ground Truth Answer", "Lower Limit", "Upper Limit"):
+                a = parse_answer(rec[col], otype)
+                if a.kind == "invalid":
+                    problems.append((col, f"cannot parse {rec[col]!r} as {otype}: {a.reason}"))
+                elif a.kind == "abstain" and rec[col].strip() == "":
+                    problems.append((col, "empty"))
+                if col == "Ground Truth Answer":
+                    gt = a
+        for column, reason in problems:
+            quarantine.append({"split": split, "row_number": rn, "column": column, "reason": reason})
+        keep.append(not problems)
+        if problems:
+            continue
+        typed["uid"].append(rn)
+        typed["split"].append(split)
+        typed["calculator_id"].append(calc_id)
+        typed["output_type"].append(otype)
+        typed["entities"].append(entities)
+        typed["gt_kind"].append(gt.kind)
+        typed["gt_value"].append(float(gt.value) if gt.is_number else None)
+        typed["gt_date"].append(gt.value.isoformat() if isinstance(gt.value, dt.date) else None)
+    good = df.loc[keep].reset_index(drop=True)
+    out = pd.concat([good, pd.DataFrame(typed)], axis=1)
+    return out, quarantine
+
+
+def ingest(sources: Iterable[tuple[str, Path]]) -> IngestResult:
+    """Read and type each ``(split, path)``; raises :class:`DataError` on a structural problem."""
+    frames, quarantine, files = [], [], []
+    seen = set()
+    for split, path in sources:
+        if split in seen:
+            raise DataError(path, f"split {split!r} given twice")
+        seen.add(split)
+        df = read_upstream_csv(path)
+        typed, q = _type_rows(df, split)
+        frames.append(typed)
+        quarantine.extend(q)
+        files.append((split, Path(path), len(df)))
+    if not frames:
+        raise DataError("params.yaml", "no upstream file to ingest")
+    instances = pd.concat(frames, ignore_index=True)
+    instances = instances.astype({"uid": "int64", "calculator_id": "int64", "gt_value": "float64"})
+    for c in ("split", "output_type", "entities", "gt_kind", "gt_date", *UPSTREAM_COLUMNS):
+        instances[c] = instances[c].astype("string")
+    qdf = pd.DataFrame(quarantine, columns=QUARANTINE_COLUMNS)
+    return IngestResult(instances, qdf, files)
+
+
+def write_outputs(result: IngestResult, out_dir: Path, *, write_instances: bool = True) -> None:
+    """Write ``quarantine.csv`` and (unless told not to) ``instances.parquet`` atomically."""
+    out_dir = Path(out_dir)
+    write_atomic(out_dir / "quarantine.csv", lambda p: result.quarantine.to_csv(p, index=False))
+    if write_instances:
+        write_atomic(out_dir / "instances.parquet", lambda p: result.instances.to_parquet(p, index=False))
+
+
+def sources_from_params(params: dict[str, Any], root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
+    """``(split, path)`` pairs from the ``upstream.splits`` section, and notes on skipped splits."""
+    splits = (params.get("upstream") or {}).get("splits") or {}
+    sources, notes = [], []
+    for name, spec in splits.items():
+        spec = spec if isinstance(spec, dict) else {"path": spec}
+        path = root / spec["path"]
+        if not path.exists() and not spec.get("required", True):
+            notes.append(f"split {name!r}: {spec['path']} is absent (optional), skipped")
+            continue
+        sources.append((name, path))
+    return sources, notes
+
+
+def load_instances(path: Path) -> pd.DataFrame:
+    """Read an ``instances.parquet`` written by this stage (or by ``apply``)."""
+    return pd.read_parquet(path)

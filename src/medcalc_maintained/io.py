@@ -1,0 +1,49 @@
+"""File writing that never leaves a partial output behind, and the project's error type."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+
+class DataError(Exception):
+    """A problem with an input file: names the file and, where known, the row, field and rule."""
+
+    def __init__(self, path: os.PathLike | str, problem: str, *, row: object = None, field: str | None = None):
+        self.path, self.problem, self.row, self.field = str(path), problem, row, field
+        where = self.path
+        if row is not None:
+            where += f", row {row}"
+        if field:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {problem}")
+
+
+@contextlib.contextmanager
+def atomic_path(target: os.PathLike | str) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; rename it onto ``target`` only on success."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_atomic(target: os.PathLike | str, writer: Callable[[Path], None]) -> Path:
+    """Call ``writer(tmp_path)`` and move the result onto ``target`` atomically."""
+    with atomic_path(target) as tmp:
+        writer(tmp)
+    return Path(target)
+
+
+def write_text_atomic(target: os.PathLike | str, text: str) -> Path:
+    return write_atomic(target, lambda p: p.write_text(text, encoding="utf-8"))
