@@ -77,3 +77,32 @@ def test_changed_param_reruns_its_stage(fresh_project):
     finally:
         params.write_text(original)
         dvc(fresh_project, "repro")
+
+
+def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
+    import pandas as pd
+    import yaml
+
+    maintained = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet")
+    target = maintained[(maintained["Label Status"] == "unverified") & (maintained["Output Type"] == "integer")].iloc[0]
+    new_value = str(int(float(target["Ground Truth Answer"])) + 1)
+    batch = fresh_project / "data" / "corrections" / "2026-01-test.yaml"
+    batch.write_text(yaml.safe_dump({"corrections": [{
+        "id": "TEST-0001", "uid": int(target["uid"]), "split": "test",
+        "old_value": str(target["Ground Truth Answer"]), "new_value": new_value,
+        "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
+        "rationale": "test", "evidence": "test", "source": "contributor",
+        "reviewer": {"id": "t", "role": "physician", "specialty": None}, "blinded": True,
+        "decided_at": "2026-01-01"}]}))
+    try:
+        r = dvc(fresh_project, "repro")
+        assert r.returncode == 0, r.stdout + r.stderr
+        ran = {line.split("'")[1] for line in r.stdout.splitlines() if line.startswith("Running stage")}
+        assert "apply" in ran
+        assert not ran & {"ingest", "recompute", "import-campaign"}, ran
+        after = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet").set_index("uid")
+        assert after.at[int(target["uid"]), "Ground Truth Answer"] == new_value
+        assert after.at[int(target["uid"]), "Correction IDs"] == "TEST-0001"
+    finally:
+        batch.unlink()
+        dvc(fresh_project, "repro")

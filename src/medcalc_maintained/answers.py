@@ -240,6 +240,21 @@ def labels_agree(a: Any, b: Any, output_type: str) -> bool:
     return float(x.value) == float(y.value)
 
 
+def same_value(a: Any, b: Any, output_type: str) -> bool:
+    """Whether two label texts denote exactly the same label (``25.2380`` = ``25.238``, 99 days =
+    ``('14 weeks', '1 days')``, ``N/A`` = ``n/a``); no tolerance band."""
+    x, y = _coerce(a, output_type), _coerce(b, output_type)
+    if x.kind == "invalid" or y.kind == "invalid":
+        return False
+    if x.is_abstain or y.is_abstain:
+        return x.is_abstain and y.is_abstain
+    if (x.kind == "date") != (y.kind == "date"):
+        return False
+    if x.kind == "date":
+        return x.value == y.value
+    return math.isclose(float(x.value), float(y.value), rel_tol=1e-9, abs_tol=1e-12)
+
+
 def format_answer(answer: Any, output_type: str, style: str | None = None) -> str:
     """Canonical text of an answer for the release.
 

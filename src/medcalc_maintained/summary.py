@@ -62,3 +62,67 @@ def print_summary(root: Path, console: Console | None = None) -> int:
         else:
             console.print(f"[dim]{title}: no output yet (run `dvc repro`)[/]")
     return shown
+
+
+@section("recompute")
+def _recompute(root: Path, console: Console) -> bool:
+    import json
+
+    p = root / "data" / "audit" / "recompute_summary.json"
+    if not p.exists():
+        return False
+    s = json.loads(p.read_text())
+    d = s.get("detector") or {}
+    console.print(
+        f"recompute audit: {s['computable']}/{s['rows']} rows computable ({100 * s['computable_rate']:.1f}%), "
+        f"{100 * s['agreement_rate']:.1f}% reproduce the v1.0 label; findings {s['findings']}"
+    )
+    low = [c for c in s["per_calculator"] if (c["agreement_rate"] or 0) < 0.8]
+    if low:
+        console.print("  calculators below 80% agreement: " + ", ".join(
+            f"{c['calculator']} ({100 * (c['agreement_rate'] or 0):.0f}%)" for c in low))
+    if d:
+        console.print(f"  as a detector of changed labels: precision {d['precision']}, recall {d['recall']} "
+                      f"({d['true_positives']} of {d['diverging']} changed rows flagged)")
+    return True
+
+
+@section("maintained labels")
+def _maintained(root: Path, console: Console) -> bool:
+    p = root / "data" / "maintained" / "instances.parquet"
+    if not p.exists():
+        return False
+    df = pd.read_parquet(p, columns=["split", "Label Status", "Label Source", "Error Type"])
+    t = Table(title="maintained labels: status by source")
+    statuses = ["corrected", "abstain", "confirmed", "unverified"]
+    t.add_column("source")
+    for s in statuses + ["total"]:
+        t.add_column(s, justify="right")
+    for src, g in df.groupby("Label Source"):
+        vc = g["Label Status"].value_counts()
+        t.add_row(str(src), *(str(int(vc.get(s, 0))) for s in statuses), str(len(g)))
+    vc = df["Label Status"].value_counts()
+    t.add_row("[bold]all[/]", *(f"[bold]{int(vc.get(s, 0))}[/]" for s in statuses), f"[bold]{len(df)}[/]")
+    console.print(t)
+    et = df.loc[df["Error Type"].astype(str) != "", "Error Type"].value_counts()
+    if len(et):
+        console.print("changed labels by error type: " + ", ".join(f"{k} {v}" for k, v in et.items()))
+    return True
+
+
+@section("physician agreement")
+def _agreement(root: Path, console: Console) -> bool:
+    import json
+
+    p = root / "data" / "reports" / "physician_agreement.json"
+    if not p.exists():
+        return False
+    rep = json.loads(p.read_text())
+    t = Table(title=f"agreement with {rep['rows']} blinded physician labels")
+    for c in ("labels", "agree", "95% CI", "sMAPE %", "95% CI"):
+        t.add_column(c, justify="left" if c == "labels" else "right")
+    for name, s in rep["label_sets"].items():
+        t.add_row(name, f"{s['agree']}/{s['rows']}", f"[{s['agree_ci95'][0]:.0f}, {s['agree_ci95'][1]:.0f}]",
+                  f"{s['smape']:.1f}", f"[{s['smape_ci95'][0]:.1f}, {s['smape_ci95'][1]:.1f}]")
+    console.print(t)
+    return True

@@ -1,0 +1,204 @@
+"""Stage ``import-campaign``: the published physician-in-the-loop audit of v1.0 as ledger records.
+
+Inputs (upstream, read-only, pulled by DVC): the two phase-3 workbooks of
+``validate-medcalc-labels``. ``y_new_and_sampled_MD_evals.xlsx`` has, per audited test row, the
+original label ``y_orig``, the supermajority recomputation ``y_new`` and, for 50 rows, a blinded
+physician's label ``y*``; ``y_final_MD_evals_incorporated.xlsx`` has ``y_final``, the label after
+physician adjudication. Each of the 887 rows becomes one accepted record:
+
+* ``abstain``   when ``y_final`` is N/A;
+* ``corrected`` when ``y_final`` differs from the v1.0 label (beyond the ±5% band for decimals,
+  exactly otherwise);
+* ``confirmed`` when they agree.
+
+``source`` is ``physician`` for rows with a physician label, ``pipeline`` otherwise; physician
+notes become the rationale. The error type of a change comes from the evidence at hand: an
+abstention is ``unanswerable`` (``underspecified`` when the physician's note is about the scoring
+timepoint); otherwise the recompute audit decides between ``aggregation`` (our calculator, fed the
+upstream features, disagrees with the upstream label) and ``extraction`` (it reproduces the upstream
+label, so the features themselves were wrong, or an input was implausible), else ``other``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.answers import NA, format_answer, labels_agree, parse_answer
+from medcalc_maintained.io import DataError
+
+PHYSICIAN_COL = "y* (Physician label)"
+NOTE_COL = "Physician Note (Optional)"
+UPSTREAM_REPO = "https://github.com/junzeye/validate-medcalc-labels"
+TIMEPOINT = re.compile(r"time ?point|time ?frame|at (?:the time of )?(?:presentation|admission)|most recent|time course",
+                       re.IGNORECASE)
+
+
+@dataclass
+class CampaignRow:
+    uid: int
+    y_orig: Any
+    y_new: Any
+    y_final: Any
+    physician: Any
+    note: str
+    rel_err_min: Any
+
+
+def _read_sheet(path: Path, needed: list[str]) -> pd.DataFrame:
+    if not Path(path).is_file():
+        raise DataError(path, "file not found")
+    try:
+        df = pd.read_excel(path, keep_default_na=False)
+    except Exception as exc:  # openpyxl raises many types for a broken workbook
+        raise DataError(path, f"not a readable workbook: {exc}") from None
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise DataError(path, f"missing column(s): {', '.join(missing)}")
+    if df["uid"].duplicated().any():
+        raise DataError(path, "duplicate uid", field="uid")
+    return df
+
+
+def read_workbooks(sampled: Path, final: Path) -> pd.DataFrame:
+    """The campaign as one table keyed by ``uid`` (cells as the spreadsheet gives them)."""
+    a = _read_sheet(sampled, ["uid", "y_orig", "y_new", PHYSICIAN_COL, NOTE_COL, "Relative Error (min)"])
+    b = _read_sheet(final, ["uid", "y_new", "y_final", PHYSICIAN_COL, NOTE_COL])
+    if set(a["uid"]) != set(b["uid"]):
+        diff = sorted(set(a["uid"]) ^ set(b["uid"]))[:10]
+        raise DataError(final, f"uids differ from {Path(sampled).name}: {diff}", field="uid")
+    a = a.set_index("uid")
+    b = b.set_index("uid")
+    out = pd.DataFrame({
+        "uid": b.index.astype(int),
+        "y_orig": a.loc[b.index, "y_orig"].to_numpy(dtype=object),
+        "y_new": b["y_new"].to_numpy(dtype=object),
+        "y_final": b["y_final"].to_numpy(dtype=object),
+        "physician": b[PHYSICIAN_COL].to_numpy(dtype=object),
+        "physician_sampled": a.loc[b.index, PHYSICIAN_COL].to_numpy(dtype=object),
+        "note": b[NOTE_COL].astype(str).to_numpy(dtype=object),
+        "rel_err_min": a.loc[b.index, "Relative Error (min)"].to_numpy(dtype=object),
+    })
+    return out.reset_index(drop=True)
+
+
+def workbook_date(path: Path) -> str | None:
+    """The last-modified date recorded inside an .xlsx (docProps/core.xml), ISO ``YYYY-MM-DD``."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            xml = z.read("docProps/core.xml").decode("utf-8")
+    except (KeyError, zipfile.BadZipFile, OSError):
+        return None
+    m = re.search(r"<dcterms:modified[^>]*>(\d{4}-\d{2}-\d{2})", xml)
+    return m.group(1) if m else None
+
+
+def _has_physician_label(cell: Any) -> bool:
+    return not (cell is None or (isinstance(cell, str) and cell.strip() == ""))
+
+
+def _cell_text(cell: Any) -> str:
+    if isinstance(cell, (dt.datetime, dt.date)):
+        return cell.strftime("%m/%d/%Y")
+    return str(cell).strip()
+
+
+def classify_error(status: str, note: str, finding: str | None, recompute_agrees_new: bool | None) -> str | None:
+    """Error type of a campaign decision from the evidence available (see module docstring)."""
+    if status == "confirmed":
+        return None
+    if status == "abstain":
+        return "underspecified" if TIMEPOINT.search(note or "") else "unanswerable"
+    if TIMEPOINT.search(note or ""):
+        return "underspecified"
+    if finding == "implausible_input":
+        return "extraction"
+    if finding == "aggregation_mismatch":
+        return "aggregation"
+    if finding == "agrees":
+        return "extraction"
+    return "other"
+
+
+def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd.DataFrame | None,
+                  *, decided_at: str, release: str, id_prefix: str, workbook_names: tuple[str, str]
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Ledger records for every campaign row, and the cells that could not be read (reported)."""
+    inst = instances[instances["split"] == "test"].set_index("uid")
+    findings = recompute[recompute["split"] == "test"].set_index("uid") if recompute is not None else None
+    records, unreadable = [], []
+    for row in campaign.to_dict("records"):
+        uid = int(row["uid"])
+        if uid not in inst.index:
+            unreadable.append({"uid": uid, "column": "uid", "value": uid, "reason": "not a v1.0 test row"})
+            continue
+        r = inst.loc[uid]
+        otype = str(r["Output Type"])
+        original = str(r["Ground Truth Answer"])
+        style = "gestational_age" if parse_answer(original, otype).kind == "gestational_age" else None
+        final = parse_answer(row["y_final"], otype)
+        if final.kind == "invalid":
+            unreadable.append({"uid": uid, "column": "y_final", "value": _cell_text(row["y_final"]), "reason": final.reason})
+            continue
+        new_value = format_answer(final, otype, style)
+        if final.is_abstain:
+            status = "abstain"
+        elif labels_agree(final, original, otype):
+            status = "confirmed"
+        else:
+            status = "corrected"
+        has_md = _has_physician_label(row["physician"])
+        note = (row.get("note") or "").strip()
+        finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None
+        etype = classify_error(status, note, finding, None)
+        y_new_text = _cell_text(row["y_new"])
+        evidence = [
+            f"{UPSTREAM_REPO} phase3/{workbook_names[1]}, uid {uid}: y_final = {_cell_text(row['y_final'])}",
+            f"independent recomputation (4-of-5 supermajority): y_new = {y_new_text}",
+        ]
+        if has_md:
+            evidence.append(f"blinded physician label y* = {_cell_text(row['physician'])} ({workbook_names[0]})")
+        if finding is not None:
+            evidence.append(f"recompute audit finding: {finding}")
+        if has_md and note:
+            rationale = note
+        elif has_md:
+            rationale = f"Blinded physician recomputation gave {_cell_text(row['physician'])}."
+        elif status == "confirmed":
+            rationale = f"Independent recomputation ({y_new_text}) agrees with the v1.0 label."
+        elif status == "abstain":
+            rationale = ("Independent recomputation abstained in at least 4 of 5 runs: the note does not "
+                         "contain what the calculator needs.")
+        else:
+            rationale = f"Independent recomputation gave {y_new_text} (4 of 5 runs), outside the tolerance of the v1.0 label {original}."
+        rec = {
+            "id": f"{id_prefix}-{uid:05d}",
+            "uid": uid,
+            "split": "test",
+            "release": release,
+            "old_value": original,
+            "new_value": new_value,
+            "decision": "accepted",
+            "label_status": status,
+            "error_type": etype,
+            "rationale": rationale,
+            "evidence": evidence,
+            "source": "physician" if has_md else "pipeline",
+            "reviewer": ({"id": "campaign-2025-physician", "role": "physician",
+                          "specialty": "pediatrics, anesthesiology or oncology (matched to the calculator)"}
+                         if has_md else
+                         {"id": "relabel-gemini-2.5-pro-x5", "role": "pipeline", "specialty": None}),
+            "blinded": True,
+            "decided_at": decided_at,
+        }
+        records.append(rec)
+    return records, unreadable
+
+
+__all__ = ["read_workbooks", "build_records", "workbook_date", "classify_error", "NA"]

@@ -1,0 +1,134 @@
+"""Stage ``recompute``: re-derive every label from its own extracted features with our calculators.
+
+For each instance, :func:`medcalc_maintained.calculators.compute` is run on the upstream
+``Relevant Entities``; the result is graded against the upstream label with MedCalc-Bench's rules.
+Findings, in order of precedence:
+
+``not_computable``        an input is missing or invalid (unknown unit, unreadable value);
+``implausible_input``     an input is outside its physiological range (the features look wrong);
+``aggregation_mismatch``  the features are plausible but our calculator disagrees with the label
+                          (the upstream aggregation, or our reading of it, differs);
+``agrees``                our calculator reproduces the label from the same features.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.answers import is_correct, parse_answer, rel_err
+from medcalc_maintained.calculators import compute, load_all
+
+FINDINGS = ("agrees", "aggregation_mismatch", "implausible_input", "not_computable")
+FLAGGING = ("aggregation_mismatch", "implausible_input")
+
+
+def recompute_row(calculator_id: int, entities: dict[str, Any], label: str, lower: str, upper: str,
+                  output_type: str) -> dict[str, Any]:
+    res = compute(calculator_id, entities)
+    out: dict[str, Any] = {
+        "recomputed": res.value,
+        "computable": res.computable,
+        "missing_inputs": ";".join(res.missing + res.invalid),
+        "implausible_inputs": ";".join(res.implausible),
+        "agrees_with_original": None,
+        "rel_err": None,
+    }
+    if not res.computable:
+        out["finding"] = "not_computable"
+        return out
+    gt = parse_answer(label, output_type)
+    if gt.kind in ("invalid",):
+        out["finding"] = "not_computable"
+        return out
+    agrees = is_correct(res.value, label, lower, upper, output_type)
+    out["agrees_with_original"] = bool(agrees)
+    out["rel_err"] = float(rel_err(res.value, label, output_type))
+    if res.implausible:
+        out["finding"] = "implausible_input"
+    elif not agrees:
+        out["finding"] = "aggregation_mismatch"
+    else:
+        out["finding"] = "agrees"
+    return out
+
+
+def recompute(instances: pd.DataFrame, progress: bool = False) -> pd.DataFrame:
+    """One row per instance: ``uid``, ``split``, ``calculator_id``, the recomputation and its finding."""
+    load_all()
+    cols = ["split", "uid", "calculator_id", "entities", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type"]
+    rows = []
+    records = instances[cols].to_dict("records")
+    iterator = records
+    if progress:
+        from rich.progress import track
+
+        iterator = track(records, description="recompute", transient=True)
+    for r in iterator:
+        d = recompute_row(int(r["calculator_id"]), json.loads(r["entities"]), r["Ground Truth Answer"],
+                          r["Lower Limit"], r["Upper Limit"], r["Output Type"])
+        rows.append({"split": r["split"], "uid": int(r["uid"]), "calculator_id": int(r["calculator_id"]), **d})
+    df = pd.DataFrame(rows)
+    df["agrees_with_original"] = df["agrees_with_original"].astype("boolean")
+    df["rel_err"] = df["rel_err"].astype("float64")
+    return df
+
+
+def per_calculator_agreement(rec: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
+    """Share of rows per calculator whose label our calculator reproduces (for ``dvc plots``)."""
+    names = instances[["split", "uid", "Calculator Name"]]
+    df = rec.merge(names, on=["split", "uid"])
+    df["agreement"] = df["agrees_with_original"].fillna(False).astype(float)
+    return (df.groupby("Calculator Name", as_index=False)["agreement"].mean()
+            .sort_values("agreement").rename(columns={"Calculator Name": "calculator"}))
+
+
+def summarise(rec: pd.DataFrame, instances: pd.DataFrame, maintained: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Per-calculator computable and agreement rates, and (given maintained labels) the detector's
+    precision and recall for "the original label diverges from the maintained label"."""
+    names = instances.drop_duplicates("calculator_id").set_index("calculator_id")["Calculator Name"].to_dict()
+    per_calc = []
+    for cid, g in rec.groupby("calculator_id"):
+        comp = g["computable"]
+        agree = g.loc[comp, "agrees_with_original"].astype(bool)
+        per_calc.append({
+            "calculator_id": int(cid),
+            "calculator": names.get(cid, str(cid)),
+            "rows": int(len(g)),
+            "computable_rate": round(float(comp.mean()), 4),
+            "agreement_rate": round(float(agree.mean()), 4) if len(agree) else None,
+            "flagged": int(g["finding"].isin(FLAGGING).sum()),
+        })
+    summary: dict[str, Any] = {
+        "rows": int(len(rec)),
+        "computable": int(rec["computable"].sum()),
+        "computable_rate": round(float(rec["computable"].mean()), 4),
+        "agreement_rate": round(float(rec.loc[rec["computable"], "agrees_with_original"].astype(bool).mean()), 4),
+        "findings": {f: int((rec["finding"] == f).sum()) for f in FINDINGS},
+        "per_calculator": per_calc,
+    }
+    if maintained is not None:
+        summary["detector"] = detector_quality(rec, maintained)
+    return summary
+
+
+def detector_quality(rec: pd.DataFrame, maintained: pd.DataFrame) -> dict[str, Any]:
+    """Precision/recall of ``finding in FLAGGING`` for rows whose maintained label differs from the
+    original, over rows the campaign verified (status corrected/abstain/confirmed)."""
+    m = maintained[maintained["Label Status"].isin(["corrected", "abstain", "confirmed"])]
+    truth = m.set_index(["split", "uid"])["Label Status"].isin(["corrected", "abstain"])
+    flags = rec.set_index(["split", "uid"])["finding"].isin(FLAGGING)
+    joined = pd.concat([truth.rename("diverges"), flags.rename("flagged")], axis=1, join="inner")
+    tp = int((joined["diverges"] & joined["flagged"]).sum())
+    fp = int((~joined["diverges"] & joined["flagged"]).sum())
+    fn = int((joined["diverges"] & ~joined["flagged"]).sum())
+    return {
+        "rows": int(len(joined)),
+        "diverging": int(joined["diverges"].sum()),
+        "flagged": int(joined["flagged"].sum()),
+        "true_positives": tp,
+        "precision": round(tp / (tp + fp), 4) if tp + fp else None,
+        "recall": round(tp / (tp + fn), 4) if tp + fn else None,
+    }
