@@ -1,0 +1,202 @@
+"""Command line of the label comparison (paper section 4): ``compare train`` and ``compare evaluate``.
+
+A typer sub-app; ``cli.py`` mounts it as ``medcalc-maintained compare``. Heavy imports (torch,
+transformers, trl, matplotlib) happen inside the commands, so ``--help`` stays fast and the rest of
+the CLI works without the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from medcalc_maintained import config
+from medcalc_maintained.io import DataError
+
+app = typer.Typer(
+    help=(
+        "Does the choice of labels matter for training? Train one GRPO arm per label set "
+        "(`compare train`) and grade predictions against several label sets (`compare evaluate`)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
+console = Console(stderr=False)
+err = Console(stderr=True)
+
+DEFAULT_INSTANCES = "data/interim/instances.parquet"
+DEFAULT_MAINTAINED = "data/maintained/instances.parquet"
+DEFAULT_EVAL_OUT = "data/compare/evaluation"
+
+
+class Arm(str, Enum):
+    original = "original"
+    maintained = "maintained"
+
+
+def _fail(exc: Exception, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _path(root: Path, value: str | Path) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else root / p
+
+
+def _compare_params(root: Path, name: str) -> dict:
+    section = (config.load_params(root).get("compare") or {}).get(name) or {}
+    if not isinstance(section, dict):
+        _fail(ValueError(f"params.yaml: compare.{name} must be a mapping"))
+    return dict(section)
+
+
+@app.command("train")
+def train_command(
+    arm: Arm = typer.Option(..., "--arm", help="Which labels the reward is computed against."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Local checkpoint directory of the base model (not needed with --smoke)."),
+    smoke: bool = typer.Option(False, "--smoke", help="Tiny random model built in code, 2 GRPO steps on CPU, no download."),
+    instances: Optional[Path] = typer.Option(None, "--instances", help=f"Prompts: instances parquet (default {DEFAULT_INSTANCES})."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help=(
+        "Label file of the arm (parquet or CSV with uid, Ground Truth Answer, Lower Limit, Upper Limit, Output Type). "
+        f"Default: original = the instances' own v1.0 labels; maintained = {DEFAULT_MAINTAINED}.")),
+    split: Optional[str] = typer.Option(None, "--split", help="Split to train on (default: params compare.train.split)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.train.output_dir/ARM; a temporary directory with --smoke)."),
+) -> None:
+    """Train one arm of the comparison with GRPO (TRL) and the Eq. 2 reward of `reward.py`.
+
+    Prompts, order, seed and hyperparameters come from `compare.train` in params.yaml and are the
+    same for both arms; only the labels behind the reward differ. Needs the `train` extra.
+    """
+    import pandas as pd
+
+    from medcalc_maintained import train as stage
+    from medcalc_maintained.evaluate import read_label_file
+
+    root = config.project_root()
+    params = _compare_params(root, "train")
+    try:
+        tp = stage.TrainParams.from_dict(params)
+    except (TypeError, ValueError) as exc:
+        _fail(ValueError(f"params.yaml: {exc}"))
+    if not smoke and model is None:
+        _fail(ValueError("--model PATH is required (a local checkpoint directory), or pass --smoke"))
+
+    inst_path = instances or _path(root, DEFAULT_INSTANCES)
+    if not inst_path.is_file():
+        _fail(DataError(inst_path, "instances file not found (run `medcalc-maintained ingest` or `dvc repro`)"))
+    inst = pd.read_parquet(inst_path)
+    want = split or tp.split
+    if "split" in inst.columns:
+        chosen = inst[inst["split"] == want]
+        if chosen.empty and smoke and split is None:
+            present = sorted(inst["split"].unique())
+            console.print(f"[dim]no '{want}' split in {inst_path}; the smoke run uses split '{present[0]}'[/]")
+            chosen = inst[inst["split"] == present[0]]
+        if chosen.empty:
+            _fail(DataError(inst_path, f"no instances of split {want!r} (present: {sorted(inst['split'].unique())}); "
+                            "pass --split"))
+        inst = chosen
+
+    label_df = None
+    if labels is not None or arm is Arm.maintained:
+        lab_path = labels or _path(root, DEFAULT_MAINTAINED)
+        try:
+            label_df = read_label_file(lab_path)
+        except DataError as exc:
+            _fail(exc)
+    try:
+        dataset = stage.build_arm_dataset(inst, label_df)
+    except ValueError as exc:
+        _fail(exc)
+    dropped = len(inst) - len(dataset)
+    console.print(f"arm [bold]{arm.value}[/]: {len(dataset)} prompts"
+                  + (f" ({dropped} instance(s) without a label left out)" if dropped else ""))
+
+    out_dir = out if out is not None else (None if smoke else _path(root, tp.output_dir) / arm.value)
+    try:
+        result = stage.run_grpo(dataset, model, params, smoke=smoke, output_dir=out_dir)
+    except ValueError as exc:
+        _fail(exc)
+    except RuntimeError as exc:
+        _fail(exc, code=1)
+    table = Table(title=f"GRPO {arm.value}{' (smoke)' if smoke else ''}")
+    for col in ("steps", "mean reward per step", "model"):
+        table.add_column(col)
+    table.add_row(str(result.steps), ", ".join(f"{r:.3f}" for r in result.rewards[-10:]), result.model_dir)
+    console.print(table)
+    console.print(f"wrote {Path(result.output_dir) / 'train_result.json'}")
+
+
+def _label_sets(against: list[str]) -> dict[str, Path]:
+    sets: dict[str, Path] = {}
+    for item in against:
+        name, sep, value = item.partition("=")
+        path = Path(value if sep else item)
+        name = name if sep else path.stem
+        if not name:
+            _fail(ValueError(f"--against {item!r}: empty label set name; use NAME=PATH"))
+        if name in sets:
+            _fail(ValueError(f"--against: two label sets are called {name!r}; name them with NAME=PATH"))
+        sets[name] = path
+    return sets
+
+
+def evaluate_command(
+    predictions: Path = typer.Argument(..., help='JSONL, one {"uid": int, "output": str} per line.'),
+    against: list[str] = typer.Option(..., "--against", help="Label set: PATH or NAME=PATH of a parquet/CSV label file. Repeat it (at least once)."),
+    out: Optional[Path] = typer.Option(None, "--out", help=f"Output directory (default: params compare.evaluate.out, {DEFAULT_EVAL_OUT})."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed, 0)."),
+    n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot, 10000)."),
+) -> None:
+    """Grade PREDICTIONS under each label set: accuracy with 95% bootstrap intervals, McNemar's
+    exact test between label sets, per-calculator accuracy and a bar chart.
+
+    A uid of a label set without a prediction counts as wrong. Writes evaluation.json,
+    per_calculator.csv, graded.csv and accuracy.png to the output directory.
+    """
+    from medcalc_maintained.evaluate import DEFAULT_N_BOOT, DEFAULT_SEED, evaluate, read_label_file
+
+    root = config.project_root()
+    params = _compare_params(root, "evaluate")
+    out_dir = out or _path(root, params.get("out", DEFAULT_EVAL_OUT))
+    try:
+        frames = {name: read_label_file(path) for name, path in _label_sets(against).items()}
+        report = evaluate(predictions, frames, out_dir=out_dir,
+                          seed=params.get("seed", DEFAULT_SEED) if seed is None else seed,
+                          n_boot=params.get("n_boot", DEFAULT_N_BOOT) if n_boot is None else n_boot)
+    except DataError as exc:
+        _fail(exc)
+    except ValueError as exc:
+        _fail(exc)
+
+    table = Table(title=f"accuracy of {report.n_predictions} predictions")
+    for col in ("label set", "n", "correct", "accuracy", "95% CI", "wrong", "abstained", "unparsable", "missing"):
+        table.add_column(col, justify="right" if col != "label set" else "left")
+    for r in report.accuracy.to_dict("records"):
+        table.add_row(r["label_set"], str(r["n"]), str(r["correct"]), f"{r['accuracy']:.1%}",
+                      f"{r['ci_low']:.1%} – {r['ci_high']:.1%}", str(r["wrong"]), str(r["abstained"]),
+                      str(r["unparsable"]), str(r["missing"]))
+    console.print(table)
+    if len(report.comparisons):
+        comp = Table(title="paired comparison (McNemar exact test)")
+        for col in ("A", "B", "paired", "A only", "B only", "acc A − acc B", "95% CI", "p"):
+            comp.add_column(col)
+        for r in report.comparisons.to_dict("records"):
+            comp.add_row(r["a"], r["b"], str(r["n_paired"]), str(r["a_only"]), str(r["b_only"]),
+                         f"{r['difference']:+.1%}", f"{r['diff_ci_low']:+.1%} – {r['diff_ci_high']:+.1%}",
+                         f"{r['mcnemar_p']:.3g}")
+        console.print(comp)
+    for note in report.notes:
+        console.print(f"[dim]{note}[/]")
+    console.print(f"wrote {out_dir}/evaluation.json, per_calculator.csv, graded.csv, accuracy.png")
+
+
+app.command("evaluate")(evaluate_command)

@@ -1,0 +1,231 @@
+"""Row-level facts the data contracts assert on.
+
+Great Expectations evaluates the suites in ``expectations/``; the checks that need MedCalc-specific
+semantics (does an answer parse for its output type, are the limits the ±5% band, does a ledger
+record's ``old_value`` match the label at its base release, does a note state its own answer) are
+computed here once, as boolean columns of a *contract view*, so that every suite stays a list of
+plain, reviewable built-in expectations over named facts. Each function returns a new DataFrame.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.answers import band, labels_agree, parse_answer, same_value
+from medcalc_maintained.ledger import UNRELEASED, _release_key
+
+REL_TOL = 1e-6
+_KINDS_FOR_TYPE = {"decimal": {"decimal", "integer"}, "integer": {"integer", "gestational_age"}, "date": {"date"}}
+
+
+def _num(a) -> float | None:
+    return float(a.value) if a.is_number else None
+
+
+def answer_facts(otype: str, answer: str, lower: str, upper: str) -> dict[str, bool]:
+    """``answer_parses``, ``within_limits``, ``limits_rule_ok`` for one row."""
+    a, lo, hi = (parse_answer(x, otype) for x in (answer, lower, upper))
+    parses = a.is_abstain or a.kind in _KINDS_FOR_TYPE.get(otype, set())
+    if a.is_abstain:
+        ok = lo.is_abstain and hi.is_abstain
+        return {"answer_parses": parses, "within_limits": ok, "limits_rule_ok": ok}
+    if not parses or not lo.is_valid or not hi.is_valid or lo.is_abstain or hi.is_abstain:
+        return {"answer_parses": parses, "within_limits": False, "limits_rule_ok": False}
+    if otype == "date":
+        within = lo.value <= a.value <= hi.value
+        rule = lo.value == a.value == hi.value
+        return {"answer_parses": True, "within_limits": within, "limits_rule_ok": rule}
+    x, l, h = _num(a), _num(lo), _num(hi)
+    within = l is not None and h is not None and min(l, h) - 1e-9 <= x <= max(l, h) + 1e-9
+    if otype == "decimal" and a.kind != "gestational_age":
+        bl, bh = band(x)
+        rule = (l is not None and h is not None and math.isclose(l, bl, rel_tol=REL_TOL, abs_tol=1e-9)
+                and math.isclose(h, bh, rel_tol=REL_TOL, abs_tol=1e-9))
+    else:
+        rule = l == x == h
+    return {"answer_parses": True, "within_limits": within, "limits_rule_ok": rule}
+
+
+def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.DataFrame,
+                  registry: dict[int, str]) -> pd.DataFrame:
+    """The maintained rows plus one boolean column per label invariant."""
+    df = maintained.copy()
+    up = upstream.set_index(["split", "uid"])["Ground Truth Answer"].astype(str)
+    accepted = records[records.get("decision", pd.Series(dtype=str)) == "accepted"] if len(records) else records
+    rationale_by_id = dict(zip(accepted["id"], accepted["rationale"].fillna(""))) if len(accepted) else {}
+    facts = [answer_facts(str(o), str(a), str(l), str(h)) for o, a, l, h in
+             zip(df["Output Type"], df["Ground Truth Answer"], df["Lower Limit"], df["Upper Limit"])]
+    for key in ("answer_parses", "within_limits", "limits_rule_ok"):
+        df[key] = [f[key] for f in facts]
+    ids = df["Correction IDs"].fillna("").astype(str).map(lambda s: [x for x in s.split(";") if x])
+    is_na = df["Ground Truth Answer"].astype(str).map(lambda s: parse_answer(s, "decimal").is_abstain)
+    df["na_is_abstain_with_rationale"] = [
+        (not na) or (st == "abstain" and any(rationale_by_id.get(i, "").strip() for i in idl))
+        for na, st, idl in zip(is_na, df["Label Status"], ids)
+    ]
+    changed = [not same_value(a, o, t) for a, o, t in
+               zip(df["Ground Truth Answer"], df["Original Ground Truth Answer"], df["Output Type"])]
+    df["change_has_accepted_correction"] = [
+        (not ch) or (len(idl) > 0 and all(i in rationale_by_id for i in idl)) for ch, idl in zip(changed, ids)
+    ]
+    df["original_matches_upstream"] = [
+        up.get((s, int(u))) == str(o) for s, u, o in zip(df["split"], df["uid"], df["Original Ground Truth Answer"])
+    ]
+    df["calculator_in_registry"] = [registry.get(int(c)) == str(n) for c, n in zip(df["Calculator ID"], df["Calculator Name"])]
+    df["is_abstain"] = is_na.astype(float)
+    df["is_unverified"] = (df["Label Status"] == "unverified").astype(float)
+    return df
+
+
+def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None = None) -> pd.DataFrame:
+    """Ledger records with ``uid_exists``, ``old_value_matches_base``, ``new_value_valid``,
+    ``one_accepted_per_row_release`` and ``physician_blinded`` facts.
+
+    Accepted records are replayed in release order over the upstream labels; a record's base is the
+    label its row had at that point (the previous release's label).
+    """
+    df = records.copy().reset_index(drop=True)
+    if df.empty:
+        for col in ("uid_exists", "old_value_matches_base", "new_value_valid", "one_accepted_per_row_release", "physician_blinded"):
+            df[col] = pd.Series(dtype=bool)
+        return df
+    up = upstream.set_index(["split", "uid"])
+    labels = up["Ground Truth Answer"].astype(str).to_dict()
+    otypes = up["Output Type"].astype(str).to_dict()
+    keys = [(str(s), int(u)) if pd.notna(u) else (str(s), -1) for s, u in zip(df["split"], df["uid"])]
+    df["uid_exists"] = [k in labels for k in keys]
+    df["new_value_valid"] = [k in otypes and parse_answer(str(v), otypes[k]).is_valid for k, v in zip(keys, df["new_value"])]
+    df["physician_blinded"] = [(src != "physician") or bool(b) is True for src, b in zip(df["source"], df["blinded"])]
+    release = df.get("release", pd.Series([UNRELEASED] * len(df))).fillna(UNRELEASED).astype(str)
+    matches = [True] * len(df)
+    once = [True] * len(df)
+    current = dict(labels)
+    seen: set[tuple] = set()
+    order = sorted((i for i in range(len(df)) if df.at[i, "decision"] == "accepted"),
+                   key=lambda i: (_safe_release_key(release[i]), i))
+    for i in order:
+        k = keys[i]
+        if k not in current:
+            continue
+        if (k, release[i]) in seen:
+            once[i] = False
+        seen.add((k, release[i]))
+        ok = same_value(str(df.at[i, "old_value"]), current[k], otypes[k])
+        matches[i] = ok
+        if ok and df.at[i, "new_value_valid"]:
+            current[k] = str(df.at[i, "new_value"])
+    df["old_value_matches_base"] = matches
+    df["one_accepted_per_row_release"] = once
+    return df
+
+
+def _safe_release_key(release: str) -> tuple:
+    try:
+        return _release_key(release)
+    except ValueError:
+        return (2, ())
+
+
+# --- QC gates --------------------------------------------------------------------------------
+
+_ACRONYM = re.compile(r"\b[A-Za-z]*[A-Z][A-Za-z0-9₂]*(?:[-–][A-Za-z0-9]+)*\b")
+_STOP = {"Score", "Index", "Criteria", "Calculator", "Equation", "Equations", "Rule", "Risk", "Rate", "For", "The",
+         "Estimated", "Calculated", "Correction", "Count", "Major", "Hard", "Body", "Ideal", "Target", "Adjusted",
+         "Free", "Serum", "Sodium", "Calcium", "Albumin", "Corrected", "Mean", "Maintenance", "Fluids", "Creatinine",
+         "Clearance", "Delta", "Gap", "Ratio", "Anion", "Fractional", "Excretion", "Steroid", "Conversion", "Morphine",
+         "Milligram", "Equivalents", "Modified", "Sequential", "Organ", "Failure", "Assessment", "Bleeding",
+         "Pneumonia", "Severity", "Revised", "Cardiac", "Pre-Operative", "Venous", "Thromboembolism", "Surface",
+         "Area", "Weight", "Date", "Due", "Conception", "Gestational", "Age", "Cirrhosis", "Mortality", "Liver",
+         "Fibrosis", "Glomerular", "Filtration", "Hypoalbuminemia", "Hyperglycemia", "Strep", "Pharyngitis",
+         "Pulmonary", "Embolism", "Stroke", "Atrial", "Fibrillation", "Events", "Insulin", "Resistance",
+         "Homeostatic", "Model", "Deficit", "Osmolality", "Water", "Coronary", "Heart", "Disease", "Mass",
+         "Calculations", "Arterial", "Pressure", "Coma", "CAP", "OPTN", "UNOS", "Comorbidity", "DVT", "GFR"}
+
+
+@lru_cache(maxsize=None)
+def calculator_aliases(name: str) -> tuple[str, ...]:
+    """Names a note would use for this calculator: acronyms and eponyms in its name."""
+    words = set()
+    for m in _ACRONYM.finditer(name.replace("'", "")):
+        w = m.group(0)
+        if w in _STOP or len(w) < 3 or w.lower() in ("for", "and", "the"):
+            continue
+        words.add(w)
+    if "Glasgow Coma" in name:
+        words.add("GCS")
+    if "Charlson" in name:
+        words.add("CCI")
+    if "Revised Cardiac Risk Index" in name:
+        words.add("RCRI")
+    return tuple(sorted(words, key=len, reverse=True))
+
+
+def answer_leak(name: str, note: str, question: str, answer: str) -> bool:
+    """Whether the note or question states this calculator's answer (e.g. "CHA2DS2-VASc score of 4")."""
+    a = str(answer).strip()
+    if not a or a == "N/A" or "weeks" in a:
+        return False
+    aliases = calculator_aliases(name)
+    if not aliases:
+        return False
+    alias = "|".join(re.escape(x).replace(r"\-", r"[\s-]?").replace(r"\ ", r"\s?") for x in aliases)
+    number = re.escape(a)
+    pat = re.compile(
+        rf"(?:{alias})[^.\n]{{0,30}}?\b(?:of|was|is|=|:|were|totaled|totalled|scored)\s*{number}(?![\d.]|\s*(?:mg|mmol|%|/))",
+        re.IGNORECASE)
+    return bool(pat.search(f"{note}\n{question}"))
+
+
+def _shingles(text: str, k: int = 5) -> set[int]:
+    words = re.findall(r"\w+", text.lower())
+    return {hash(" ".join(words[i:i + k])) for i in range(max(1, len(words) - k + 1))}
+
+
+def near_duplicates(df: pd.DataFrame, threshold: float) -> list[int | None]:
+    """For each row, the uid of an earlier row with the same split and calculator whose note has a
+    word-5-gram Jaccard similarity >= ``threshold`` (``None`` if there is none)."""
+    out: list[int | None] = [None] * len(df)
+    pos = {idx: i for i, idx in enumerate(df.index)}
+    for _, g in df.groupby(["split", "Calculator ID"], sort=False):
+        sh = [(idx, int(u), _shingles(str(n))) for idx, u, n in zip(g.index, g["uid"], g["Patient Note"])]
+        for j in range(len(sh)):
+            for i in range(j):
+                a, b = sh[i][2], sh[j][2]
+                if not a or not b:
+                    continue
+                if len(a & b) / len(a | b) >= threshold:
+                    out[pos[sh[j][0]]] = sh[i][1]
+                    break
+    return out
+
+
+def qc_view(instances: pd.DataFrame, near_dup_threshold: float) -> pd.DataFrame:
+    df = instances.copy()
+    df["no_answer_leak"] = [not answer_leak(n, note, q, a) for n, note, q, a in
+                            zip(df["Calculator Name"], df["Patient Note"], df["Question"], df["Ground Truth Answer"])]
+    dup = near_duplicates(df, near_dup_threshold)
+    df["near_duplicate_of"] = pd.array(dup, dtype="Int64")
+    df["not_near_duplicate"] = [d is None for d in dup]
+    return df
+
+
+def calculator_counts(instances: pd.DataFrame) -> pd.DataFrame:
+    """Rows with a gradable label (not N/A) per split and calculator."""
+    gradable = instances[~instances["Ground Truth Answer"].astype(str).str.upper().eq("N/A")]
+    counts = gradable.groupby(["split", "Calculator ID"]).size()
+    full = instances.groupby(["split", "Calculator ID"]).size().rename("all").to_frame()
+    full["gradable_rows"] = counts.reindex(full.index).fillna(0).astype(int)
+    return full.reset_index()
+
+
+def manifest_view(files: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(files, columns=["path", "sha256_matches", "listed"])
+
+
+__all__ = ["instance_view", "ledger_view", "qc_view", "calculator_counts", "manifest_view", "answer_leak",
+           "calculator_aliases", "near_duplicates", "answer_facts", "labels_agree"]

@@ -1,0 +1,319 @@
+"""``medcalc-maintained validate``: evaluate the data contracts in ``expectations/`` with Great
+Expectations (GX Core 1.x).
+
+A *target* is either the pipeline's default outputs (``data/maintained``, ``data/interim``, the
+ledger files of ``params.apply.ledger``) or a built release directory (one with ``manifest.json``:
+``data/full``, ``data/original``, ``data/corrections`` and the manifest's sha256 list). The target
+is turned into contract views (:mod:`medcalc_maintained.contracts`), each suite is run against its
+view through a GX checkpoint that also renders Data Docs, and every failed expectation is reported
+with its suite, expectation, severity and the offending rows. A failure of a ``critical``
+expectation (a *blocking* one) makes the validation fail; ``warning`` expectations are reported only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained import config, contracts, ledger
+from medcalc_maintained.io import DataError
+
+ID_COLUMNS = {
+    "instances": ["split", "uid"],
+    "qc": ["split", "uid"],
+    "ledger": ["id"],
+    "calculators": ["split", "Calculator ID"],
+    "files": ["path"],
+}
+DEFAULT_GATES: dict[str, dict[str, Any]] = {
+    "answer_leak": {"severity": "warning"},
+    "near_duplicate": {"severity": "warning", "threshold": 0.9},
+    "min_per_calculator": {"severity": "blocking", "min": 1},
+    "max_abstain_rate": {"severity": "blocking", "max": 0.10},
+    "max_unverified_rate": {"severity": "blocking", "max": 0.20},
+}
+
+
+@dataclass
+class Failure:
+    suite: str
+    expectation: str
+    description: str
+    severity: str  # "blocking" | "warning"
+    offending: list[str] = field(default_factory=list)
+    observed: Any = None
+
+    def __str__(self) -> str:
+        where = f" [{', '.join(self.offending[:15])}{', ...' if len(self.offending) > 15 else ''}]" if self.offending else ""
+        obs = f" (observed {self.observed})" if self.observed is not None and not self.offending else ""
+        return f"{self.severity.upper():8s} {self.suite} / {self.expectation}: {self.description}{obs}{where}"
+
+
+@dataclass
+class ValidationReport:
+    target: str
+    failures: list[Failure]
+    evaluated: int
+    data_docs: Path | None = None
+
+    @property
+    def success(self) -> bool:
+        return not any(f.severity == "blocking" for f in self.failures)
+
+    @property
+    def blocking(self) -> list[Failure]:
+        return [f for f in self.failures if f.severity == "blocking"]
+
+    @property
+    def warnings(self) -> list[Failure]:
+        return [f for f in self.failures if f.severity == "warning"]
+
+
+@dataclass
+class Target:
+    name: str
+    maintained: pd.DataFrame
+    upstream: pd.DataFrame
+    records: pd.DataFrame
+    files: pd.DataFrame | None = None
+    gates: dict[str, Any] | None = None
+
+
+# --- loading targets ---------------------------------------------------------------------------
+
+def _read_config(release: Path, name: str) -> pd.DataFrame:
+    parts = sorted((release / "data" / name).glob("*.parquet"))
+    if not parts:
+        raise DataError(release / "data" / name, f"release has no parquet files for config {name!r}")
+    frames = []
+    for p in parts:
+        df = pd.read_parquet(p)
+        if "split" not in df.columns:
+            df["split"] = p.name.split("-")[0]
+        if "uid" not in df.columns and "Row Number" in df.columns:
+            df["uid"] = df["Row Number"].astype(int)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def manifest_files(release: Path) -> pd.DataFrame:
+    """One row per file listed in or present beside ``manifest.json``: does its sha256 match."""
+    mpath = release / "manifest.json"
+    try:
+        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(mpath, f"unreadable manifest: {exc}") from None
+    listed = manifest.get("files", manifest)
+    if isinstance(listed, list):
+        listed = {d["path"]: d["sha256"] for d in listed}
+    rows = []
+    for rel, digest in sorted(listed.items()):
+        p = release / rel
+        rows.append({"path": rel, "sha256_matches": p.is_file() and sha256_file(p) == digest, "listed": p.is_file()})
+    present = {str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()} - {"manifest.json"}
+    for rel in sorted(present - set(listed)):
+        if rel.startswith("data/"):
+            rows.append({"path": rel, "sha256_matches": False, "listed": False})
+    return contracts.manifest_view(rows)
+
+
+def release_gates(release: Path, root: Path) -> dict[str, Any] | None:
+    """Gate overrides recorded for this release version in releases.yaml (if any)."""
+    import yaml
+
+    version = None
+    m = release / "manifest.json"
+    if m.is_file():
+        try:
+            version = json.loads(m.read_text()).get("version")
+        except json.JSONDecodeError:
+            version = None
+    rel_file = root / "releases.yaml"
+    if not version or not rel_file.is_file():
+        return None
+    doc = yaml.safe_load(rel_file.read_text()) or {}
+    for entry in doc.get("releases", []):
+        if str(entry.get("version")) == str(version):
+            return entry.get("gates")
+    return None
+
+
+def load_target(target: Path | None, root: Path) -> Target:
+    if target is not None and (Path(target) / "manifest.json").is_file():
+        release = Path(target)
+        maintained = _read_config(release, "full")
+        upstream = _read_config(release, "original")
+        records = _read_config(release, "corrections") if (release / "data" / "corrections").is_dir() else pd.DataFrame()
+        return Target(str(release), maintained, upstream, records, manifest_files(release), release_gates(release, root))
+    if target is not None and not Path(target).is_dir():
+        raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")
+    apply_p = config.section("apply", root)
+    mpath = root / apply_p.get("out", "data/maintained") / "instances.parquet"
+    upath = root / config.section("ingest", root).get("out", "data/interim") / "instances.parquet"
+    for p in (mpath, upath):
+        if not p.is_file():
+            raise DataError(p, "not found: run `dvc repro` first")
+    maintained = pd.read_parquet(mpath)
+    upstream = pd.read_parquet(upath)
+    paths = [root / p for p in apply_p.get("ledger", ["data/corrections"])]
+    records, problems = ledger.collect([p for p in paths if p.exists()])
+    frame = ledger.records_frame(records)
+    if problems and frame.empty:
+        raise DataError(problems[0].path, problems[0].problem)
+    return Target("pipeline outputs", maintained, upstream, frame)
+
+
+# --- running suites ------------------------------------------------------------------------------
+
+def load_suites(directory: Path) -> list[dict[str, Any]]:
+    suites = []
+    for p in sorted(Path(directory).glob("*.json")):
+        try:
+            suites.append(json.loads(p.read_text(encoding="utf-8")))
+        except json.JSONDecodeError as exc:
+            raise DataError(p, f"suite is not valid JSON: {exc}") from None
+    if not suites:
+        raise DataError(directory, "no expectation suites (*.json) found")
+    return suites
+
+
+def _gates(params: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    gates = {k: dict(v) for k, v in DEFAULT_GATES.items()}
+    for source in ((params.get("validate") or {}).get("gates") or {}, overrides or {}):
+        for k, v in source.items():
+            gates.setdefault(k, {}).update(v if isinstance(v, dict) else {"max": v})
+    return gates
+
+
+def build_views(t: Target, gates: dict[str, dict[str, Any]]) -> dict[str, pd.DataFrame]:
+    from medcalc_maintained.calculators import load_all
+
+    registry = {cid: c.name for cid, c in load_all().items()}
+    views = {
+        "instances": contracts.instance_view(t.maintained, t.upstream, t.records, registry),
+        "ledger": contracts.ledger_view(t.records, t.upstream) if len(t.records) else pd.DataFrame(),
+    }
+    views["qc"] = contracts.qc_view(views["instances"], float(gates["near_duplicate"].get("threshold", 0.9)))
+    views["calculators"] = contracts.calculator_counts(t.maintained)
+    if t.files is not None:
+        views["files"] = t.files
+    return views
+
+
+def _offending(result: dict[str, Any], id_cols: list[str]) -> list[str]:
+    out = []
+    for item in result.get("unexpected_index_list") or []:
+        if isinstance(item, dict):
+            out.append(" ".join(f"{k}={item[k]}" if k != "uid" else f"uid {item[k]}" for k in id_cols if k in item))
+        else:
+            out.append(str(item))
+    seen, uniq = set(), []
+    for o in out:
+        if o not in seen:
+            seen.add(o)
+            uniq.append(o)
+    return uniq
+
+
+def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dict[str, dict[str, Any]],
+        docs_dir: Path | None) -> tuple[list[Failure], int]:
+    """Evaluate every suite on its view with GX; returns the failures and the number of expectations run."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    ctx = gx.get_context(mode="ephemeral")
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
+    if docs_dir is not None:
+        ctx.add_data_docs_site(site_name="medcalc", site_config={
+            "class_name": "SiteBuilder",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(Path(docs_dir).resolve())},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        })
+    source = ctx.data_sources.add_pandas("medcalc")
+    parameters = {
+        "max_abstain_rate": float(gates["max_abstain_rate"].get("max", 1.0)),
+        "max_unverified_rate": float(gates["max_unverified_rate"].get("max", 1.0)),
+        "min_per_calculator": int(gates["min_per_calculator"].get("min", 0)),
+    }
+    failures: list[Failure] = []
+    evaluated = 0
+    definitions: list[tuple[Any, str, pd.DataFrame]] = []
+    for suite in suites:
+        default_view = suite.get("meta", {}).get("view", "instances")
+        by_view: dict[str, list[dict[str, Any]]] = {}
+        for exp in suite["expectations"]:
+            view = exp.get("meta", {}).get("view", default_view)
+            exp = json.loads(json.dumps(exp))
+            gate = exp.get("meta", {}).get("gate")
+            blocking = gates.get(gate, {}).get("severity", "blocking") == "blocking" if gate else True
+            exp["severity"] = "critical" if blocking else "warning"
+            by_view.setdefault(view, []).append(exp)
+        for view, exps in by_view.items():
+            if view not in views or views[view].empty:
+                continue
+            name = suite["name"] if len(by_view) == 1 else f"{suite['name']}.{view}"
+            gx_suite = ctx.suites.add(gx.ExpectationSuite(name=name, expectations=exps, meta=suite.get("meta", {})))
+            asset = source.add_dataframe_asset(name=f"{name}-data")
+            bd = asset.add_batch_definition_whole_dataframe(f"{name}-batch")
+            vd = ctx.validation_definitions.add(gx.ValidationDefinition(name=f"{name}-validation", data=bd, suite=gx_suite))
+            definitions.append((vd, view, views[view]))
+    for vd, view, frame in definitions:
+        id_cols = [c for c in ID_COLUMNS.get(view, []) if c in frame.columns]
+        actions = [gx.checkpoint.UpdateDataDocsAction(name="docs")] if docs_dir is not None else []
+        cp = ctx.checkpoints.add(gx.Checkpoint(
+            name=f"{vd.name}-checkpoint", validation_definitions=[vd], actions=actions,
+            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": id_cols}))
+        res = cp.run(batch_parameters={"dataframe": frame}, expectation_parameters=parameters)
+        for vr in res.run_results.values():
+            suite_name = vr.suite_name
+            for r in vr.results:
+                evaluated += 1
+                if r.success:
+                    continue
+                cfg = r.expectation_config
+                column = cfg.kwargs.get("column") or ",".join(cfg.kwargs.get("column_list", []))
+                failures.append(Failure(
+                    suite=suite_name.split(".")[0],
+                    expectation=f"{cfg.type}({column})",
+                    description=(cfg.meta or {}).get("description", ""),
+                    severity="blocking" if str(getattr(cfg, "severity", "critical")).lower().endswith("critical") else "warning",
+                    offending=_offending(r.result or {}, id_cols),
+                    observed=(r.result or {}).get("observed_value"),
+                ))
+    return failures, evaluated
+
+
+def validate(target: Path | None = None, *, root: Path | None = None, suites_dir: Path | None = None,
+             docs_dir: Path | None = None, gate_overrides: dict[str, Any] | None = None) -> ValidationReport:
+    """Validate ``target`` (``None`` = pipeline outputs) against every suite in ``expectations/``."""
+    root = root or config.project_root()
+    t = load_target(target, root)
+    gates = _gates(config.load_params(root), gate_overrides if gate_overrides is not None else t.gates)
+    suites = load_suites(suites_dir or root / "expectations")
+    views = build_views(t, gates)
+    failures, n = run(views, suites, gates, docs_dir)
+    return ValidationReport(t.name, failures, n, docs_dir)
+
+
+def validate_release(release_dir: Path, **kw: Any) -> ValidationReport:
+    """Validate a built release directory (the guard ``release publish`` uses)."""
+    if not (Path(release_dir) / "manifest.json").is_file():
+        raise DataError(release_dir, "not a built release (no manifest.json)")
+    return validate(Path(release_dir), **kw)

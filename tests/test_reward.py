@@ -1,0 +1,145 @@
+"""The Eq. 2 reward: hand-worked values for every branch, the verl and TRL entry points, real labels."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from medcalc_maintained.reward import (
+    compute_score,
+    extract_answer,
+    ground_truth_json,
+    make_trl_reward,
+    score,
+    trl_reward,
+)
+
+# Row 1 of the v1.0 test split: Cockcroft-Gault, label 25.238 with the +-5% band below.
+CG = ("25.238", "23.9761", "26.4999", "decimal")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("reasoning...\n<answer>4</answer>", "4"),
+        ("<answer>1</answer> on reflection <answer> 2 </answer>", "2"),  # the last one counts
+        ("<ANSWER>7</Answer>", "7"),  # tags are case-insensitive
+        ("<answer>\n12.5\n</answer>", "12.5"),  # spans lines, stripped
+        ("<answer></answer>", ""),
+        ("no tag at all", None),
+        ("<answer>3", None),  # truncated before the closing tag
+        ("", None),
+    ],
+)
+def test_extract_answer(text, expected):
+    assert extract_answer(text) == expected
+
+
+def test_extract_answer_from_chat_messages():
+    msgs = [{"role": "assistant", "content": "so <answer>9</answer>"}]
+    assert extract_answer(msgs) == "9"
+    parts = [{"role": "assistant", "content": [{"type": "text", "text": "<answer>"}, {"type": "text", "text": "8</answer>"}]}]
+    assert extract_answer(parts) == "8"
+
+
+@pytest.mark.parametrize(
+    "completion, label, expected",
+    [
+        # decimal: 24.1 lies in [23.9761, 26.4999] -> 0.1 + 0.9 * 1
+        ("Weight 48 kg ... <answer>24.1</answer>", CG, 1.0),
+        # parsable but outside the band -> 0.1 only
+        ("<answer>30</answer>", CG, 0.1),
+        # a unit after the number is still a number
+        ("<answer>25 mL/min</answer>", CG, 1.0),
+        # not parsable -> 0
+        ("<answer>about twenty-five</answer>", CG, 0.0),
+        ("The clearance is 25.238 mL/min.", CG, 0.0),  # no tag
+        ("<answer>   </answer>", CG, 0.0),  # empty is not an abstention
+        # the last answer is graded, not the best one
+        ("<answer>24.1</answer> no wait <answer>30</answer>", CG, 0.1),
+        ("<answer>30</answer> no wait <answer>24.1</answer>", CG, 1.0),
+        # abstention: parsable; correct only against an N/A label
+        ("<answer>N/A</answer>", CG, 0.1),
+        ("<answer>N/A</answer>", ("N/A", "N/A", "N/A", "decimal"), 1.0),
+        ("<answer>unknown</answer>", ("N/A", "N/A", "N/A", "integer"), 1.0),
+        ("<answer>3</answer>", ("N/A", "N/A", "N/A", "integer"), 0.1),
+        # integer labels: the answer is rounded then compared exactly
+        ("<answer>3.6</answer>", ("4", "4", "4", "integer"), 1.0),
+        ("<answer>3.4</answer>", ("4", "4", "4", "integer"), 0.1),
+        # dates: same day in either spelling; a bare number is not a date
+        ("<answer>03/15/2021</answer>", ("03/15/2021", "03/15/2021", "03/15/2021", "date"), 1.0),
+        ("<answer>2021-03-15</answer>", ("03/15/2021", "03/15/2021", "03/15/2021", "date"), 1.0),
+        ("<answer>03/16/2021</answer>", ("03/15/2021", "03/15/2021", "03/15/2021", "date"), 0.1),
+        ("<answer>44270</answer>", ("03/15/2021", "03/15/2021", "03/15/2021", "date"), 0.0),
+        # gestational age: same weeks and days
+        ("<answer>('14 weeks', '1 days')</answer>", ("('14 weeks', '1 days')",) * 3 + ("integer",), 1.0),
+        ("<answer>('14 weeks', '2 days')</answer>", ("('14 weeks', '1 days')",) * 3 + ("integer",), 0.1),
+    ],
+)
+def test_score_hand_worked(completion, label, expected):
+    assert score(completion, *label) == pytest.approx(expected)
+
+
+def test_format_weight_lambda():
+    # lam = 0.5: wrong-but-parsable 0.5, correct 0.5 + 0.5 = 1, unparsable 0
+    assert score("<answer>30</answer>", *CG, lam=0.5) == pytest.approx(0.5)
+    assert score("<answer>25</answer>", *CG, lam=0.5) == pytest.approx(1.0)
+    assert score("<answer>x</answer>", *CG, lam=0.5) == 0.0
+    # lam = 0 is pure correctness; lam = 1 pure format
+    assert score("<answer>30</answer>", *CG, lam=0.0) == 0.0
+    assert score("<answer>30</answer>", *CG, lam=1.0) == 1.0
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="lam"):
+            score("<answer>30</answer>", *CG, lam=bad)
+
+
+def test_broken_label_is_an_error_not_a_zero():
+    with pytest.raises(ValueError, match="ground truth"):
+        score("<answer>3</answer>", "three", "", "", "integer")
+
+
+def test_verl_compute_score():
+    gt = {"label": "25.238", "lower": "23.9761", "upper": "26.4999", "output_type": "decimal"}
+    assert compute_score("medcalc_bench", "<answer>26</answer>", gt) == 1.0
+    assert compute_score("medcalc_bench", "<answer>27</answer>", json.dumps(gt)) == pytest.approx(0.1)
+    assert compute_score("medcalc_bench", "<answer>27</answer>", gt, {"lam": 0.3}) == pytest.approx(0.3)
+    assert json.loads(ground_truth_json("N/A", "N/A", "N/A", "integer"))["label"] == "N/A"
+    assert compute_score("x", "<answer>N/A</answer>", ground_truth_json("N/A", "N/A", "N/A", "integer")) == 1.0
+    with pytest.raises(ValueError, match="lacks"):
+        compute_score("x", "<answer>1</answer>", {"label": "1"})
+    with pytest.raises(ValueError, match="JSON"):
+        compute_score("x", "<answer>1</answer>", "{not json")
+
+
+def test_trl_reward_strings_and_messages():
+    cols = dict(
+        ground_truth=["25.238", "4", "N/A"],
+        lower=["23.9761", "4", "N/A"],
+        upper=["26.4999", "4", "N/A"],
+        output_type=["decimal", "integer", "integer"],
+    )
+    strings = ["<answer>25</answer>", "<answer>5</answer>", "I cannot tell."]
+    # TRL also passes prompts, completion_ids, trainer_state and every other column: ignored
+    got = trl_reward(strings, prompts=["p"] * 3, completion_ids=[[1]] * 3, uid=[1, 2, 3], **cols)
+    assert got == pytest.approx([1.0, 0.1, 0.0])
+    messages = [[{"role": "assistant", "content": s}] for s in
+                ["<answer>30</answer>", "<answer>4</answer>", "<answer>N/A</answer>"]]
+    assert trl_reward(messages, **cols) == pytest.approx([0.1, 1.0, 1.0])
+    half = make_trl_reward(0.5)
+    assert half(strings, **cols) == pytest.approx([1.0, 0.5, 0.0])
+    assert half.__name__ != trl_reward.__name__  # TRL logs each reward function by name
+    with pytest.raises(ValueError, match="ground_truth"):
+        trl_reward(strings, **{**cols, "ground_truth": ["1"]})
+
+
+def test_every_v1_label_rewards_itself(v1_test_csv):
+    """On the real split, answering the label itself earns 1 and an abstention earns 0.1."""
+    df = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
+    cols = dict(ground_truth=df["Ground Truth Answer"].tolist(), lower=df["Lower Limit"].tolist(),
+                upper=df["Upper Limit"].tolist(), output_type=df["Output Type"].tolist())
+    own = trl_reward([f"<answer>{a}</answer>" for a in df["Ground Truth Answer"]], **cols)
+    assert own == [1.0] * len(df)
+    abstain = trl_reward(["<answer>N/A</answer>"] * len(df), **cols)
+    assert abstain == pytest.approx([0.1] * len(df))  # v1.0 has no N/A labels

@@ -1,0 +1,190 @@
+"""Data contracts (GX): a pristine target passes; each corruption fails, naming its expectation."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from medcalc_maintained import apply as apply_stage
+from medcalc_maintained import campaign, ledger
+from medcalc_maintained.cli import app
+from medcalc_maintained.ingest import ingest
+from medcalc_maintained.recompute import recompute
+from medcalc_maintained.validate import validate
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def built(v1_test_csv, campaign_dir, tmp_path_factory) -> Path:
+    """A project root holding real pipeline outputs (ingest -> import-campaign -> apply)."""
+    root = tmp_path_factory.mktemp("project")
+    shutil.copy(ROOT / "params.yaml", root / "params.yaml")
+    shutil.copytree(ROOT / "expectations", root / "expectations")
+    inst = ingest([("test", v1_test_csv)]).instances
+    (root / "data" / "interim").mkdir(parents=True)
+    inst.to_parquet(root / "data" / "interim" / "instances.parquet")
+    sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"
+    final = campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx"
+    records, _ = campaign.build_records(campaign.read_workbooks(sampled, final), inst, recompute(inst),
+                                        decided_at="2025-12-22", release="2.0.0", id_prefix="audit2025",
+                                        workbook_names=(sampled.name, final.name))
+    camp = root / "data" / "campaign" / "audit-2025.yaml"
+    camp.parent.mkdir(parents=True)
+    camp.write_text(ledger.dump(records, camp), encoding="utf-8")
+    (root / "data" / "corrections").mkdir()
+    maintained = apply_stage.build(inst, [camp])
+    (root / "data" / "maintained").mkdir()
+    maintained.to_parquet(root / "data" / "maintained" / "instances.parquet")
+    return root
+
+
+@pytest.fixture
+def project(built, tmp_path) -> Path:
+    dst = tmp_path / "p"
+    shutil.copytree(built, dst)
+    return dst
+
+
+def corrupt_maintained(root: Path, fn) -> None:
+    p = root / "data" / "maintained" / "instances.parquet"
+    df = pd.read_parquet(p)
+    df = fn(df)
+    df.to_parquet(p)
+
+
+def failing(root: Path) -> dict[str, list[str]]:
+    rep = validate(None, root=root)
+    return {f.expectation: f.offending for f in rep.blocking}, rep
+
+
+def test_pristine_outputs_pass(project):
+    blocking, rep = failing(project)
+    assert rep.success, blocking
+    assert rep.evaluated > 50
+
+
+def test_cli_exit_codes_and_data_docs(project, monkeypatch):
+    monkeypatch.setenv("MEDCALC_ROOT", str(project))
+    docs = project / "docs-out"
+    ok = runner.invoke(app, ["validate", "--docs", str(docs)])
+    assert ok.exit_code == 0, ok.output
+    assert (docs / "index.html").is_file()
+    corrupt_maintained(project, lambda d: pd.concat([d, d.iloc[[0]]], ignore_index=True))
+    bad = runner.invoke(app, ["validate", "--no-docs"])
+    assert bad.exit_code == 1
+    assert "expect_compound_columns_to_be_unique(split,uid)" in " ".join(bad.output.split())
+
+
+def _first(df, status):
+    return df.index[df["Label Status"] == status][0]
+
+
+def test_duplicate_uid(project):
+    corrupt_maintained(project, lambda d: pd.concat([d, d.iloc[[5]]], ignore_index=True))
+    blocking, _ = failing(project)
+    assert "expect_compound_columns_to_be_unique(split,uid)" in blocking
+
+
+def test_answer_outside_limits(project):
+    def f(d):
+        i = d.index[(d["Output Type"] == "decimal") & (d["Label Status"] == "unverified")][0]
+        d.loc[i, "Upper Limit"] = str(float(d.loc[i, "Ground Truth Answer"]) * 0.9)
+        d.loc[i, "Lower Limit"] = str(float(d.loc[i, "Ground Truth Answer"]) * 0.8)
+        return d
+    corrupt_maintained(project, f)
+    blocking, _ = failing(project)
+    assert "expect_column_values_to_be_in_set(within_limits)" in blocking
+
+
+def test_decimal_limits_not_five_percent(project):
+    uid = {}
+
+    def f(d):
+        i = d.index[(d["Output Type"] == "decimal") & (d["Label Status"] == "confirmed")][0]
+        x = float(d.loc[i, "Ground Truth Answer"])
+        d.loc[i, "Lower Limit"], d.loc[i, "Upper Limit"] = str(x * 0.9), str(x * 1.1)  # a ±10% band
+        uid["u"] = int(d.loc[i, "uid"])
+        return d
+    corrupt_maintained(project, f)
+    blocking, _ = failing(project)
+    assert blocking["expect_column_values_to_be_in_set(limits_rule_ok)"] == [f"split=test uid {uid['u']}"]
+
+
+def test_na_without_rationale(project):
+    def f(d):
+        i = d.index[d["Label Status"] == "unverified"][0]
+        d.loc[i, ["Ground Truth Answer", "Lower Limit", "Upper Limit", "Label Status"]] = ["N/A", "N/A", "N/A", "abstain"]
+        return d
+    corrupt_maintained(project, f)
+    blocking, _ = failing(project)
+    assert "expect_column_values_to_be_in_set(na_is_abstain_with_rationale)" in blocking
+
+
+def test_changed_label_without_correction(project):
+    def f(d):
+        i = d.index[(d["Output Type"] == "integer") & (d["Label Status"] == "unverified")
+                    & ~d["Ground Truth Answer"].str.contains("weeks")][0]
+        new = str(int(d.loc[i, "Ground Truth Answer"]) + 3)
+        d.loc[i, ["Ground Truth Answer", "Lower Limit", "Upper Limit"]] = [new, new, new]
+        return d
+    corrupt_maintained(project, f)
+    blocking, _ = failing(project)
+    assert "expect_column_values_to_be_in_set(change_has_accepted_correction)" in blocking
+
+
+def _add_ledger(root: Path, rec: dict) -> None:
+    (root / "data" / "corrections" / "2026-01-bad.yaml").write_text(yaml.safe_dump({"corrections": [rec]}))
+
+
+def _record(**kw):
+    base = {"id": "C-0001", "uid": 2, "split": "test", "old_value": "38", "new_value": "40", "decision": "deferred",
+            "label_status": "corrected", "error_type": "extraction", "rationale": "r", "evidence": "e",
+            "source": "contributor", "reviewer": {"id": "x", "role": "physician"}, "blinded": True,
+            "decided_at": "2026-01-02"}
+    base.update(kw)
+    return base
+
+
+def test_correction_for_unknown_uid(project):
+    _add_ledger(project, _record(uid=50000))
+    blocking, _ = failing(project)
+    assert blocking["expect_column_values_to_be_in_set(uid_exists)"] == ["id=C-0001"]
+
+
+def test_old_value_mismatch(project, v1_test_csv):
+    upstream = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False).set_index("Row Number")
+    wrong = str(float(upstream.at["2", "Ground Truth Answer"]) + 7)
+    _add_ledger(project, _record(old_value=wrong, decision="accepted"))
+    blocking, _ = failing(project)
+    assert blocking["expect_column_values_to_be_in_set(old_value_matches_base)"] == ["id=C-0001"]
+
+
+def test_unknown_error_type(project):
+    _add_ledger(project, _record(error_type="typo"))
+    blocking, _ = failing(project)
+    assert "expect_column_values_to_be_in_set(error_type)" in blocking
+
+
+def test_physician_record_must_be_blinded(project):
+    _add_ledger(project, _record(source="physician", blinded=False))
+    blocking, _ = failing(project)
+    assert "expect_column_values_to_be_in_set(physician_blinded)" in blocking
+
+
+def test_gate_severity_comes_from_params(project):
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["validate"]["gates"]["max_unverified_rate"] = {"severity": "blocking", "max": 0.05}
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+    blocking, _ = failing(project)
+    assert "expect_column_mean_to_be_between(is_unverified)" in blocking  # 160/1047 = 15% > 5%
+    params["validate"]["gates"]["max_unverified_rate"]["severity"] = "warning"
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+    blocking, rep = failing(project)
+    assert rep.success and any("is_unverified" in w.expectation for w in rep.warnings)
