@@ -200,3 +200,86 @@ def evaluate_command(
 
 
 app.command("evaluate")(evaluate_command)
+
+
+def _release_pair(root: Path, base: str, new: str):
+    import pandas as pd
+
+    from medcalc_maintained import compare
+
+    inst_path = _path(root, DEFAULT_INSTANCES)
+    if not inst_path.is_file():
+        _fail(DataError(inst_path, "not found: run `dvc repro` first"))
+    instances = pd.read_parquet(inst_path)
+    ledger = [_path(root, p) for p in (config.section("apply", root).get("ledger") or ["data/corrections"])]
+    try:
+        return (compare.release_labels(instances, ledger, base), compare.release_labels(instances, ledger, new))
+    except DataError as exc:
+        _fail(exc)
+
+
+@app.command("export")
+def export_command(
+    base: Optional[str] = typer.Option(None, "--base", help="Release version of the original arm (default: params compare.export.base)."),
+    new: Optional[str] = typer.Option(None, "--new", help="Release version of the maintained arm (default: params compare.export.new)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.export.out)."),
+    rows: Optional[str] = typer.Option(None, "--rows", help="'verified': rows the new release verified; 'all': every row (default: params)."),
+) -> None:
+    """Write the two GRPO training arms: verl parquet (data_source, prompt, ability, reward_model,
+    extra_info) and TRL-ready parquet (prompt, ground_truth, lower, upper, output_type, uid).
+
+    Both arms hold identical prompts in identical order and differ only in ground truth; this is
+    asserted before anything is written.
+    """
+    from medcalc_maintained import compare
+    from medcalc_maintained.io import write_atomic
+
+    root = config.project_root()
+    params = _compare_params(root, "export")
+    base, new, rows = base or str(params.get("base", "1.0.0")), new or str(params.get("new", "2.0.0")), rows or params.get("rows", "verified")
+    out_dir = out or _path(root, params.get("out", "data/compare/arms"))
+    base_df, new_df = _release_pair(root, base, new)
+    try:
+        arms = compare.export_arms(base_df, new_df, rows=rows)
+    except ValueError as exc:
+        _fail(exc)
+    for arm, frames in arms.items():
+        for fmt, df in frames.items():
+            write_atomic(out_dir / fmt / f"{arm}.parquet", lambda p, df=df: df.to_parquet(p, index=False))
+    n = len(arms["original"]["verl"])
+    console.print(f"compare export: {n} rows per arm ({base} vs {new}, rows={rows}) -> {out_dir}/{{verl,trl}}/{{original,maintained}}.parquet")
+
+
+@app.command("analyze")
+def analyze_command(
+    base: Optional[str] = typer.Option(None, "--base", help="Base release version, the original labels (default: params compare.analyze.base)."),
+    new: Optional[str] = typer.Option(None, "--new", help="New release version, the maintained labels (default: params compare.analyze.new)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.analyze.out)."),
+    rows: Optional[str] = typer.Option(None, "--rows", help="'verified' or 'all' rows (default: params)."),
+) -> None:
+    """Reward-noise analysis: for each row, is a policy answering the new label rewarded under the
+    base labels (and vice versa)? Writes flip rates overall and per calculator (JSON metric, CSV for
+    `dvc plots`, PNG chart) and the expected reward gap."""
+    import json
+
+    from medcalc_maintained import compare
+    from medcalc_maintained.io import write_atomic, write_text_atomic
+
+    root = config.project_root()
+    params = _compare_params(root, "analyze")
+    base, new, rows = base or str(params.get("base", "1.0.0")), new or str(params.get("new", "2.0.0")), rows or params.get("rows", "verified")
+    out_dir = out or _path(root, params.get("out", "data/compare"))
+    base_df, new_df = _release_pair(root, base, new)
+    rows_df, summary = compare.reward_noise(base_df, new_df, rows=rows, lam=float(params.get("lambda", 0.1)))
+    summary.update({"base": base, "new": new})
+    write_atomic(out_dir / "reward_flips.parquet", lambda p: rows_df.to_parquet(p, index=False))
+    per = [{"calculator": d["calculator"], "flip_rate": d["flip_rate"]} for d in summary["per_calculator"]]
+    import pandas as pd
+
+    write_atomic(out_dir / "flip_rates.csv", lambda p: pd.DataFrame(per).to_csv(p, index=False))
+    write_text_atomic(out_dir / "reward_noise.json", json.dumps(summary, indent=2) + "\n")
+    write_atomic(out_dir / "flip_rates.png", lambda p: compare.plot_flip_rates(
+        summary["per_calculator"], p, f"Reward flips: {new} labels scored under {base} labels ({summary['rows']} rows)"))
+    console.print(f"compare analyze: {summary['rows']} rows; a policy answering the {new} label is rewarded under "
+                  f"{base} labels on {100 * summary['new_answer_rewarded_under_base']:.1f}% of rows "
+                  f"(flip rate {100 * summary['flip_rate']:.1f}%); expected reward gap {summary['expected_reward_gap']:.3f}")

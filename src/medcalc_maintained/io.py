@@ -22,6 +22,15 @@ class DataError(Exception):
         super().__init__(f"{where}: {problem}")
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(target: os.PathLike | str) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` only on success."""
@@ -32,6 +41,7 @@ def atomic_path(target: os.PathLike | str) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file ordinary permissions
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
