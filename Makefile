@@ -10,7 +10,7 @@ export HF_DATASETS_OFFLINE ?= 1
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: run test venv data repro summary clean help
+.PHONY: run test venv data repro validate summary clean help
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
@@ -31,10 +31,13 @@ data: $(STAMP)
 repro: data
 	$(BIN)/dvc repro
 
+validate: $(STAMP)
+	$(BIN)/medcalc-maintained validate build/release
+
 summary: $(STAMP)
 	$(BIN)/medcalc-maintained summary
 
-run: repro summary
+run: repro validate summary
 
 test: data
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MEDCALC_SHARED", ROOT.parent / "shared")).resolve()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from paths import ROOT, SHARED  # noqa: E402
 
 
 def upstream_file(rel: str) -> Path:

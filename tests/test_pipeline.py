@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED
+from paths import ROOT, SHARED
 
 pytestmark = pytest.mark.slow
 

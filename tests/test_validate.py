@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from paths import ROOT
 from medcalc_maintained import apply as apply_stage
 from medcalc_maintained import campaign, ledger
 from medcalc_maintained.cli import app

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from paths import ROOT
 
 
 def actionlint() -> str:

@@ -322,6 +322,11 @@ app.add_typer(_compare_app, name="compare")
 app.command("evaluate")(_evaluate)
 
 
+from medcalc_maintained.review_cli import register as _r_review; _r_review(app)  # noqa: E402,E702
+from medcalc_maintained.release_cli import register as _r_release; _r_release(app)  # noqa: E402,E702
+from medcalc_maintained.llm_cli import register as _r_llm; _r_llm(app)  # noqa: E402,E702
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

@@ -135,12 +135,21 @@ def train_command(
     console.print(f"wrote {Path(result.output_dir) / 'train_result.json'}")
 
 
-def _label_sets(against: list[str]) -> dict[str, Path]:
-    sets: dict[str, Path] = {}
+VERSION = __import__("re").compile(r"^v?\d+\.\d+\.\d+$")
+
+
+def _label_sets(against: list[str]) -> dict[str, Path | str]:
+    """NAME -> label file path, or a release version (``1.0.0``: its ``default`` config)."""
+    sets: dict[str, Path | str] = {}
     for item in against:
         name, sep, value = item.partition("=")
-        path = Path(value if sep else item)
-        name = name if sep else path.stem
+        value = value if sep else item
+        if VERSION.match(value):
+            path: Path | str = value.lstrip("v")
+            name = name if sep else f"v{path}"
+        else:
+            path = Path(value)
+            name = name if sep else path.stem
         if not name:
             _fail(ValueError(f"--against {item!r}: empty label set name; use NAME=PATH"))
         if name in sets:
@@ -151,7 +160,7 @@ def _label_sets(against: list[str]) -> dict[str, Path]:
 
 def evaluate_command(
     predictions: Path = typer.Argument(..., help='JSONL, one {"uid": int, "output": str} per line.'),
-    against: list[str] = typer.Option(..., "--against", help="Label set: PATH or NAME=PATH of a parquet/CSV label file. Repeat it (at least once)."),
+    against: list[str] = typer.Option(..., "--against", help="Label set: a release version (1.0.0: its default config), or PATH / NAME=PATH of a parquet/CSV label file. Repeat it."),
     out: Optional[Path] = typer.Option(None, "--out", help=f"Output directory (default: params compare.evaluate.out, {DEFAULT_EVAL_OUT})."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed, 0)."),
     n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot, 10000)."),
@@ -168,7 +177,8 @@ def evaluate_command(
     params = _compare_params(root, "evaluate")
     out_dir = out or _path(root, params.get("out", DEFAULT_EVAL_OUT))
     try:
-        frames = {name: read_label_file(path) for name, path in _label_sets(against).items()}
+        frames = {name: (release_frame(root, path, "default") if isinstance(path, str) else read_label_file(path))
+                  for name, path in _label_sets(against).items()}
         report = evaluate(predictions, frames, out_dir=out_dir,
                           seed=params.get("seed", DEFAULT_SEED) if seed is None else seed,
                           n_boot=params.get("n_boot", DEFAULT_N_BOOT) if n_boot is None else n_boot)
@@ -202,18 +212,29 @@ def evaluate_command(
 app.command("evaluate")(evaluate_command)
 
 
-def _release_pair(root: Path, base: str, new: str):
+def release_frame(root: Path, version: str, config_name: str = "full"):
+    """One config of release ``version`` (all splits), built as ``release build`` builds it."""
     import pandas as pd
 
-    from medcalc_maintained import compare
+    from medcalc_maintained import release
 
-    inst_path = _path(root, DEFAULT_INSTANCES)
-    if not inst_path.is_file():
-        _fail(DataError(inst_path, "not found: run `dvc repro` first"))
-    instances = pd.read_parquet(inst_path)
-    ledger = [_path(root, p) for p in (config.section("apply", root).get("ledger") or ["data/corrections"])]
+    inputs = release.Inputs.from_root(root)
+    plan = release.load_releases(inputs.releases)
+    tables = release.build_tables(inputs, plan.get(version), inputs.releases)
+    frames = []
+    for split, df in tables.tables[config_name].items():
+        df = df.copy()
+        if "split" not in df.columns:
+            df["split"] = split
+        if "uid" not in df.columns:
+            df["uid"] = df["Row Number"].astype("int64")
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _release_pair(root: Path, base: str, new: str):
     try:
-        return (compare.release_labels(instances, ledger, base), compare.release_labels(instances, ledger, new))
+        return release_frame(root, base), release_frame(root, new)
     except DataError as exc:
         _fail(exc)
 
@@ -283,3 +304,31 @@ def analyze_command(
     console.print(f"compare analyze: {summary['rows']} rows; a policy answering the {new} label is rewarded under "
                   f"{base} labels on {100 * summary['new_answer_rewarded_under_base']:.1f}% of rows "
                   f"(flip rate {100 * summary['flip_rate']:.1f}%); expected reward gap {summary['expected_reward_gap']:.3f}")
+
+
+@app.command("predictions")
+def predictions_command(
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Relabel output (default: DIR/labels.parquet of params relabel.out)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="JSONL to write (default: data/compare/relabel_predictions.jsonl)."),
+) -> None:
+    """Turn the relabel stage's labels into a predictions file (one `{"uid", "output"}` per labeled
+    test row): the worked example `make run` grades under each release with `evaluate`."""
+    import pandas as pd
+
+    from medcalc_maintained import compare
+    from medcalc_maintained.io import write_atomic
+
+    root = config.project_root()
+    src = labels or _path(root, config.section("relabel", root).get("out", "data/relabel")) / "labels.parquet"
+    if not src.is_file():
+        _fail(DataError(src, "relabel labels not found (run `dvc repro relabel`)"))
+    df = pd.read_parquet(src)
+    missing = [c for c in ("uid", "status", "label") if c not in df.columns]
+    if missing:
+        _fail(DataError(src, f"missing column(s) {missing}"))
+    if "split" in df.columns:
+        df = df[df["split"] == "test"]
+    target = out or _path(root, "data/compare/relabel_predictions.jsonl")
+    counts = {}
+    write_atomic(target, lambda p: counts.setdefault("n", compare.write_jsonl_predictions(df, p)))
+    console.print(f"compare predictions: {counts['n']} predictions from {src} -> {target}")

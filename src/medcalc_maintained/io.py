@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -57,3 +58,12 @@ def write_atomic(target: os.PathLike | str, writer: Callable[[Path], None]) -> P
 
 def write_text_atomic(target: os.PathLike | str, text: str) -> Path:
     return write_atomic(target, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def sha256_file(path: os.PathLike | str) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -126,3 +126,76 @@ def _agreement(root: Path, console: Console) -> bool:
                   f"{s['smape']:.1f}", f"[{s['smape_ci95'][0]:.1f}, {s['smape_ci95'][1]:.1f}]")
     console.print(t)
     return True
+
+
+@section("triage")
+def _triage(root: Path, console: Console) -> bool:
+    import json
+
+    p = root / "data" / "triage" / "metrics.json"
+    if not p.exists():
+        return False
+    m = json.loads(p.read_text())
+    e = m["errors_found_per_review"]
+    console.print(f"triage queue: {m['rows']} rows ranked, {m['eligible']} eligible (evidence of an error, "
+                  f"no physician label yet), {m['routed']} routed to physicians (budget {m['budget']}"
+                  + (f", {m['no_reviewer']} without a reviewer of their specialty" if m.get("no_reviewer") else "") + ")")
+    t = Table(title=f"triage precision@k vs uniform sampling ({m['truth']['errors']} adjudicated label changes, "
+                    f"base rate {m['base_rate']:.3f})")
+    for c in ("k", "queue", "queue without relabel", "uniform (simulated 95% CI)", "lift"):
+        t.add_column(c, justify="right")
+    for k, v in m["precision_at_k"].items():
+        t.add_row(k, f"{v['triage']:.3f}", f"{v['triage_without_relabel']:.3f}",
+                  f"{v['uniform_simulated']:.3f} [{v['uniform_ci95'][0]:.3f}, {v['uniform_ci95'][1]:.3f}]",
+                  f"{v['lift']:.1f}x" if v.get("lift") is not None else "-")
+    console.print(t)
+    if e.get("reviews"):
+        console.print(f"  errors found per review inside the budget: {e['triage']:.2f} ({e['errors_found']}/{e['reviews']}) "
+                      f"vs {e['uniform']:.2f} for uniform sampling of the {e['uniform_pool']} unreviewed rows")
+    return True
+
+
+@section("release")
+def _release(root: Path, console: Console) -> bool:
+    import json
+
+    p = root / "build" / "release" / "manifest.json"
+    if not p.exists():
+        return False
+    m = json.loads(p.read_text())
+    rows = m.get("rows", {})
+    parts = ", ".join(f"{cfg} {sum(by.values())}" for cfg, by in rows.items())
+    console.print(f"release {m['version']} ({m['kind']}, {m['date']}, tag {m['tag']}) in build/release: "
+                  f"rows per config: {parts}; {len(m.get('files', {})) + 1} files with sha256 in manifest.json")
+    return True
+
+
+@section("audit and relabel")
+def _audit_relabel(root: Path, console: Console) -> bool:
+    import json
+
+    from medcalc_maintained import config
+
+    shown = False
+    audit_dir = root / (config.section("audit", root).get("out") or "data/audit_llm")
+    relabel_dir = root / (config.section("relabel", root).get("out") or "data/relabel")
+    flags_path = audit_dir / "flags.parquet"
+    if flags_path.exists():
+        f = pd.read_parquet(flags_path, columns=["flagged", "runs", "backend", "model"])
+        info = json.loads((audit_dir / "run.json").read_text()) if (audit_dir / "run.json").exists() else {}
+        backend = f["backend"].iloc[0] if len(f) else "?"
+        model = f["model"].iloc[0] if len(f) else "?"
+        console.print(f"audit ({backend}, {model}): {int(f['flagged'].sum())} of {len(f)} rows flagged likely error "
+                      f"({100 * f['flagged'].mean():.1f}%), {int(f['runs'].sum())} votes; rule: {info.get('rule', '?')}")
+        shown = True
+    labels_path = relabel_dir / "labels.parquet"
+    if labels_path.exists():
+        lab = pd.read_parquet(labels_path, columns=["status", "label_kind", "backend", "model"])
+        st = lab["status"].value_counts()
+        backend = lab["backend"].iloc[0] if len(lab) else "?"
+        model = lab["model"].iloc[0] if len(lab) else "?"
+        console.print(f"relabel ({backend}, {model}): {int(st.get('labeled', 0))} labeled "
+                      f"({int((lab['label_kind'] == 'abstain').sum())} of them N/A), "
+                      f"{int(st.get('deferred', 0))} deferred of {len(lab)} rows")
+        shown = True
+    return shown

@@ -12,7 +12,6 @@ expectation (a *blocking* one) makes the validation fail; ``warning`` expectatio
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -23,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained import config, contracts, ledger
-from medcalc_maintained.io import DataError
+from medcalc_maintained.io import DataError, sha256_file
 
 ID_COLUMNS = {
     "instances": ["split", "uid"],
@@ -101,14 +100,6 @@ def _read_config(release: Path, name: str) -> pd.DataFrame:
             df["uid"] = df["Row Number"].astype(int)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def manifest_files(release: Path) -> pd.DataFrame:

@@ -115,6 +115,19 @@ class Inputs:
     def has(self, key: str) -> bool:
         return key in self.entities and self.entities[key] is not None
 
+    def key(self, *names: str) -> str:
+        """The entity key present for any of the spellings ``names`` (exact first, then
+        case-insensitive); the first spelling when none is present."""
+        for n in names:
+            if self.has(n):
+                return n
+        lowered = {str(k).strip().lower(): k for k in self.entities}
+        for n in names:
+            k = lowered.get(n.strip().lower())
+            if k is not None and self.has(k):
+                return k
+        return names[0]
+
     def raw(self, key: str, default: Any = None) -> Any:
         return self.entities.get(key, default)
 

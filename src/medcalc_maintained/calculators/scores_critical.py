@@ -18,53 +18,41 @@ from medcalc_maintained.calculators.base import Inputs, register
 _SEX = {"male": "M", "m": "M", "man": "M", "female": "F", "f": "F", "woman": "F"}
 
 
-def _k(x: Inputs, *names: str) -> str:
-    """The entity key actually present for any spelling in ``names`` (else the first spelling)."""
-    for n in names:
-        if x.has(n):
-            return n
-    lowered = {str(k).strip().lower(): k for k in x.entities}
-    for n in names:
-        k = lowered.get(n.strip().lower())
-        if k is not None and x.has(k):
-            return k
-    return names[0]
-
 
 def _any(x: Inputs, *keys: str) -> bool:
     """True when any of the boolean entities ``keys`` (any spelling) is present and true."""
-    return any(x.flag(_k(x, key)) for key in keys)
+    return any(x.flag(x.key(key)) for key in keys)
 
 
 def _fio2_percent(x: Inputs, *, required: bool = True) -> float | None:
     """FiO2 in percent; a value <= 1 is read as a fraction (0.5 -> 50 %)."""
-    v = x.quantity(_k(x, "FiO₂", "FiO2"), "percent", required=required, range_key=None)
+    v = x.quantity(x.key("FiO₂", "FiO2"), "percent", required=required, range_key=None)
     if v is None:
         return None
     if v <= 1.0:
         v *= 100.0
-    x._check_range(_k(x, "FiO₂", "FiO2"), "percent", v, "fio2")
+    x._check_range(x.key("FiO₂", "FiO2"), "percent", v, "fio2")
     return v
 
 
 def _pao2(x: Inputs, *, required: bool = True) -> float | None:
-    key = _k(x, "Partial pressure of oxygen (PaO₂) for Apache II", "Partial pressure of oxygen (PaO₂)",
+    key = x.key("Partial pressure of oxygen (PaO₂) for Apache II", "Partial pressure of oxygen (PaO₂)",
              "PaO₂", "PaO2")
     return x.quantity(key, "pressure", required=required, range_key="pao2")
 
 
 def _paco2(x: Inputs, *, required: bool = True) -> float | None:
-    return x.quantity(_k(x, "PaCO₂", "PaCO2"), "pressure", required=required, range_key="paco2")
+    return x.quantity(x.key("PaCO₂", "PaCO2"), "pressure", required=required, range_key="paco2")
 
 
 def _gcs(x: Inputs) -> float | None:
-    return x.number(_k(x, "Glasgow Coma Score", "Glasgow Coma Scale"), range_key="gcs")
+    return x.number(x.key("Glasgow Coma Score", "Glasgow Coma Scale"), range_key="gcs")
 
 
 def _map(x: Inputs, *, required: bool = True) -> float | None:
     """Mean arterial pressure = 2/3 DBP + 1/3 SBP (mm Hg)."""
-    sbp = x.quantity(_k(x, "Systolic Blood Pressure"), "pressure", required=required, range_key="systolic_bp")
-    dbp = x.quantity(_k(x, "Diastolic Blood Pressure"), "pressure", required=required, range_key="diastolic_bp")
+    sbp = x.quantity(x.key("Systolic Blood Pressure"), "pressure", required=required, range_key="systolic_bp")
+    dbp = x.quantity(x.key("Diastolic Blood Pressure"), "pressure", required=required, range_key="diastolic_bp")
     if sbp is None or dbp is None:
         return None
     return 2.0 / 3.0 * dbp + 1.0 / 3.0 * sbp
@@ -111,7 +99,7 @@ def glasgow_coma_score(x: Inputs) -> int:
     parts = []
     for key, table in (("Best eye response", _GCS_EYE), ("Best verbal response", _GCS_VERBAL),
                        ("Best motor response", _GCS_MOTOR)):
-        k = _k(x, key)
+        k = x.key(key)
         sentinel = object()
         v = x.choice(k, table, default=sentinel)
         if v is None:  # "not testable": the summed score does not exist
@@ -242,24 +230,24 @@ def apache_ii(x: Inputs) -> int:
 
     Source: Knaus WA et al., Crit Care Med 1985;13:818-29; MDCalc "APACHE II Score" (calc/1868).
     """
-    age = x.quantity(_k(x, "age"), "age")
-    temp = x.quantity(_k(x, "Temperature"), "temperature", range_key="temperature")
+    age = x.quantity(x.key("age"), "age")
+    temp = x.quantity(x.key("Temperature"), "temperature", range_key="temperature")
     mean_ap = _map(x)
-    hr = x.quantity(_k(x, "Heart Rate or Pulse"), "rate", range_key="heart_rate")
-    rr = x.quantity(_k(x, "respiratory rate"), "rate", range_key="respiratory_rate")
-    ph = x.number(_k(x, "pH"), range_key="ph")
-    na = x.quantity(_k(x, "Sodium"), "sodium")
-    k = x.quantity(_k(x, "Potassium"), "potassium", range_key="potassium")
-    cr = x.quantity(_k(x, "creatinine", "Creatinine"), "creatinine")
-    hct = x.quantity(_k(x, "Hematocrit"), "percent", range_key="hematocrit")
-    wbc = x.quantity(_k(x, "White blood cell count"), "count_per_ul", range_key="wbc")
+    hr = x.quantity(x.key("Heart Rate or Pulse"), "rate", range_key="heart_rate")
+    rr = x.quantity(x.key("respiratory rate"), "rate", range_key="respiratory_rate")
+    ph = x.number(x.key("pH"), range_key="ph")
+    na = x.quantity(x.key("Sodium"), "sodium")
+    k = x.quantity(x.key("Potassium"), "potassium", range_key="potassium")
+    cr = x.quantity(x.key("creatinine", "Creatinine"), "creatinine")
+    hct = x.quantity(x.key("Hematocrit"), "percent", range_key="hematocrit")
+    wbc = x.quantity(x.key("White blood cell count"), "count_per_ul", range_key="wbc")
     gcs = _gcs(x)
     fio2 = _fio2_percent(x)
 
     oxy = None
     if fio2 is not None:
         if fio2 >= 50:
-            aa_key = _k(x, "A-a gradient", "A-a Gradient")
+            aa_key = x.key("A-a gradient", "A-a Gradient")
             aa = x.number(aa_key, required=False, range_key="aa_gradient")
             if aa is None:
                 pao2 = _pao2(x, required=False)
@@ -278,7 +266,7 @@ def apache_ii(x: Inputs) -> int:
     chronic = 0
     if _any(x, "History of severe organ failure or immunocompromise"):
         # no surgery type given: no operation described, i.e. a nonoperative admission (5)
-        chronic = x.choice(_k(x, "Surgery Type"), _SURGERY, required=False, default=5)
+        chronic = x.choice(x.key("Surgery Type"), _SURGERY, required=False, default=5)
     x.require(age, temp, mean_ap, hr, rr, ph, na, k, cr, hct, wbc, gcs, fio2, oxy, chronic)
 
     arf = _any(x, "Acute renal failure", "Acute Renal Failure")
@@ -294,7 +282,7 @@ def apache_ii(x: Inputs) -> int:
 def _present(x: Inputs, *keys: str) -> bool:
     """A comorbidity given as boolean or as a severity string ('Mild', 'Severe'...)."""
     for key in keys:
-        k = _k(x, key)
+        k = x.key(key)
         if not x.has(k):
             continue
         v = x.raw(k)
@@ -317,17 +305,17 @@ def pneumonia_severity_index(x: Inputs) -> int:
     Source: Fine MJ et al., N Engl J Med 1997;336:243-50; MDCalc "PSI/PORT Score: Pneumonia
     Severity Index for CAP" (calc/33).
     """
-    age = x.quantity(_k(x, "age"), "age")
-    sex = x.choice(_k(x, "sex"), _SEX)
-    rr = x.quantity(_k(x, "respiratory rate"), "rate", range_key="respiratory_rate")
-    sbp = x.quantity(_k(x, "Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
-    temp = x.quantity(_k(x, "Temperature"), "temperature", range_key="temperature")
-    hr = x.quantity(_k(x, "Heart Rate or Pulse"), "rate", range_key="heart_rate")
-    ph = x.number(_k(x, "pH"), range_key="ph")
-    bun = x.quantity(_k(x, "Blood Urea Nitrogen (BUN)", "BUN"), "bun")
-    na = x.quantity(_k(x, "Sodium"), "sodium")
-    glu = x.quantity(_k(x, "Glucose"), "glucose")
-    hct = x.quantity(_k(x, "Hematocrit"), "percent", range_key="hematocrit")
+    age = x.quantity(x.key("age"), "age")
+    sex = x.choice(x.key("sex"), _SEX)
+    rr = x.quantity(x.key("respiratory rate"), "rate", range_key="respiratory_rate")
+    sbp = x.quantity(x.key("Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
+    temp = x.quantity(x.key("Temperature"), "temperature", range_key="temperature")
+    hr = x.quantity(x.key("Heart Rate or Pulse"), "rate", range_key="heart_rate")
+    ph = x.number(x.key("pH"), range_key="ph")
+    bun = x.quantity(x.key("Blood Urea Nitrogen (BUN)", "BUN"), "bun")
+    na = x.quantity(x.key("Sodium"), "sodium")
+    glu = x.quantity(x.key("Glucose"), "glucose")
+    hct = x.quantity(x.key("Hematocrit"), "percent", range_key="hematocrit")
     pao2 = _pao2(x)
     x.require(age, sex, rr, sbp, temp, hr, ph, bun, na, glu, hct, pao2)
 
@@ -356,7 +344,7 @@ def pneumonia_severity_index(x: Inputs) -> int:
 # ------------------------------------------------------------------------------------------------
 def _dose(x: Inputs, *names: str) -> float:
     """Vasopressor dose in mcg/kg/min; not mentioned = not given (0)."""
-    v = x.quantity(_k(x, *names), "vasopressor", required=False, range_key="vasopressor")
+    v = x.quantity(x.key(*names), "vasopressor", required=False, range_key="vasopressor")
     return 0.0 if v is None else v
 
 
@@ -380,11 +368,11 @@ def sofa(x: Inputs) -> int:
     pao2 = _pao2(x)
     fio2 = _fio2_percent(x)
     gcs = _gcs(x)
-    bili = x.quantity(_k(x, "Bilirubin"), "bilirubin")
-    plt = x.quantity(_k(x, "Platelet count"), "count_per_ul", range_key="platelets")
-    cr_key = _k(x, "creatinine", "Creatinine")
+    bili = x.quantity(x.key("Bilirubin"), "bilirubin")
+    plt = x.quantity(x.key("Platelet count"), "count_per_ul", range_key="platelets")
+    cr_key = x.key("creatinine", "Creatinine")
     cr = x.quantity(cr_key, "creatinine", required=False)
-    uo = x.quantity(_k(x, "Urine Output"), "urine_output", required=False, range_key="urine_output")
+    uo = x.quantity(x.key("Urine Output"), "urine_output", required=False, range_key="urine_output")
     renal_decided = cr is not None or (uo is not None and uo < 200)  # UO < 200 mL/day is already 4
     if not renal_decided:
         x._note(x.missing, cr_key)
@@ -444,13 +432,13 @@ def sirs(x: Inputs) -> int:
     Source: Bone RC et al., ACCP/SCCM Consensus Conference, Chest 1992;101:1644-55; MDCalc "SIRS,
     Sepsis, and Septic Shock Criteria" (calc/1096).
     """
-    temp = x.quantity(_k(x, "Temperature"), "temperature", range_key="temperature")
-    hr = x.quantity(_k(x, "Heart Rate or Pulse"), "rate", range_key="heart_rate")
+    temp = x.quantity(x.key("Temperature"), "temperature", range_key="temperature")
+    hr = x.quantity(x.key("Heart Rate or Pulse"), "rate", range_key="heart_rate")
     paco2 = _paco2(x, required=False)
-    rr_key = _k(x, "respiratory rate")
+    rr_key = x.key("respiratory rate")
     rr = x.quantity(rr_key, "rate", required=False, range_key="respiratory_rate")
     bands = _any(x, "Band form > 10%", "Bands > 10%")
-    wbc_key = _k(x, "White blood cell count")
+    wbc_key = x.key("White blood cell count")
     wbc = x.quantity(wbc_key, "count_per_ul", required=not bands, range_key="wbc")
     resp_met = (rr is not None and rr > 20) or (paco2 is not None and paco2 < 32)
     if rr is None and not resp_met:  # respiratory criterion undecided
@@ -473,11 +461,11 @@ def curb_65(x: Inputs) -> int:
     Source: Lim WS et al., Thorax 2003;58:377-82; MDCalc "CURB-65 Score for Pneumonia Severity"
     (calc/324).
     """
-    age = x.quantity(_k(x, "age"), "age")
-    bun = x.quantity(_k(x, "Blood Urea Nitrogen (BUN)", "BUN"), "bun")
-    rr = x.quantity(_k(x, "respiratory rate"), "rate", range_key="respiratory_rate")
-    sbp = x.quantity(_k(x, "Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
-    dbp = x.quantity(_k(x, "Diastolic Blood Pressure"), "pressure", range_key="diastolic_bp")
+    age = x.quantity(x.key("age"), "age")
+    bun = x.quantity(x.key("Blood Urea Nitrogen (BUN)", "BUN"), "bun")
+    rr = x.quantity(x.key("respiratory rate"), "rate", range_key="respiratory_rate")
+    sbp = x.quantity(x.key("Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
+    dbp = x.quantity(x.key("Diastolic Blood Pressure"), "pressure", range_key="diastolic_bp")
     x.require(age, bun, rr, sbp, dbp)
     score = 1 if _any(x, "Confusion") else 0
     score += 1 if bun > 19 else 0

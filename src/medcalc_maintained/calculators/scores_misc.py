@@ -19,27 +19,15 @@ from medcalc_maintained.calculators.base import Inputs, register
 _SEX = {"male": "M", "m": "M", "man": "M", "female": "F", "f": "F", "woman": "F"}
 
 
-def _k(x: Inputs, *names: str) -> str:
-    """The entity key actually present for any spelling in ``names`` (else the first spelling)."""
-    for n in names:
-        if x.has(n):
-            return n
-    lowered = {str(k).strip().lower(): k for k in x.entities}
-    for n in names:
-        k = lowered.get(n.strip().lower())
-        if k is not None and x.has(k):
-            return k
-    return names[0]
-
 
 def _any(x: Inputs, *keys: str) -> bool:
-    return any(x.flag(_k(x, key)) for key in keys)
+    return any(x.flag(x.key(key)) for key in keys)
 
 
 def _graded(x: Inputs, key: str, options: dict[str, Any], *, absent: Any, true_means: Any = None) -> Any:
     """A graded entity: absent -> ``absent``; booleans False -> ``absent``, True -> ``true_means``
     (invalid when ``true_means`` is None); strings through ``options`` (case-insensitive)."""
-    k = _k(x, key)
+    k = x.key(key)
     if not x.has(k):
         return absent
     v = x.raw(k)
@@ -70,9 +58,9 @@ def child_pugh(x: Inputs) -> int:
     Source: Pugh RN et al., Br J Surg 1973;60:646-9; MDCalc "Child-Pugh Score for Cirrhosis
     Mortality" (calc/340).
     """
-    bili = x.quantity(_k(x, "Bilirubin"), "bilirubin")
-    alb = x.quantity(_k(x, "Albumin"), "albumin")
-    inr = x.number(_k(x, "international normalized ratio", "INR"), range_key="inr")
+    bili = x.quantity(x.key("Bilirubin"), "bilirubin")
+    alb = x.quantity(x.key("Albumin"), "albumin")
+    inr = x.number(x.key("international normalized ratio", "INR"), range_key="inr")
     asc = _graded(x, "Ascites", _ASCITES, absent=1)
     enc = _graded(x, "Encephalopathy", _ENCEPH, absent=1)
     x.require(bili, alb, inr, asc, enc)
@@ -94,9 +82,9 @@ def centor_mcisaac(x: Inputs) -> int:
     Source: McIsaac WJ et al., CMAJ 1998;158:75-83 and JAMA 2004;291:1587-95; MDCalc "Centor
     Score (Modified/McIsaac) for Strep Pharyngitis" (calc/104).
     """
-    age_key = _k(x, "age")
+    age_key = x.key("age")
     age = x.quantity(age_key, "age")
-    temp = x.quantity(_k(x, "Temperature"), "temperature", range_key="temperature")
+    temp = x.quantity(x.key("Temperature"), "temperature", range_key="temperature")
     if age is not None and age < 3:
         x._note(x.invalid, age_key)
     x.require(age, temp)
@@ -119,11 +107,11 @@ def glasgow_blatchford(x: Inputs) -> int:
     Source: Blatchford O et al., Lancet 2000;356:1318-21; MDCalc "Glasgow-Blatchford Bleeding
     Score (GBS)" (calc/518).
     """
-    bun = x.quantity(_k(x, "Blood Urea Nitrogen (BUN)", "BUN"), "bun")
-    hb = x.quantity(_k(x, "Hemoglobin"), "hemoglobin", range_key="hemoglobin")
-    sbp = x.quantity(_k(x, "Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
-    hr = x.quantity(_k(x, "Heart Rate or Pulse"), "rate", range_key="heart_rate")
-    sex = x.choice(_k(x, "sex"), _SEX)
+    bun = x.quantity(x.key("Blood Urea Nitrogen (BUN)", "BUN"), "bun")
+    hb = x.quantity(x.key("Hemoglobin"), "hemoglobin", range_key="hemoglobin")
+    sbp = x.quantity(x.key("Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
+    hr = x.quantity(x.key("Heart Rate or Pulse"), "rate", range_key="heart_rate")
+    sex = x.choice(x.key("sex"), _SEX)
     x.require(bun, hb, sbp, hr, sex)
     score = 0 if bun < 18.2 else 2 if bun < 22.4 else 3 if bun < 28 else 4 if bun < 70 else 6
     if sex == "M":
@@ -161,7 +149,7 @@ def charlson(x: Inputs) -> int:
     Source: Charlson ME et al., J Chronic Dis 1987;40:373-83; Charlson ME et al., J Clin
     Epidemiol 1994;47:1245-51 (age points); MDCalc "Charlson Comorbidity Index (CCI)" (calc/3917).
     """
-    age = x.quantity(_k(x, "age"), "age")
+    age = x.quantity(x.key("age"), "age")
     liver = _graded(x, "Liver disease severity", _LIVER, absent=0)
     diabetes = _graded(x, "Diabetes mellitus criteria for CCI rule", _DIABETES, absent=0, true_means=1)
     tumor = _graded(x, "Solid tumor", _TUMOR, absent=0, true_means=2)

@@ -1,0 +1,208 @@
+"""Commands ``release build|publish|next-version|list`` and ``propose`` (registered on the main CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from medcalc_maintained.io import DataError
+
+console = Console()
+err = Console(stderr=True)
+
+release_app = typer.Typer(
+    help=(
+        "Semantic-versioned releases of the maintained benchmark (releases.yaml): build a Hugging Face "
+        "dataset repository, derive the next version, publish to the Hub or a git repository."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+
+def _fail(exc: Exception, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _ledger_fail(exc) -> None:
+    for prob in exc.problems[:50]:
+        err.print(f"  {prob}", highlight=False, soft_wrap=True)
+    _fail(DataError(exc.problems[0].path, f"{len(exc.problems)} ledger problem(s); nothing written"))
+
+
+@release_app.command("build")
+def build_cmd(
+    out: Path = typer.Option(Path("build/release"), "--out", help="Directory to write (replaced atomically)."),
+    version: Optional[str] = typer.Option(None, "--version", help="Release to build (default: the latest in releases.yaml)."),
+    draft: bool = typer.Option(False, "--draft", help="Preview the next release: apply the unreleased accepted records too, derive its version; cannot be published."),
+) -> None:
+    """Build one release as a Hugging Face dataset repository in OUT.
+
+    Applies the ledger records of the releases up to VERSION to the upstream instances and writes
+    README.md (from dataset_card.md), CHANGELOG.md, data/<config>/<split>-00000-of-00001.parquet for
+    the configs default, full, original and corrections, and manifest.json (sha256 of every file).
+    The same inputs always give byte-identical files. On any problem nothing is written.
+    """
+    from medcalc_maintained import release
+    from medcalc_maintained.ledger import LedgerError
+
+    try:
+        with console.status("building the release") as status:
+            res = release.build(out, version=version, draft=draft, progress=lambda m: status.update(m))
+    except LedgerError as exc:
+        _ledger_fail(exc)
+    except DataError as exc:
+        _fail(exc)
+    what = "draft of release" if res.draft else "release"
+    console.print(f"{what} {res.release.version} ({res.release.kind}, {res.release.date}) -> {res.out}", highlight=False)
+    for r in res.reasons:
+        console.print(f"  - {r}", highlight=False)
+    table = Table(title="rows")
+    splits = sorted({s for by in res.rows.values() for s in by})
+    table.add_column("config")
+    for s in splits:
+        table.add_column(s, justify="right")
+    for cfg, by in res.rows.items():
+        table.add_row(cfg, *(str(by.get(s, 0)) for s in splits))
+    console.print(table)
+    console.print(f"{len(res.files) + 1} files, manifest {res.out / 'manifest.json'}")
+
+
+@release_app.command("publish")
+def publish_cmd(
+    target: str = typer.Option(..., "--target", help="hf://ORG/NAME (token from $HF_TOKEN) or file:///path/repo.git (a bare git repository)."),
+    release_dir: Path = typer.Option(Path("build/release"), "--release-dir", help="A built release (`release build`)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check and print what would happen; write nothing."),
+) -> None:
+    """Publish a built release: one commit with the release's files, tagged vMAJOR.MINOR.PATCH
+    (and vMAJOR.MINOR for the first release of a minor line).
+
+    Refuses, leaving the target unchanged, when the release fails its manifest or the data
+    contracts (`validate`), when its tag already exists (tags are never moved), or when a later
+    version is already published. The Hub token is read from HF_TOKEN and never printed.
+    """
+    from medcalc_maintained import release
+
+    try:
+        with console.status("checking the release (manifest and data contracts)"):
+            res = release.publish(release_dir, target, dry_run=dry_run)
+    except release.PublishRefused as exc:
+        _fail(exc, code=1)
+    except DataError as exc:
+        _fail(exc)
+    for note in res.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    head = "would" if res.dry_run else "did"
+    for a in res.actions:
+        console.print(f"{head}: {a}", highlight=False, soft_wrap=True)
+    if res.dry_run:
+        console.print("dry run: nothing was written", highlight=False)
+    else:
+        console.print(f"published {res.version} to {res.target} as commit {str(res.commit)[:12]} "
+                      f"(tags {', '.join(res.tags)})", highlight=False, soft_wrap=True)
+
+
+@release_app.command("next-version")
+def next_version_cmd(
+    previous: Optional[Path] = typer.Option(None, "--previous", help="A built release of the latest version to compare with (default: build it in a temporary directory)."),
+) -> None:
+    """Derive the next version from what changed since the latest release in releases.yaml.
+
+    Compares the release state (schema, rows, calculators, label space, labels, card template) of
+    the latest release with the working tree (every ledger record applied, released or not):
+    MAJOR for a schema or label-space change, MINOR for label changes, PATCH for the card only.
+    Exits 1 when nothing changed.
+    """
+    import tempfile
+
+    from medcalc_maintained import release
+    from medcalc_maintained.ledger import LedgerError
+
+    try:
+        cur, plan = release.current_state()
+        if previous is None:
+            with tempfile.TemporaryDirectory() as tmp:
+                prev = release.build(Path(tmp) / "prev", version=plan.latest.version).state
+        else:
+            man = release.read_manifest(previous)
+            if man.get("version") != plan.latest.version:
+                raise DataError(previous, f"is release {man.get('version')}, not the latest {plan.latest.version}")
+            prev = man["state"]
+    except LedgerError as exc:
+        _ledger_fail(exc)
+    except DataError as exc:
+        _fail(exc)
+    version, kind, reasons = release.next_version(plan.latest.version, prev, cur)
+    if version is None:
+        console.print(f"nothing changed since {plan.latest.version}")
+        raise typer.Exit(1)
+    console.print(f"next version: [bold]{version}[/] ({kind}) after {plan.latest.version}")
+    for r in reasons:
+        console.print(f"  - {r}", highlight=False)
+
+
+@release_app.command("list")
+def list_cmd() -> None:
+    """List the releases of releases.yaml with their tags."""
+    from medcalc_maintained import config, release
+
+    try:
+        plan = release.load_releases(config.project_root() / "releases.yaml")
+    except DataError as exc:
+        _fail(exc)
+    t = Table(title=f"releases of {plan.repo_id}")
+    for c in ("version", "date", "kind", "default rows", "ledger ref", "tags"):
+        t.add_column(c)
+    for r in plan.releases:
+        t.add_row(r.version, r.date, r.kind, r.default_rows, r.ledger_ref or "-",
+                  f"{release.full_tag(r.version)}, {release.short_tag(r.version)}")
+    console.print(t)
+
+
+def propose_cmd(
+    uid: int = typer.Option(..., "--uid", help="Row Number of the instance."),
+    new_value: str = typer.Option(..., "--new-value", help="The proposed label (N/A when the note cannot answer)."),
+    error_type: str = typer.Option(..., "--error-type", help="extraction | aggregation | unanswerable | underspecified | other, or none for a confirmation."),
+    rationale: str = typer.Option(..., "--rationale", help="Why the current label is wrong: the values and the rule."),
+    split: str = typer.Option("test", "--split", help="Split of the instance."),
+    evidence: Optional[list[str]] = typer.Option(None, "--evidence", help="A pointer to the evidence (repeatable): note sentence, guideline, MDCalc page."),
+    reviewer_id: Optional[str] = typer.Option(None, "--reviewer-id", help="Who proposes (default: $USER)."),
+    reviewer_role: str = typer.Option("contributor", "--reviewer-role", help="contributor, physician, pharmacist, ..."),
+    specialty: Optional[str] = typer.Option(None, "--specialty", help="Clinical specialty of the proposer, if any."),
+    source: str = typer.Option("contributor", "--source", help="contributor | physician | pipeline."),
+    blinded: bool = typer.Option(False, "--blinded", help="The label was derived without looking at the current one."),
+    file: Optional[Path] = typer.Option(None, "--file", help="Ledger file to append to (default: data/corrections/<yyyy-mm>-proposals.yaml)."),
+    date: Optional[str] = typer.Option(None, "--date", help="Date of the proposal (default: today)."),
+) -> None:
+    """Propose a label correction: append a deferred ledger record to data/corrections/.
+
+    The record's old_value is the current maintained label, its label_status follows from the
+    values (corrected, abstain for N/A, confirmed when they agree) and its id is the next unused
+    C-NNNN. The whole ledger is checked with the new record before the file is written; a reviewer
+    later sets `decision: accepted` (or rejected) in the pull request.
+    """
+    from medcalc_maintained import release
+    from medcalc_maintained.ledger import LedgerError
+
+    try:
+        prop = release.propose(uid=uid, new_value=new_value, error_type=error_type, rationale=rationale, split=split,
+                               evidence=evidence, reviewer_id=reviewer_id, reviewer_role=reviewer_role,
+                               specialty=specialty, source=source, blinded=blinded, file=file, today=date)
+    except LedgerError as exc:
+        _ledger_fail(exc)
+    except DataError as exc:
+        _fail(exc)
+    r = prop.record
+    console.print(f"{r['id']}: {r['split']} uid {r['uid']} {r['old_value']} -> {r['new_value']} "
+                  f"({r['label_status']}, {r['error_type'] or 'no error type'}), decision deferred -> {prop.path}",
+                  highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(release_app, name="release")
+    app.command("propose")(propose_cmd)

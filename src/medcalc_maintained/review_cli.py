@@ -1,0 +1,236 @@
+"""CLI of the triage stage and of physician review packets (registered on the main app by ``register``).
+
+    medcalc-maintained triage
+    medcalc-maintained review export --reviewer md-im-1 --out packet.xlsx
+    medcalc-maintained review import packet.xlsx
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from medcalc_maintained import config
+from medcalc_maintained.io import DataError
+
+console = Console()
+err = Console(stderr=True)
+
+review_app = typer.Typer(
+    help=("Single-blind physician review: export a reviewer's rows of the triage queue as an .xlsx "
+          "packet (note and question only), and import the filled packet as ledger records."),
+    no_args_is_help=True,
+)
+
+
+def _fail(exc: Exception, code: int = 2) -> None:
+    problems = getattr(exc, "problems", None)
+    if problems and len(problems) > 1:
+        for p in problems[:50]:
+            err.print(f"  {escape(str(p))}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {len(problems)} problem(s); nothing imported", highlight=False)
+    else:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _path(root: Path, value: str | Path) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else root / p
+
+
+def _parquet(path: Path, what: str):
+    import pandas as pd
+
+    if not path.is_file():
+        raise DataError(path, f"{what} not found (run the stage that makes it, or `dvc repro`)")
+    return pd.read_parquet(path)
+
+
+INPUT_DEFAULTS = {
+    "instances": "data/interim/instances.parquet",
+    "recompute": "data/audit/recompute.parquet",
+    "relabel": "data/relabel/labels.parquet",
+    "audit_flags": "data/audit_llm/flags.parquet",
+    "maintained": "data/maintained/instances.parquet",
+}
+
+
+def _settings(root: Path) -> tuple[dict[str, Any], dict[str, Path]]:
+    section = config.section("triage", root)
+    given = section.get("inputs") or {}
+    inputs = {k: _path(root, given.get(k, v)) for k, v in INPUT_DEFAULTS.items()}
+    return section, inputs
+
+
+def _ledger_paths(root: Path) -> list[Path]:
+    return [_path(root, x) for x in config.section("apply", root).get("ledger", ["data/corrections"])]
+
+
+def triage(
+    out: Optional[Path] = typer.Option(None, help="Output directory (default: params.triage.out, data/triage)."),
+    budget: Optional[int] = typer.Option(None, min=0, help="Rows to route to physicians (default: params.triage.budget)."),
+) -> None:
+    """Rank every row by how likely its label is wrong and route the top to physician reviewers.
+
+    Evidence per row: relabel disagreement (rel_err(original, relabel) above the threshold;
+    abstention mismatches ranked highest), audit votes, recompute findings, relabel deferral, and
+    physician reviews deferred in the ledger (routed to a second reviewer). Weights, budget, the
+    category -> specialty map and the reviewers are in params.yaml `triage:`. Writes DIR/queue.csv
+    (one row per instance, its priority and evidence, in_budget and reviewer), DIR/metrics.json
+    (precision@k against the maintained labels' adjudicated changes next to uniform sampling, errors
+    found per review) and DIR/errors_found.csv/.png (the curve, for `dvc plots`).
+    """
+    from medcalc_maintained import ledger
+    from medcalc_maintained import triage as stage
+
+    root = config.project_root()
+    try:
+        section, inputs = _settings(root)
+        cfg = stage.TriageConfig.from_params(section, str(root / "params.yaml"))
+        if budget is not None:
+            cfg.budget = budget
+        inst = _parquet(inputs["instances"], "instances")
+        rec = _parquet(inputs["recompute"], "recompute audit")
+        rl = _parquet(inputs["relabel"], "relabel labels")
+        flags = _parquet(inputs["audit_flags"], "audit flags")
+        maintained = _parquet(inputs["maintained"], "maintained instances")
+        deferred = stage.deferred_reviews(ledger.load(_ledger_paths(root)))
+        queue = stage.score(inst, rec, rl, flags, cfg, deferred, relabel_path=str(inputs["relabel"]),
+                            flags_path=str(inputs["audit_flags"]))
+        queue = stage.route(queue, maintained, cfg, deferred)
+        summary, curve = stage.metrics(queue, maintained, cfg)
+        paths = stage.write_outputs(queue, summary, curve, out or _path(root, section.get("out", "data/triage")))
+    except DataError as exc:
+        _fail(exc)
+    routed = queue[queue["in_budget"]]
+    t = Table(title=f"triage: {len(routed)} of {summary['eligible']} eligible rows routed (budget {cfg.budget})")
+    for c in ("reviewer", "specialty", "rows", "second reviews", "top priority"):
+        t.add_column(c, justify="left" if c in ("reviewer", "specialty") else "right")
+    for rid, g in routed.groupby("reviewer", sort=True):
+        t.add_row(rid, str(g["specialty"].iloc[0]), str(len(g)), str(int((g["routing"] == "second review").sum())),
+                  f"{g['priority'].max():.2f}")
+    console.print(t)
+    unrouted = queue[queue["routing"].str.startswith(("no reviewer", "no specialty"))]
+    if len(unrouted):
+        console.print(f"[yellow]{len(unrouted)} eligible row(s) had no reviewer: "
+                      f"{escape(str(unrouted['routing'].value_counts().to_dict()))}[/]")
+    p = Table(title=f"precision@k against {summary['truth']['errors']} adjudicated label changes "
+                    f"(base rate {summary['base_rate']:.3f})")
+    for c in ("k", "triage", "without relabel", "uniform (expected)", "uniform (simulated, 95% CI)", "unverified in top k"):
+        p.add_column(c, justify="right")
+    for k, v in summary["precision_at_k"].items():
+        p.add_row(k, f"{v['triage']:.3f}", f"{v['triage_without_relabel']:.3f}", f"{v['uniform_expected']:.3f}",
+                  f"{v['uniform_simulated']:.3f} [{v['uniform_ci95'][0]:.3f}, {v['uniform_ci95'][1]:.3f}]",
+                  str(v["unverified_in_top_k"]))
+    console.print(p)
+    e = summary["errors_found_per_review"]
+    if e["reviews"]:
+        console.print(f"errors found per review inside the budget: {e['triage']:.3f} "
+                      f"({e['errors_found']}/{e['reviews']}) vs {e['uniform']:.3f} for uniform sampling")
+    console.print(f"wrote {paths['queue']}, {paths['metrics']}, {paths['plot']}")
+
+
+@review_app.command("export")
+def export(
+    reviewer: str = typer.Option(..., "--reviewer", help="Reviewer id (params.yaml triage.reviewers)."),
+    out: Path = typer.Option(..., "--out", help="The .xlsx packet to write."),
+    queue: Optional[Path] = typer.Option(None, help="Triage queue (default: DIR/queue.csv of params.triage.out)."),
+    max_rows: Optional[int] = typer.Option(None, "--max-rows", min=1, help="At most this many rows (the first in queue order)."),
+) -> None:
+    """Write a single-blind review packet with the rows the triage queue routed to REVIEWER.
+
+    The packet holds, per row, only the row id, calculator name, answer format, patient note and
+    question (listed by row id, not by priority) — never a label, a vote or the priority — plus an
+    Instructions sheet. The answer, timepoint, guideline and comment cells are the only editable
+    cells and carry data validation.
+    """
+    from medcalc_maintained import review as rv
+    from medcalc_maintained import triage as stage
+
+    root = config.project_root()
+    try:
+        if out.suffix.lower() != ".xlsx":
+            raise DataError(out, "the packet must be an .xlsx file")
+        section, inputs = _settings(root)
+        cfg = stage.TriageConfig.from_params(section, str(root / "params.yaml"))
+        who = cfg.reviewer(reviewer)
+        q = stage.read_queue(queue or _path(root, section.get("out", "data/triage")) / "queue.csv")
+        rows = rv.select_rows(q, who.id, max_rows)
+        if rows.empty:
+            raise DataError(queue or "queue.csv", f"no rows inside the budget are routed to reviewer {who.id!r}")
+        inst = _parquet(inputs["instances"], "instances")
+        target = rv.export_packet(inst, zip(rows["split"], rows["uid"]), who, out)
+    except DataError as exc:
+        _fail(exc)
+    console.print(f"wrote {target}: {len(rows)} row(s) for {who.id} ({who.specialty or 'no specialty'})")
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "packet"
+    return s if s.lower().startswith("review") else f"review-{s}"
+
+
+@review_app.command("import")
+def import_(
+    packet: Path = typer.Argument(..., help="A filled review packet (.xlsx)."),
+    out: Optional[Path] = typer.Option(None, help="Ledger file to write (default: data/corrections/review-<packet name>.yaml)."),
+    decided_at: Optional[str] = typer.Option(None, help="Decision date YYYY-MM-DD (default: today)."),
+    partial: bool = typer.Option(False, "--partial", help="Import the answered rows and skip empty answers (default: an empty answer is an error)."),
+) -> None:
+    """Read a filled packet into ledger records (source physician, blinded) and write them.
+
+    An answer is accepted when it agrees (answers.labels_agree: ±5% for decimals, exact otherwise)
+    with a reference of params.yaml triage.adjudication.agree_with (the relabel label, an earlier
+    deferred physician answer, or the maintained label); otherwise it is written deferred, with the
+    disagreeing relabel label as second_opinion, and the next `triage` routes the row to another
+    reviewer. Every problem is reported with its sheet and cell and nothing is written; the records
+    are checked against the schema and the whole ledger before the file is written.
+    """
+    from medcalc_maintained import review as rv
+    from medcalc_maintained import triage as stage
+
+    root = config.project_root()
+    day = decided_at or dt.date.today().isoformat()
+    try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            raise DataError("--decided-at", f"{day!r} is not a date YYYY-MM-DD")
+        section, inputs = _settings(root)
+        cfg = stage.TriageConfig.from_params(section, str(root / "params.yaml"))
+        adj = rv.Adjudication.from_params(section)
+        paths = _ledger_paths(root)
+        corrections = next((p for p in reversed(paths) if p.is_dir()), root / "data" / "corrections")
+        target = out or corrections / f"{_slug(packet.stem)}.yaml"
+        inst = _parquet(inputs["instances"], "instances")
+        relabel = _parquet(inputs["relabel"], "relabel labels") if inputs["relabel"].is_file() else None
+        recompute = _parquet(inputs["recompute"], "recompute audit") if inputs["recompute"].is_file() else None
+        records, pk = rv.import_packet(packet, instances=inst, ledger_paths=paths, relabel=relabel, recompute=recompute,
+                                       reviewers=cfg.reviewers, adjudication=adj, out=target, decided_at=day,
+                                       id_prefix=str((section.get("adjudication") or {}).get("id_prefix", "review")),
+                                       partial=partial)
+    except DataError as exc:
+        _fail(exc)
+    t = Table(title=f"review import: {len(records)} record(s) by {pk.reviewer_id} -> {target}")
+    for c in ("row", "answer", "decision", "status", "vs current label"):
+        t.add_column(c)
+    for r in records:
+        t.add_row(f"{r['split']}-{r['uid']:05d}", escape(r["new_value"]), r["decision"], r["label_status"],
+                  "changes it" if r["decision"] == "accepted" and r["new_value"] != r["old_value"] else "keeps it")
+    console.print(t)
+    acc = sum(r["decision"] == "accepted" for r in records)
+    console.print(f"{acc} accepted, {len(records) - acc} deferred for a second reviewer"
+                  + (f"; {len(pk.skipped)} empty row(s) skipped" if pk.skipped else "")
+                  + ". Run `medcalc-maintained apply` (or `dvc repro`) to update the maintained labels.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``triage`` and the ``review`` group to the main CLI."""
+    app.command("triage")(triage)
+    app.add_typer(review_app, name="review")

@@ -1,0 +1,345 @@
+"""End to end: build releases 1.0.0 and 2.0.0 from the real upstream data, publish them to a git
+repository, serve that repository with a local Hugging Face Hub mirror (olah, offline) and load it
+with `datasets.load_dataset(..., revision=...)` through HF_ENDPOINT.
+
+The project used here is a temporary copy: the real releases.yaml, dataset_card.md, params.yaml
+and expectations/, with instances ingested from the upstream CSV and the campaign ledger imported
+from the published phase-3 workbooks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from paths import ROOT
+from medcalc_maintained import campaign, ledger, release
+from medcalc_maintained.answers import same_value
+from medcalc_maintained.cli import app
+from medcalc_maintained.ingest import ingest
+
+pytestmark = pytest.mark.slow
+runner = CliRunner()
+REPO_ID = "org/medcalc-maintained"
+
+
+def make_project(root: Path, v1_test_csv: Path, campaign_dir: Path) -> Path:
+    for rel in ("releases.yaml", "dataset_card.md", "params.yaml"):
+        shutil.copy(ROOT / rel, root / rel)
+    shutil.copytree(ROOT / "expectations", root / "expectations")
+    inst = ingest([("test", v1_test_csv)]).instances
+    (root / "data" / "interim").mkdir(parents=True)
+    inst.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
+    sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"
+    final = campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx"
+    records, unreadable = campaign.build_records(
+        campaign.read_workbooks(sampled, final), inst, None, decided_at="2025-12-22", release="2.0.0",
+        id_prefix="audit2025", workbook_names=(sampled.name, final.name))
+    assert not unreadable
+    target = root / "data" / "campaign" / "audit-2025.yaml"
+    target.parent.mkdir(parents=True)
+    target.write_text(ledger.dump(records, target), encoding="utf-8")
+    (root / "data" / "corrections").mkdir(parents=True)
+    return root
+
+
+def cli(root: Path, *args: str):
+    return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    """Every file under ``path`` with the sha256 of its bytes (a repository's complete state)."""
+    if not path.exists():
+        return {}
+    return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, v1_test_csv, campaign_dir) -> Path:
+    return make_project(tmp_path_factory.mktemp("release-project"), v1_test_csv, campaign_dir)
+
+
+@pytest.fixture(scope="module")
+def builds(project) -> dict[str, Path]:
+    out = {}
+    for version in ("1.0.0", "2.0.0"):
+        d = project / "build" / f"v{version}"
+        r = cli(project, "release", "build", "--out", str(d), "--version", version)
+        assert r.exit_code == 0, r.output
+        out[version] = d
+    return out
+
+
+@pytest.fixture(scope="module")
+def published(project, builds) -> Path:
+    # olah serves a local mirror from <mirrors>/<repo type>/<org>/<name>
+    repo = project / "mirrors" / "datasets" / "org" / "medcalc-maintained"
+    for version in ("1.0.0", "2.0.0"):
+        r = cli(project, "release", "publish", "--release-dir", str(builds[version]), "--target", f"file://{repo}")
+        assert r.exit_code == 0, r.output
+    return repo
+
+
+def test_two_builds_are_byte_identical(project, builds, tmp_path):
+    again = tmp_path / "again"
+    r = cli(project, "release", "build", "--out", str(again), "--version", "2.0.0")
+    assert r.exit_code == 0, r.output
+    assert snapshot(again) == snapshot(builds["2.0.0"])
+    assert len(snapshot(again)) == 7  # README, CHANGELOG, manifest, 4 parquet files
+
+
+def test_release_layout_and_counts(builds, v1_test_csv):
+    v2 = builds["2.0.0"]
+    man = json.loads((v2 / "manifest.json").read_text())
+    assert man["version"] == "2.0.0" and man["rows"]["default"] == {"test": 887}
+    assert man["rows"]["full"] == {"test": 1047} and man["rows"]["original"] == {"test": 1047}
+    for rel, digest in man["files"].items():
+        assert hashlib.sha256((v2 / rel).read_bytes()).hexdigest() == digest
+    # no pandas/arrow timestamps, no absolute paths of this machine in any file
+    for p in v2.rglob("*"):
+        if p.is_file():
+            assert str(v2.parent).encode() not in p.read_bytes(), p
+    front = (v2 / "README.md").read_text().split("---\n")[1]
+    assert "license: cc-by-sa-4.0" in front and "version: 2.0.0" in front
+    for cfg in ("default", "full", "original", "corrections"):
+        assert f"config_name: {cfg}" in front
+    # 1.0.0 has no ledger record: no corrections config, every row upstream and unverified
+    v1 = builds["1.0.0"]
+    assert not (v1 / "data" / "corrections").exists()
+    assert "config_name: corrections" not in (v1 / "README.md").read_text()
+    upstream = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
+    full = pq.read_table(v1 / "data" / "full" / "test-00000-of-00001.parquet").to_pandas()
+    assert (full["Label Status"] == "unverified").all()
+    assert full["Ground Truth Answer"].tolist() == upstream["Ground Truth Answer"].tolist()
+    # 1.0.0 -> 2.0.0 is derived as a major release: N/A enters the decimal and integer label space
+    kind, reasons = release.derive_bump(json.loads((v1 / "manifest.json").read_text())["state"], man["state"])
+    assert kind == "major"
+    assert "label space of decimal outputs: +['abstain'] -[]" in reasons
+    # the changelog of 2.0.0 lists the label changes; uid 3 went from 25.017 to 9 (physician)
+    log = (v2 / "CHANGELOG.md").read_text()
+    assert "## 2.0.0 (2026-11-22, major)" in log and "## 1.0.0 (2026-11-22, major)" in log
+    # (error types come from the recompute audit, which this copy does not run: "other")
+    assert "| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | other | physician |" in log
+    assert "### Label changes (279)" in log
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def hub(project, published):
+    """olah on 127.0.0.1, offline, serving the published git repository as a local mirror."""
+    port = free_port()
+    conf = project / "olah.toml"
+    conf.write_text(textwrap.dedent(f"""\
+        [basic]
+        host = "127.0.0.1"
+        port = {port}
+        repos-path = "{project / 'olah-repos'}"
+        mirrors-path = ["{project / 'mirrors'}"]
+        hf-scheme = "http"
+        hf-netloc = "127.0.0.1:9"
+        hf-lfs-netloc = "127.0.0.1:9"
+        [accessibility]
+        offline = true
+        """))
+    exe = Path(sys.executable).parent / "olah-cli"
+    if not exe.exists():
+        pytest.fail("olah is not installed (it is a dev dependency: pip install -e '.[dev]')")
+    log = open(project / "olah.log", "wb")
+    proc = subprocess.Popen([str(exe), "-c", str(conf), "--log-path", str(project / "olah-logs")],
+                            cwd=project, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/datasets/{REPO_ID}/revision/v2.0", timeout=2) as resp:
+                    assert resp.status == 200
+                    break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("olah did not start:\n" + (project / "olah.log").read_text()) from None
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+LOAD = """
+import json, sys
+import datasets
+out = {}
+for config, rev in json.loads(sys.argv[1]):
+    ds = datasets.load_dataset("org/medcalc-maintained", config, revision=rev, split="test")
+    out[f"{config}@{rev}"] = ds.to_pandas().to_dict("list")
+print(json.dumps(out))
+"""
+
+
+def load_through_hub(url: str, home: Path, requests: list[tuple[str, str]]) -> dict[str, pd.DataFrame]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+    env.update(HF_ENDPOINT=url, HF_HOME=str(home), HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
+               HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1")
+    proc = subprocess.run([sys.executable, "-c", LOAD, json.dumps(requests)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return {k: pd.DataFrame(v) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
+
+
+def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_test_csv, campaign_dir):
+    assert set(git(published, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0"}
+    assert git(published, "rev-list", "--count", "main") == "2"  # one commit per release
+    got = load_through_hub(hub, tmp_path / "hf-home", [("default", "v2.0"), ("default", "v1.0"), ("full", "v2.0.0")])
+
+    v2 = got["default@v2.0"]
+    assert len(v2) == 887
+    assert set(v2["Label Status"]) == {"confirmed", "corrected", "abstain"}
+    # the maintained labels are the audit's published corrected labels (887 rows, by Unique ID)
+    published_labels = pd.read_csv(campaign_dir / "medcalc_v1_corrected.csv", dtype=str, keep_default_na=False)
+    want = dict(zip(published_labels["Unique ID"].astype(int), published_labels["Ground Truth Answer"]))
+    assert sorted(v2["Row Number"].astype(int)) == sorted(want)
+    otype = dict(zip(v2["Row Number"].astype(int), v2["Output Type"]))
+    mismatched = [u for u, lab in zip(v2["Row Number"].astype(int), v2["Ground Truth Answer"])
+                  if not same_value(lab, want[u], otype[u])]
+    assert mismatched == []
+    assert (v2["Ground Truth Answer"] == "N/A").sum() == 69
+    by_uid = v2.set_index(v2["Row Number"].astype(int))
+    assert by_uid.at[3, "Ground Truth Answer"] == "9" and by_uid.at[3, "Label Status"] == "corrected"
+
+    v1 = got["default@v1.0"]
+    upstream = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
+    assert len(v1) == 1047
+    assert v1["Row Number"].tolist() == upstream["Row Number"].tolist()
+    assert v1["Ground Truth Answer"].tolist() == upstream["Ground Truth Answer"].tolist()
+    assert v1.set_index("Row Number").at["3", "Ground Truth Answer"] == "25.017"
+    assert set(v1["Label Status"]) == {"unverified"}
+
+    full = got["full@v2.0.0"]
+    assert len(full) == 1047 and (full["Label Status"] == "unverified").sum() == 160
+
+
+def test_publishing_an_existing_tag_fails_and_leaves_repo_unchanged(project, builds, published):
+    before = snapshot(published)
+    r = cli(project, "release", "publish", "--release-dir", str(builds["2.0.0"]), "--target", f"file://{published}")
+    assert r.exit_code == 1
+    assert "tag v2.0.0 already exists" in r.output
+    assert snapshot(published) == before
+    # an older release after a newer one would move main backwards: refused as well
+    fresh = project / "older-first.git"
+    assert cli(project, "release", "publish", "--release-dir", str(builds["2.0.0"]), "--target", f"file://{fresh}").exit_code == 0
+    before = snapshot(fresh)
+    r = cli(project, "release", "publish", "--release-dir", str(builds["1.0.0"]), "--target", f"file://{fresh}")
+    assert r.exit_code == 1 and "backwards" in r.output
+    assert snapshot(fresh) == before
+
+
+def test_dry_run_writes_nothing(project, builds):
+    target = project / "dry.git"
+    r = cli(project, "release", "publish", "--release-dir", str(builds["1.0.0"]), "--target", f"file://{target}", "--dry-run")
+    assert r.exit_code == 0, r.output
+    assert "would: create tag v1.0.0" in r.output and "would: create tag v1.0" in r.output
+    assert not target.exists()
+
+
+def test_failed_validation_publishes_nothing(project, builds, tmp_path):
+    target = tmp_path / "never.git"
+    # 1. a parquet file whose bytes no longer match the manifest
+    broken = tmp_path / "broken"
+    shutil.copytree(builds["2.0.0"], broken)
+    f = broken / "data" / "default" / "test-00000-of-00001.parquet"
+    f.write_bytes(f.read_bytes() + b"\0")
+    r = cli(project, "release", "publish", "--release-dir", str(broken), "--target", f"file://{target}")
+    assert r.exit_code == 1 and "validation failed" in r.output
+    assert not target.exists()
+    # 2. a release whose manifest is consistent but whose data break a contract (duplicate uid)
+    dup = tmp_path / "dup"
+    shutil.copytree(builds["2.0.0"], dup)
+    full = dup / "data" / "full" / "test-00000-of-00001.parquet"
+    table = pq.read_table(full)
+    pq.write_table(pa_concat(table, table.slice(0, 1)), full)
+    man = json.loads((dup / "manifest.json").read_text())
+    man["files"]["data/full/test-00000-of-00001.parquet"] = hashlib.sha256(full.read_bytes()).hexdigest()
+    (dup / "manifest.json").write_text(json.dumps(man))
+    r = cli(project, "release", "publish", "--release-dir", str(dup), "--target", f"file://{target}")
+    assert r.exit_code == 1 and "contract" in r.output, r.output
+    assert not target.exists()
+
+
+def pa_concat(a, b):
+    import pyarrow as pa
+
+    return pa.concat_tables([a, b])
+
+
+def test_patch_release_gets_no_short_tag(project, builds, tmp_path, v1_test_csv, campaign_dir):
+    """A card-only change after 2.0.0 is derived as a patch; publishing 2.0.1 creates v2.0.1 and
+    leaves v2.0 on the first release of the 2.0 line."""
+    copy = tmp_path / "proj"
+    shutil.copytree(project, copy, ignore=shutil.ignore_patterns("build", "mirrors", "*.git", "olah*"))
+    card = copy / "dataset_card.md"
+    card.write_text(card.read_text().replace("## Intended use", "## Intended use and scope"))
+    r = cli(copy, "release", "next-version", "--previous", str(builds["2.0.0"]))
+    assert r.exit_code == 0, r.output
+    assert "next version: 2.0.1 (patch)" in r.output
+    releases = copy / "releases.yaml"
+    releases.write_text(releases.read_text() + (
+        '  - version: 2.0.1\n    date: "2026-11-23"\n    kind: patch\n    default_rows: verified\n'
+        "    description: Card wording only.\n"))
+    out = copy / "build" / "v2.0.1"
+    assert cli(copy, "release", "build", "--out", str(out)).exit_code == 0
+    repo = tmp_path / "patch.git"
+    for d in (builds["2.0.0"], out):
+        r = cli(copy, "release", "publish", "--release-dir", str(d), "--target", f"file://{repo}")
+        assert r.exit_code == 0, r.output
+    assert git(repo, "rev-parse", "v2.0^{commit}") == git(repo, "rev-parse", "v2.0.0^{commit}")
+    assert git(repo, "rev-parse", "v2.0.1^{commit}") == git(repo, "rev-parse", "main")
+    assert git(repo, "rev-parse", "v2.0.1^{commit}") != git(repo, "rev-parse", "v2.0^{commit}")
+    # same labels in both: only the card and the manifest differ between the two commits
+    changed = set(git(repo, "diff", "--name-only", "v2.0.0", "v2.0.1").split())
+    assert changed == {"README.md", "CHANGELOG.md", "manifest.json"}
+
+
+def test_hub_target_refuses_an_existing_tag_without_printing_the_token(hub, project, builds, tmp_path):
+    secret = "hf_not_a_real_token_3f9a1c"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+    env.update(HF_ENDPOINT=hub, HF_HOME=str(tmp_path / "hf-home"), HF_HUB_OFFLINE="0", HF_TOKEN=secret,
+               MEDCALC_ROOT=str(project))
+    exe = str(Path(sys.executable).parent / "medcalc-maintained")
+    outputs = []
+    for repo, words in (("org/medcalc-maintained", "tag v2.0.0 already exists"),
+                        ("org/not-mirrored", "cannot list the tags")):
+        proc = subprocess.run([exe, "release", "publish", "--release-dir", str(builds["2.0.0"]),
+                               "--target", f"hf://{repo}", "--dry-run"], env=env, capture_output=True, text=True,
+                              timeout=600)
+        out = proc.stdout + proc.stderr
+        outputs.append(out)
+        assert proc.returncode == 1 and words in " ".join(out.split()), out
+    assert all(secret not in out for out in outputs)
