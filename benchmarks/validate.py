@@ -14,7 +14,6 @@ import argparse
 import time
 from pathlib import Path
 
-import pandas as pd
 
 from _common import ROOT
 

@@ -6,7 +6,6 @@ import datetime as dt
 
 import pandas as pd
 import pytest
-import yaml
 
 from medcalc_maintained import apply as apply_stage
 from medcalc_maintained import campaign, ledger, report

@@ -188,3 +188,45 @@ def test_gate_severity_comes_from_params(project):
     (project / "params.yaml").write_text(yaml.safe_dump(params))
     blocking, rep = failing(project)
     assert rep.success and any("is_unverified" in w.expectation for w in rep.warnings)
+
+
+@pytest.fixture(scope="module")
+def release_dir(built, tmp_path_factory) -> Path:
+    """A real release 2.0.0 built from the fixture project by `release.build`."""
+    from medcalc_maintained import release
+
+    shutil.copy(ROOT / "releases.yaml", built / "releases.yaml")
+    shutil.copy(ROOT / "dataset_card.md", built / "dataset_card.md")
+    out = tmp_path_factory.mktemp("rel") / "release"
+    release.build(out, version="2.0.0", inputs=release.Inputs.from_root(built))
+    return out
+
+
+def test_pristine_release_passes(release_dir, built):
+    rep = validate(release_dir, root=built)
+    assert rep.success, [str(f) for f in rep.blocking]
+    assert any(f.suite == "manifest" for f in rep.failures) is False
+
+
+def test_release_file_whose_sha256_differs_from_manifest(release_dir, built, tmp_path):
+    copy = tmp_path / "release"
+    shutil.copytree(release_dir, copy)
+    part = sorted((copy / "data" / "full").glob("*.parquet"))[0]
+    df = pd.read_parquet(part)
+    df.iloc[::-1].to_parquet(part)  # same rows, other bytes
+    rep = validate(copy, root=built)
+    assert not rep.success
+    bad = {f.expectation: f.offending for f in rep.blocking}
+    assert bad["expect_column_values_to_be_in_set(sha256_matches)"] == [f"path={part.relative_to(copy).as_posix()}"]
+
+
+def test_release_duplicate_uid_is_caught_in_release_data(release_dir, built, tmp_path):
+    copy = tmp_path / "release"
+    shutil.copytree(release_dir, copy)
+    part = sorted((copy / "data" / "full").glob("*.parquet"))[0]
+    df = pd.read_parquet(part)
+    pd.concat([df, df.iloc[[0]]], ignore_index=True).to_parquet(part)
+    rep = validate(copy, root=built)
+    names = {f.expectation for f in rep.blocking}
+    assert "expect_compound_columns_to_be_unique(split,uid)" in names
+    assert "expect_column_values_to_be_in_set(sha256_matches)" in names

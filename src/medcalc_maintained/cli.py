@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from medcalc_maintained.clikit import console, err, project_path as _path, fail
 from medcalc_maintained import config
 from medcalc_maintained.io import DataError
 
@@ -23,8 +23,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
-console = Console(stderr=False)
-err = Console(stderr=True)
 
 
 @app.callback()
@@ -32,10 +30,6 @@ def _root() -> None:
     """Maintain MedCalc-Bench labels like code (see the README for the pipeline)."""
 
 
-def fail(exc: Exception, code: int = 2) -> None:
-    """Print an input problem in one red line and exit non-zero."""
-    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
 
 
 @app.command()
@@ -89,9 +83,6 @@ def ingest(
     console.print(f"wrote {out_dir / 'instances.parquet'} ({len(inst)} rows)")
 
 
-def _path(root: Path, value: str | Path) -> Path:
-    p = Path(value)
-    return p if p.is_absolute() else root / p
 
 
 def _read_parquet(path: Path, what: str):

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from medcalc_maintained.clikit import console, project_path as _path, fail as _fail
 from medcalc_maintained import config
 from medcalc_maintained.io import DataError
 
@@ -28,8 +28,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
-console = Console(stderr=False)
-err = Console(stderr=True)
 
 DEFAULT_INSTANCES = "data/interim/instances.parquet"
 DEFAULT_MAINTAINED = "data/maintained/instances.parquet"
@@ -41,14 +39,8 @@ class Arm(str, Enum):
     maintained = "maintained"
 
 
-def _fail(exc: Exception, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
 
 
-def _path(root: Path, value: str | Path) -> Path:
-    p = Path(value)
-    return p if p.is_absolute() else root / p
 
 
 def _compare_params(root: Path, name: str) -> dict:

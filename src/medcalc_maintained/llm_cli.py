@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from medcalc_maintained.clikit import console, err, project_path as _path, fail as _fail
 from medcalc_maintained import config
 from medcalc_maintained.io import DataError, write_atomic, write_text_atomic
 
-console = Console()
-err = Console(stderr=True)
 
 
 class BackendName(str, Enum):
@@ -25,14 +23,8 @@ class BackendName(str, Enum):
     gemini = "gemini"
 
 
-def _fail(msg: Any, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
 
 
-def _path(root: Path, value: str | Path) -> Path:
-    p = Path(value)
-    return p if p.is_absolute() else root / p
 
 
 def _file_sha(path: Path) -> str:

@@ -6,13 +6,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from medcalc_maintained.clikit import console, err, fail as _fail
 from medcalc_maintained.io import DataError
 
-console = Console()
-err = Console(stderr=True)
 
 release_app = typer.Typer(
     help=(
@@ -24,9 +22,6 @@ release_app = typer.Typer(
 )
 
 
-def _fail(exc: Exception, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
 
 
 def _ledger_fail(exc) -> None:

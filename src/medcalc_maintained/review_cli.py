@@ -13,15 +13,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from medcalc_maintained.clikit import console, project_path as _path, fail as _fail
 from medcalc_maintained import config
 from medcalc_maintained.io import DataError
 
-console = Console()
-err = Console(stderr=True)
 
 review_app = typer.Typer(
     help=("Single-blind physician review: export a reviewer's rows of the triage queue as an .xlsx "
@@ -30,20 +28,8 @@ review_app = typer.Typer(
 )
 
 
-def _fail(exc: Exception, code: int = 2) -> None:
-    problems = getattr(exc, "problems", None)
-    if problems and len(problems) > 1:
-        for p in problems[:50]:
-            err.print(f"  {escape(str(p))}", highlight=False, soft_wrap=True)
-        err.print(f"[bold red]error:[/] {len(problems)} problem(s); nothing imported", highlight=False)
-    else:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
 
 
-def _path(root: Path, value: str | Path) -> Path:
-    p = Path(value)
-    return p if p.is_absolute() else root / p
 
 
 def _parquet(path: Path, what: str):
