@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.answers import band, labels_agree, parse_answer, same_value
-from medcalc_maintained.ledger import UNRELEASED, _release_key
+from medcalc_maintained.ledger import UNRELEASED, _release_key, replay
 
 REL_TOL = 1e-6
 _KINDS_FOR_TYPE = {"decimal": {"decimal", "integer"}, "integer": {"integer", "gestational_age"}, "date": {"date"}}
@@ -104,21 +104,12 @@ def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None 
     release = df.get("release", pd.Series([UNRELEASED] * len(df))).fillna(UNRELEASED).astype(str)
     matches = [True] * len(df)
     once = [True] * len(df)
-    current = dict(labels)
-    seen: set[tuple] = set()
     order = sorted((i for i in range(len(df)) if df.at[i, "decision"] == "accepted"),
                    key=lambda i: (_safe_release_key(release[i]), i))
-    for i in order:
-        k = keys[i]
-        if k not in current:
-            continue
-        if (k, release[i]) in seen:
-            once[i] = False
-        seen.add((k, release[i]))
-        ok = same_value(str(df.at[i, "old_value"]), current[k], otypes[k])
-        matches[i] = ok
-        if ok and df.at[i, "new_value_valid"]:
-            current[k] = str(df.at[i, "new_value"])
+    entries = ((i, keys[i], release[i], df.at[i, "old_value"], df.at[i, "new_value"]) for i in order)
+    for step in replay(entries, dict(labels), otypes):
+        matches[step.pos] = step.matches_base
+        once[step.pos] = step.first_in_release
     df["old_value_matches_base"] = matches
     df["one_accepted_per_row_release"] = once
     return df

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import jsonschema
 import pandas as pd
@@ -228,6 +228,45 @@ def normalise(value: Any, output_type: str, style: str | None) -> str:
     return format_answer(value, output_type, style)
 
 
+@dataclass
+class Step:
+    """One accepted record replayed over the labels (see :func:`replay`)."""
+
+    pos: int                   # the caller's position of the record
+    key: tuple[str, int]       # (split, uid)
+    base: str                  # the row's label before this record
+    first_in_release: bool     # no earlier accepted record for this row in the same release
+    first_pos: int             # position of the first accepted record of this row and release
+    matches_base: bool         # old_value denotes the base label
+    applied: bool              # the label moved to new_value
+
+
+def replay(entries: Iterable[tuple[int, tuple[str, int], str, Any, Any]], labels: dict[tuple[str, int], str],
+           otypes: dict[tuple[str, int], str]) -> Iterator[Step]:
+    """Replay accepted records over ``labels`` (modified in place), in the order given.
+
+    ``entries`` are ``(pos, (split, uid), release, old_value, new_value)`` sorted by release and
+    then ledger order. A record applies when it is the first accepted one of its row in its
+    release, its ``old_value`` is the label at that point (its base) and its ``new_value`` parses.
+    Rows that do not exist are skipped. The one definition of "the label at the base release",
+    used by :func:`check_and_apply` and by the ledger contract.
+    """
+    first: dict[tuple[str, int, str], int] = {}
+    for pos, key, release, old, new in entries:
+        if key not in labels:
+            continue
+        otype = otypes[key]
+        base = labels[key]
+        slot = (*key, release)
+        is_first = slot not in first
+        first.setdefault(slot, pos)
+        matches = same_value(str(old), base, otype)
+        applied = is_first and matches and parse_answer(str(new), otype).is_valid
+        if applied:
+            labels[key] = str(new)
+        yield Step(pos, key, base, is_first, first[slot], matches, applied)
+
+
 def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
                     prior: list[LedgerProblem] | None = None) -> pd.DataFrame:
     """Apply accepted records, in release order, to upstream ``instances``; return maintained rows.
@@ -282,28 +321,25 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
                 problems.append(LedgerProblem(rec.path, "label_status 'corrected' but new_value agrees with old_value", rec.id, "label_status"))
 
     accepted = sorted((r for r in selected if r["decision"] == "accepted"), key=lambda r: (_release_key(r.release), r.path, r.index))
-    seen: dict[tuple[str, int, str], Record] = {}
-    for rec in accepted:
-        key = (rec["split"], int(rec["uid"]))
-        if key not in index:
-            continue
-        dup_key = (*key, rec.release)
-        if dup_key in seen:
-            other = seen[dup_key]
+    current = {key: labels[i] for key, i in index.items()}
+    row_types = {key: otypes[i] for key, i in index.items()}
+    entries = ((n, (r["split"], int(r["uid"])), r.release, r["old_value"], r["new_value"]) for n, r in enumerate(accepted))
+    for step in replay(entries, current, row_types):
+        rec = accepted[step.pos]
+        if not step.first_in_release:
+            other = accepted[step.first_pos]
             problems.append(LedgerProblem(
-                rec.path, f"second accepted record for {key[0]} uid {key[1]} in release {rec.release} "
+                rec.path, f"second accepted record for {step.key[0]} uid {step.key[1]} in release {rec.release} "
                           f"(first: {other.id} in {other.path})", rec.id, "decision"))
             continue
-        seen[dup_key] = rec
-        i = index[key]
-        otype = otypes[i]
-        if not same_value(rec["old_value"], labels[i], otype):
+        if not step.matches_base:
             problems.append(LedgerProblem(
-                rec.path, f"old_value {rec['old_value']!r} does not match the current label {labels[i]!r}", rec.id, "old_value"))
+                rec.path, f"old_value {rec['old_value']!r} does not match the current label {step.base!r}", rec.id, "old_value"))
             continue
-        if not parse_answer(rec["new_value"], otype).is_valid:
+        if not step.applied:
             continue
-        labels[i] = normalise(rec["new_value"], otype, styles[i])
+        i = index[step.key]
+        labels[i] = normalise(rec["new_value"], otypes[i], styles[i])
         status[i] = rec["label_status"]
         source[i] = rec["source"]
         ids[i].append(rec.id)
