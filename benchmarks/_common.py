@@ -25,3 +25,27 @@ def replicated_test_split(n: int = FULL_SIZE) -> pd.DataFrame:
     big = pd.concat([df] * reps, ignore_index=True).iloc[:n].copy()
     big["Row Number"] = [str(i) for i in range(1, n + 1)]
     return big
+
+
+def best_of(fn, repeat: int) -> tuple[float, float, object]:
+    """Run ``fn`` ``repeat`` times: (best seconds, median seconds, last result)."""
+    import time
+
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), sorted(times)[len(times) // 2], result
+
+
+def replicated_instances(rows: int):
+    """The ingested v1.0 test split replicated to ``rows`` instances (via a temporary CSV)."""
+    import tempfile
+
+    from medcalc_maintained.ingest import ingest
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "big.csv"
+        replicated_test_split(rows).to_csv(src, index=False)
+        return ingest([("test", src)]).instances

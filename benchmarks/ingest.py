@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
-from _common import FULL_SIZE, replicated_test_split
+from _common import FULL_SIZE, best_of, replicated_test_split
 
 from medcalc_maintained.ingest import ingest, write_outputs
 
@@ -23,16 +22,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "big.csv"
         replicated_test_split(args.rows).to_csv(src, index=False)
-        times = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
+
+        def once():
             result = ingest([("test", src)])
             write_outputs(result, Path(tmp) / "out")
-            times.append(time.perf_counter() - t0)
-        assert len(result.instances) == args.rows and result.quarantine.empty
-    best = min(times)
-    print(f"ingest: {args.rows} rows, best of {args.repeat}: {best:.2f} s -> {args.rows / best:,.0f} rows/s "
-          f"(median {sorted(times)[len(times) // 2]:.2f} s)")
+            return result
+
+        best, median, result = best_of(once, args.repeat)
+    assert len(result.instances) == args.rows and result.quarantine.empty
+    print(f"ingest: {args.rows} rows, best of {args.repeat}: {best:.2f} s -> {args.rows / best:,.0f} rows/s (median {median:.2f} s)")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from medcalc_maintained import apply as apply_stage
 from medcalc_maintained import compare
 from medcalc_maintained.ingest import ingest
 from medcalc_maintained.reward import compute_score
@@ -36,8 +37,8 @@ def _ledger(tmp_path, instances):
 def test_reward_noise_on_hand_made_ledger(instances, tmp_path):
     assert instances.loc[instances["uid"] == 41, "Ground Truth Answer"].item() == "4"
     led = _ledger(tmp_path, instances)
-    base = compare.release_labels(instances, [led], "1.0.0")
-    new = compare.release_labels(instances, [led], "2.0.0")
+    base = apply_stage.build(instances, [led], upto="1.0.0")
+    new = apply_stage.build(instances, [led], upto="2.0.0")
     rows, summary = compare.reward_noise(base, new)
     assert summary["rows"] == 3  # only the rows 2.0.0 verified
     by = rows.set_index("uid")
@@ -55,8 +56,8 @@ def test_reward_noise_on_hand_made_ledger(instances, tmp_path):
 
 def test_arms_share_prompts_and_differ_only_in_ground_truth(instances, tmp_path):
     led = _ledger(tmp_path, instances)
-    arms = compare.export_arms(compare.release_labels(instances, [led], "1.0.0"),
-                               compare.release_labels(instances, [led], "2.0.0"))
+    arms = compare.export_arms(apply_stage.build(instances, [led], upto="1.0.0"),
+                               apply_stage.build(instances, [led], upto="2.0.0"))
     o, m = arms["original"]["verl"], arms["maintained"]["verl"]
     assert len(o) == len(m) == 3
     assert o["prompt"].tolist() == m["prompt"].tolist()
@@ -84,7 +85,7 @@ def test_real_release_flip_rate_matches_status_counts(instances, campaign_dir, t
                                         workbook_names=(sampled.name, final.name))
     p = tmp_path / "c.yaml"
     p.write_text(ledger.dump(records, p))
-    base, new = compare.release_labels(instances, [p], "1.0.0"), compare.release_labels(instances, [p], "2.0.0")
+    base, new = apply_stage.build(instances, [p], upto="1.0.0"), apply_stage.build(instances, [p], upto="2.0.0")
     _, summary = compare.reward_noise(base, new)
     statuses = pd.Series([r["label_status"] for r in records]).value_counts()
     assert summary["rows"] == len(records)

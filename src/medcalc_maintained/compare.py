@@ -1,7 +1,7 @@
 """Stage ``compare``: what a label change does to rewards (paper section 4), for any two releases.
 
-* :func:`release_labels` - the labels of a release version, rebuilt from the upstream instances
-  and the ledger records of releases up to that version (``apply.build(..., upto=version)``).
+The labels of a release come from :func:`medcalc_maintained.release.build_tables` (the CLI) or,
+for an explicit ledger, from ``apply.build(instances, ledger, upto=version)``.
 * :func:`export_arms` - the two GRPO training arms as verl parquet rows and as TRL-ready rows;
   identical prompts in identical order, differing only in ground truth (asserted).
 * :func:`reward_noise` - for every row, is a policy that answers the new label rewarded under the
@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained import apply as apply_stage
 from medcalc_maintained.reward import DEFAULT_LAMBDA, ground_truth_json, score
 from medcalc_maintained.train import SYSTEM_PROMPT, build_prompt
 
@@ -25,11 +24,6 @@ DATA_SOURCE = "medcalc-maintained"
 ABILITY = "clinical-calculation"
 LABEL_COLUMNS = ["split", "uid", "Calculator ID", "Calculator Name", "Output Type", "Ground Truth Answer",
                  "Lower Limit", "Upper Limit", "Label Status"]
-
-
-def release_labels(instances: pd.DataFrame, ledger_paths: Iterable[Path], version: str) -> pd.DataFrame:
-    """All rows of ``instances`` with the labels of release ``version`` (``Label Status`` included)."""
-    return apply_stage.build(instances, list(ledger_paths), upto=version)
 
 
 def arm_rows(base: pd.DataFrame, new: pd.DataFrame, rows: str = "verified") -> pd.DataFrame:
@@ -158,4 +152,4 @@ def write_jsonl_predictions(labels: pd.DataFrame, path: Path, label_column: str 
     return n
 
 
-__all__ = ["release_labels", "export_arms", "reward_noise", "plot_flip_rates", "write_jsonl_predictions", "SYSTEM_PROMPT"]
+__all__ = ["export_arms", "reward_noise", "plot_flip_rates", "write_jsonl_predictions", "SYSTEM_PROMPT"]

@@ -224,9 +224,14 @@ def release_frame(root: Path, version: str, config_name: str = "full"):
     return pd.concat(frames, ignore_index=True)
 
 
-def _release_pair(root: Path, base: str, new: str):
+def _release_pair(root: Path, params: dict, base: str | None, new: str | None, rows: str | None):
+    """The options of `compare export|analyze` resolved against their params section, and the
+    full tables of both releases: ``(base, new, rows, base_df, new_df)``."""
+    base = base or str(params.get("base", "1.0.0"))
+    new = new or str(params.get("new", "2.0.0"))
+    rows = rows or str(params.get("rows", "verified"))
     try:
-        return release_frame(root, base), release_frame(root, new)
+        return base, new, rows, release_frame(root, base), release_frame(root, new)
     except DataError as exc:
         _fail(exc)
 
@@ -249,9 +254,8 @@ def export_command(
 
     root = config.project_root()
     params = _compare_params(root, "export")
-    base, new, rows = base or str(params.get("base", "1.0.0")), new or str(params.get("new", "2.0.0")), rows or params.get("rows", "verified")
     out_dir = out or _path(root, params.get("out", "data/compare/arms"))
-    base_df, new_df = _release_pair(root, base, new)
+    base, new, rows, base_df, new_df = _release_pair(root, params, base, new, rows)
     try:
         arms = compare.export_arms(base_df, new_df, rows=rows)
     except ValueError as exc:
@@ -280,9 +284,8 @@ def analyze_command(
 
     root = config.project_root()
     params = _compare_params(root, "analyze")
-    base, new, rows = base or str(params.get("base", "1.0.0")), new or str(params.get("new", "2.0.0")), rows or params.get("rows", "verified")
     out_dir = out or _path(root, params.get("out", "data/compare"))
-    base_df, new_df = _release_pair(root, base, new)
+    base, new, rows, base_df, new_df = _release_pair(root, params, base, new, rows)
     rows_df, summary = compare.reward_noise(base_df, new_df, rows=rows, lam=float(params.get("lambda", 0.1)))
     summary.update({"base": base, "new": new})
     write_atomic(out_dir / "reward_flips.parquet", lambda p: rows_df.to_parquet(p, index=False))

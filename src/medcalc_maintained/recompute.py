@@ -76,24 +76,14 @@ def recompute(instances: pd.DataFrame, progress: bool = False) -> pd.DataFrame:
     return df
 
 
-def per_calculator_agreement(rec: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
-    """Share of rows per calculator whose label our calculator reproduces (for ``dvc plots``)."""
-    names = instances[["split", "uid", "Calculator Name"]]
-    df = rec.merge(names, on=["split", "uid"])
-    df["agreement"] = df["agrees_with_original"].fillna(False).astype(float)
-    return (df.groupby("Calculator Name", as_index=False)["agreement"].mean()
-            .sort_values("agreement").rename(columns={"Calculator Name": "calculator"}))
-
-
-def summarise(rec: pd.DataFrame, instances: pd.DataFrame, maintained: pd.DataFrame | None = None) -> dict[str, Any]:
-    """Per-calculator computable and agreement rates, and (given maintained labels) the detector's
-    precision and recall for "the original label diverges from the maintained label"."""
+def per_calculator(rec: pd.DataFrame, instances: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per calculator: rows, computable rate, agreement rate among computable rows, flags."""
     names = instances.drop_duplicates("calculator_id").set_index("calculator_id")["Calculator Name"].to_dict()
-    per_calc = []
+    out = []
     for cid, g in rec.groupby("calculator_id"):
         comp = g["computable"]
         agree = g.loc[comp, "agrees_with_original"].astype(bool)
-        per_calc.append({
+        out.append({
             "calculator_id": int(cid),
             "calculator": names.get(cid, str(cid)),
             "rows": int(len(g)),
@@ -101,6 +91,19 @@ def summarise(rec: pd.DataFrame, instances: pd.DataFrame, maintained: pd.DataFra
             "agreement_rate": round(float(agree.mean()), 4) if len(agree) else None,
             "flagged": int(g["finding"].isin(FLAGGING).sum()),
         })
+    return out
+
+
+def per_calculator_agreement(rec: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
+    """The agreement rates of :func:`per_calculator` as a two-column table (for ``dvc plots``)."""
+    rows = [{"calculator": d["calculator"], "agreement": d["agreement_rate"] or 0.0} for d in per_calculator(rec, instances)]
+    return pd.DataFrame(rows).sort_values("agreement", kind="stable").reset_index(drop=True)
+
+
+def summarise(rec: pd.DataFrame, instances: pd.DataFrame, maintained: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Per-calculator computable and agreement rates, and (given maintained labels) the detector's
+    precision and recall for "the original label diverges from the maintained label"."""
+    per_calc = per_calculator(rec, instances)
     summary: dict[str, Any] = {
         "rows": int(len(rec)),
         "computable": int(rec["computable"].sum()),
