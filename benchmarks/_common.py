@@ -43,7 +43,7 @@ def replicated_instances(rows: int):
     """The ingested v1.0 test split replicated to ``rows`` instances (via a temporary CSV)."""
     import tempfile
 
-    from medcalc_maintained.ingest import ingest
+    from medcalc_maintained.stages.ingest import ingest
 
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "big.csv"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from _common import FULL_SIZE, best_of, replicated_test_split
 
-from medcalc_maintained.ingest import ingest, write_outputs
+from medcalc_maintained.stages.ingest import ingest, write_outputs
 
 
 def main() -> None:

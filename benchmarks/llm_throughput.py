@@ -67,7 +67,7 @@ def main() -> None:
 
 
     from medcalc_maintained import relabel as stage
-    from medcalc_maintained.ingest import ingest
+    from medcalc_maintained.stages.ingest import ingest
     from medcalc_maintained.verifiers import runner
     from medcalc_maintained.verifiers.settings import load
     from _common import upstream

@@ -10,7 +10,7 @@ import argparse
 
 from _common import FULL_SIZE, best_of, replicated_instances
 
-from medcalc_maintained.recompute import recompute
+from medcalc_maintained.quality.recompute import recompute
 
 
 def main() -> None:

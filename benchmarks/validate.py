@@ -18,7 +18,7 @@ from pathlib import Path
 from _common import ROOT
 
 from medcalc_maintained import config
-from medcalc_maintained import validate as V
+from medcalc_maintained.contracts import validate as V
 
 
 def plain_pandas(target: Path | None) -> int:

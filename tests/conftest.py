@@ -34,3 +34,99 @@ def old_test_csv() -> Path:
 @pytest.fixture(scope="session")
 def campaign_dir() -> Path:
     return upstream_file("validate-medcalc-labels/medcalc_v1_corrected.csv").parent
+
+
+# ----------------------------------------------------------------------------------------------
+# One run of the real pipeline's first stages, shared by the whole session. Treat these as
+# read-only: a test that changes a frame or a file works on its own copy (`project_root`).
+
+
+@pytest.fixture(scope="session")
+def campaign_workbooks(campaign_dir) -> tuple[Path, Path]:
+    """(sampled, final): the published phase-3 workbooks."""
+    phase3 = campaign_dir / "phase3"
+    return phase3 / "y_new_and_sampled_MD_evals.xlsx", phase3 / "y_final_MD_evals_incorporated.xlsx"
+
+
+@pytest.fixture(scope="session")
+def real_instances(v1_test_csv):
+    """The v1.0 test split ingested once (1,047 rows)."""
+    from medcalc_maintained.stages.ingest import ingest
+
+    return ingest([("test", v1_test_csv)]).instances
+
+
+@pytest.fixture(scope="session")
+def real_recompute(real_instances):
+    from medcalc_maintained.quality.recompute import recompute
+
+    return recompute(real_instances)
+
+
+@pytest.fixture(scope="session")
+def campaign_table(campaign_workbooks):
+    from medcalc_maintained.ledger import campaign
+
+    return campaign.read_workbooks(*campaign_workbooks)
+
+
+@pytest.fixture(scope="session")
+def campaign_records(real_instances, real_recompute, campaign_table, campaign_workbooks) -> list[dict]:
+    """The 887 records of the published audit, as `import-campaign` makes them."""
+    from medcalc_maintained.ledger import campaign
+
+    sampled, final = campaign_workbooks
+    records, unreadable = campaign.build_records(
+        campaign_table, real_instances, real_recompute, decided_at="2025-12-22", release="2.0.0",
+        id_prefix="audit2025", workbook_names=(sampled.name, final.name))
+    assert unreadable == []
+    return records
+
+
+@pytest.fixture(scope="session")
+def campaign_ledger(campaign_records, tmp_path_factory) -> Path:
+    """The campaign records written as a ledger file."""
+    from medcalc_maintained import ledger
+
+    path = tmp_path_factory.mktemp("campaign") / "audit-2025.yaml"
+    path.write_text(ledger.dump(campaign_records, path), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_maintained(real_instances, campaign_ledger):
+    """Maintained labels: the campaign ledger applied to the v1.0 instances."""
+    from medcalc_maintained.ledger.apply import build
+
+    return build(real_instances, [campaign_ledger])
+
+
+@pytest.fixture(scope="session")
+def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, real_maintained) -> Path:
+    """A project root holding the real outputs of ingest, recompute, import-campaign and apply,
+    with this checkout's params.yaml, expectations, releases.yaml and card. Read-only."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("pipeline-project")
+    for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "expectations", root / "expectations")
+    for rel, frame in (("data/interim/instances.parquet", real_instances),
+                       ("data/audit/recompute.parquet", real_recompute),
+                       ("data/maintained/instances.parquet", real_maintained)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(root / rel, index=False)
+    (root / "data" / "campaign").mkdir(parents=True)
+    shutil.copy(campaign_ledger, root / "data" / "campaign" / "audit-2025.yaml")
+    (root / "data" / "corrections").mkdir()
+    return root
+
+
+@pytest.fixture
+def project_root(pipeline_project, tmp_path) -> Path:
+    """A writable copy of :func:`pipeline_project` for one test."""
+    import shutil
+
+    dst = tmp_path / "project"
+    shutil.copytree(pipeline_project, dst)
+    return dst

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from medcalc_maintained.answers import (
+from medcalc_maintained.core.answers import (
     first_number,
     format_answer,
     is_correct,

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from medcalc_maintained import apply as apply_stage
+from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained import compare
-from medcalc_maintained.ingest import ingest
+from medcalc_maintained.stages.ingest import ingest
 from medcalc_maintained.reward import compute_score
 
 
@@ -75,8 +75,9 @@ def test_arms_share_prompts_and_differ_only_in_ground_truth(instances, tmp_path)
 
 
 def test_real_release_flip_rate_matches_status_counts(instances, campaign_dir, tmp_path):
-    from medcalc_maintained import campaign, ledger
-    from medcalc_maintained.recompute import recompute
+    from medcalc_maintained import ledger
+from medcalc_maintained.ledger import campaign
+    from medcalc_maintained.quality.recompute import recompute
 
     sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"
     final = campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx"

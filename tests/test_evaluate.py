@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from medcalc_maintained.compare_cli import app
+from medcalc_maintained.cli.compare import app
 from medcalc_maintained.evaluate import (
     bootstrap_accuracy_ci,
     evaluate,
     mcnemar_exact,
     read_predictions,
 )
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.io import DataError
 
 runner = CliRunner()
 

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from medcalc_maintained import apply as apply_stage
+from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained.cli import app
-from medcalc_maintained.ingest import ingest
+from medcalc_maintained.stages.ingest import ingest
 from medcalc_maintained.ledger import LedgerError
 
 runner = CliRunner()

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from paths import ROOT
 from medcalc_maintained import ledger, release
 from medcalc_maintained.cli import app
-from medcalc_maintained.ingest import ingest
-from medcalc_maintained.io import DataError
+from medcalc_maintained.stages.ingest import ingest
+from medcalc_maintained.core.io import DataError
 
 runner = CliRunner()
 

@@ -27,10 +27,11 @@ import pytest
 from typer.testing import CliRunner
 
 from paths import ROOT
-from medcalc_maintained import campaign, ledger, release
-from medcalc_maintained.answers import same_value
+from medcalc_maintained import ledger, release
+from medcalc_maintained.ledger import campaign
+from medcalc_maintained.core.answers import same_value
 from medcalc_maintained.cli import app
-from medcalc_maintained.ingest import ingest
+from medcalc_maintained.stages.ingest import ingest
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()

@@ -137,7 +137,7 @@ def test_smoke_grpo_two_steps(tmp_path):
 
 @needs_train
 def test_cli_compare_train_smoke(tmp_path, monkeypatch):
-    from medcalc_maintained.compare_cli import app
+    from medcalc_maintained.cli.compare import app
 
     inst = tmp_path / "instances.parquet"
     INSTANCES.to_parquet(inst)

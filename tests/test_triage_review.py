@@ -17,14 +17,15 @@ import yaml
 from openpyxl import load_workbook
 from typer.testing import CliRunner
 
-from medcalc_maintained import apply as apply_stage
-from medcalc_maintained import campaign, ledger
+from medcalc_maintained.ledger import apply as apply_stage
+from medcalc_maintained import ledger
+from medcalc_maintained.ledger import campaign
 from medcalc_maintained import review as rv
 from medcalc_maintained import triage as tr
-from medcalc_maintained.answers import format_answer, parse_answer
+from medcalc_maintained.core.answers import format_answer, parse_answer
 from medcalc_maintained.cli import app
-from medcalc_maintained.ingest import ingest
-from medcalc_maintained.recompute import FLAGGING, recompute
+from medcalc_maintained.stages.ingest import ingest
+from medcalc_maintained.quality.recompute import FLAGGING, recompute
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,12 +11,13 @@ import yaml
 from typer.testing import CliRunner
 
 from paths import ROOT
-from medcalc_maintained import apply as apply_stage
-from medcalc_maintained import campaign, ledger
+from medcalc_maintained.ledger import apply as apply_stage
+from medcalc_maintained import ledger
+from medcalc_maintained.ledger import campaign
 from medcalc_maintained.cli import app
-from medcalc_maintained.ingest import ingest
-from medcalc_maintained.recompute import recompute
-from medcalc_maintained.validate import validate
+from medcalc_maintained.stages.ingest import ingest
+from medcalc_maintained.quality.recompute import recompute
+from medcalc_maintained.contracts.validate import validate
 
 runner = CliRunner()
 

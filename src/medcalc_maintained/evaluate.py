@@ -11,7 +11,7 @@
 Grading follows the reward rules of :mod:`medcalc_maintained.reward`: when the output contains
 ``<answer>...</answer>`` the last one is the answer, otherwise the whole output is; an empty or
 unparsable answer is wrong; an abstention (``N/A``) is correct only when the label is ``N/A``;
-otherwise :func:`medcalc_maintained.answers.is_correct` decides. **A uid of a label set that has no
+otherwise :func:`medcalc_maintained.core.answers.is_correct` decides. **A uid of a label set that has no
 prediction counts as wrong** (its status is ``missing``), so accuracies are always over the whole
 label set.
 
@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.answers import OUTPUT_TYPES, is_correct, parse_answer
-from medcalc_maintained.io import DataError, write_atomic, write_text_atomic
+from medcalc_maintained.core.answers import OUTPUT_TYPES, is_correct, parse_answer
+from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomic
 from medcalc_maintained.reward import extract_answer, parse_model_answer
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")

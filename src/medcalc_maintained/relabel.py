@@ -3,7 +3,7 @@
 The labeller sees only the note and the question (never the original label, its extracted
 entities or its explanation) and answers inside ``<answer>…</answer>`` with a number, a date, a
 gestational age or ``N/A`` when the note lacks what is needed. Answers are read with
-:func:`medcalc_maintained.answers.parse_answer`. With ``gemini`` each row gets ``runs`` (5)
+:func:`medcalc_maintained.core.answers.parse_answer`. With ``gemini`` each row gets ``runs`` (5)
 independent runs and is labelled only when at least ``threshold`` (4) agree in type and value
 (reals to 2 decimals, dates exactly, or all abstain; see :mod:`medcalc_maintained.verifiers.voting`);
 otherwise it is deferred. The offline default replays the campaign's published consensus labels
@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.answers import Answer, format_answer, parse_answer
+from medcalc_maintained.core.answers import Answer, format_answer, parse_answer
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers.base import Backend, Task, last_tag
 from medcalc_maintained.verifiers.engine import Outcome

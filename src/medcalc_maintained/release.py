@@ -59,14 +59,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from medcalc_maintained import apply, config, ledger
-from medcalc_maintained.answers import parse_answer
-from medcalc_maintained.io import DataError, sha256_file, write_text_atomic
+from medcalc_maintained import config, ledger
+from medcalc_maintained.ledger import apply
+from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.io import DataError, sha256_file, write_text_atomic
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 KINDS = ("major", "minor", "patch")
 DEFAULT_ROWS = ("verified", "all")
-# `gates`: per-release overrides of the validate QC gates, read by medcalc_maintained.validate
+# `gates`: per-release overrides of the validate QC gates, read by medcalc_maintained.contracts.validate
 RELEASE_FIELDS = {"version", "date", "kind", "description", "default_rows", "ledger_ref", "gates"}
 CONFIGS = ("default", "full", "original", "corrections")
 UPSTREAM_COLUMNS = [
@@ -925,16 +926,11 @@ class PublishResult:
 
 def check_release(release_dir: Path) -> tuple[list[str], list[str]]:
     """(problems, notes) of a built release: manifest integrity, then the data contracts
-    (``medcalc_maintained.validate.validate_release``)."""
+    (``medcalc_maintained.contracts.validate.validate_release``)."""
     problems = verify_manifest(release_dir)
     notes: list[str] = []
-    try:
-        from medcalc_maintained import validate as contracts
-    except ModuleNotFoundError as exc:
-        if exc.name != "medcalc_maintained.validate":
-            raise
-        notes.append("data contracts are not installed (medcalc_maintained.validate); only the manifest was checked")
-        return problems, notes
+    from medcalc_maintained.contracts import validate as contracts
+
     result = contracts.validate_release(Path(release_dir))
     failures = list(getattr(result, "failures", []) or [])
     blocking = list(getattr(result, "blocking", failures))
@@ -1123,151 +1119,3 @@ def publish(release_dir: Path, target: str, *, dry_run: bool = False, say: Calla
     result = fn(release_dir, tgt, man, dry_run, say)
     result.notes = notes + result.notes
     return result
-
-
-# --------------------------------------------------------------------------------------------
-# propose
-
-
-PROPOSAL_PREFIX = "C-"
-
-
-def _history_ids(root: Path, paths: list[Path]) -> set[str]:
-    """Ids that ever appeared in the git history of the ledger paths (ids are never reused)."""
-    rels = []
-    for p in paths:
-        try:
-            rels.append(p.resolve().relative_to(root).as_posix())
-        except ValueError:
-            continue
-    if not rels or not (root / ".git").exists():
-        return set()
-    proc = subprocess.run(["git", "log", "--all", "--format=", "-p", "--", *rels], cwd=root, capture_output=True)
-    if proc.returncode != 0:
-        return set()
-    return set(re.findall(r"\bid:\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]+)", proc.stdout.decode(errors="replace")))
-
-
-def next_id(used: Iterable[str], prefix: str = PROPOSAL_PREFIX) -> str:
-    pat = re.compile(rf"^{re.escape(prefix)}(\d+)$")
-    n = max((int(m.group(1)) for u in used if (m := pat.match(u))), default=0)
-    return f"{prefix}{n + 1:04d}"
-
-
-@dataclass
-class Proposal:
-    record: dict[str, Any]
-    path: Path
-
-
-def propose(*, uid: int, new_value: str, error_type: str, rationale: str, split: str = "test",
-            evidence: list[str] | None = None, reviewer_id: str | None = None, reviewer_role: str = "contributor",
-            specialty: str | None = None, source: str = "contributor", blinded: bool = False,
-            file: Path | None = None, today: str | None = None, inputs: Inputs | None = None) -> Proposal:
-    """Append a deferred ledger record to ``file`` (default data/corrections/<yyyy-mm>-proposals.yaml).
-
-    ``old_value`` is the current maintained label (every accepted record, released or not, applied),
-    ``label_status`` follows from the values, and the id is the next unused ``C-NNNN`` (also
-    unused in the git history of the ledger). The whole ledger is checked with the new record
-    before the file is replaced atomically.
-    """
-    from medcalc_maintained.answers import labels_agree
-
-    inputs = inputs or Inputs.from_root()
-    today = today or dt.date.today().isoformat()
-    if _date_text(today) is None:
-        raise DataError("--date", f"{today!r} is not a YYYY-MM-DD date")
-    if not rationale or not rationale.strip():
-        raise DataError("--rationale", "must say why the label is wrong (or right)")
-    if source not in ledger.SOURCES:
-        raise DataError("--source", f"{source!r} is not one of {', '.join(ledger.SOURCES)}")
-    etype = None if error_type in ("none", "", None) else error_type
-    if etype is not None and etype not in ledger.ERROR_TYPES:
-        raise DataError("--error-type", f"{error_type!r} is not one of {', '.join(ledger.ERROR_TYPES)} or none")
-    if not inputs.instances.is_file():
-        raise DataError(inputs.instances, "upstream instances not found (run `dvc repro ingest`)")
-    instances = pd.read_parquet(inputs.instances)
-    current = apply.build(instances, inputs.ledger, upto=None)
-    hit = current[(current["split"].astype(str) == split) & (current["uid"] == int(uid))]
-    if hit.empty:
-        raise DataError(inputs.instances, f"uid {uid} does not exist in split {split!r}", row=uid, field="uid")
-    row = hit.iloc[0]
-    otype = str(row["Output Type"])
-    old = str(row["Ground Truth Answer"])
-    parsed = parse_answer(new_value, otype)
-    if not parsed.is_valid:
-        raise DataError("--new-value", f"{new_value!r} is not a valid {otype} answer ({parsed.reason})")
-    new = ledger.normalise(new_value, otype, ledger.label_style(row))
-    if parsed.is_abstain:
-        status = "abstain"
-    elif parse_answer(old, otype).is_valid and not parse_answer(old, otype).is_abstain and labels_agree(new, old, otype):
-        status = "confirmed"
-    else:
-        status = "corrected"
-    if status == "confirmed" and etype is not None:
-        raise DataError("--error-type", f"the new value {new!r} agrees with the current label {old!r}: that is a "
-                                        "confirmation, pass --error-type none")
-    if status != "confirmed" and etype is None:
-        raise DataError("--error-type", f"a {status} label needs an error type ({', '.join(ledger.ERROR_TYPES)})")
-
-    target = Path(file) if file else inputs.ledger_dir() / f"{today[:7]}-proposals.yaml"
-    target = target if target.is_absolute() else inputs.root / target
-    files = ledger.ledger_files([p for p in inputs.ledger if p.exists()])
-    if target.resolve() not in {f.resolve() for f in files} and target.parent.resolve() not in {
-            p.resolve() for p in inputs.ledger if p.is_dir()}:
-        raise DataError(target, "is not inside a ledger directory of params.yaml (apply.ledger)")
-
-    records, problems = ledger.collect(files)
-    used = {r.id for r in records} | _history_ids(inputs.root, [p for p in inputs.ledger])
-    rec: dict[str, Any] = {
-        "id": next_id(used),
-        "uid": int(uid),
-        "split": split,
-        "old_value": old,
-        "new_value": new,
-        "decision": "deferred",
-        "label_status": status,
-        "error_type": etype,
-        "rationale": " ".join(rationale.split()),
-        "evidence": list(evidence or []),
-        "source": source,
-        "reviewer": {"id": reviewer_id or os.environ.get("USER") or "anonymous", "role": reviewer_role,
-                     "specialty": specialty},
-        "blinded": bool(blinded),
-        "decided_at": today,
-    }
-
-    header, batch, existing = "", None, []
-    if target.is_file():
-        text = target.read_text(encoding="utf-8")
-        lead = []
-        for line in text.splitlines():
-            if not line.startswith("#"):
-                break
-            lead.append(line[1:].lstrip(" ") if line.startswith("# ") or line == "#" else line[1:])
-        header = "\n".join(lead)
-        doc = yaml.safe_load(text) or {}
-        if not isinstance(doc, dict):
-            raise DataError(target, "expected a mapping with a 'corrections' list", field="corrections")
-        batch = doc.get("batch")
-        existing = list(doc.get("corrections") or [])
-    else:
-        header = ("Label corrections proposed with `medcalc-maintained propose` (decision: deferred until a\n"
-                  "reviewer adjudicates them; see CONTRIBUTING.md).")
-    text = ledger.dump(existing + [rec], target, batch=batch, header=header)
-
-    with tempfile.TemporaryDirectory(prefix="medcalc-propose-") as tmp:
-        cand = Path(tmp) / target.name
-        cand.write_text(text, encoding="utf-8")
-        others = [f for f in files if f.resolve() != target.resolve()]
-        try:
-            recs = ledger.load(others + [cand])
-            ledger.check_and_apply(instances, recs, upto=None)
-        except ledger.LedgerError as exc:
-            for p in exc.problems:
-                if p.path == str(cand):
-                    p.path = str(target)
-            raise
-    write_text_atomic(target, text)
-    ledger.load(files if target in files else files + [target])
-    return Proposal(rec, target)

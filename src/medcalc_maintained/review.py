@@ -13,7 +13,7 @@ order). Three sheets:
 Import reads a filled packet into ledger records (``source: physician``, ``blinded: true``, the
 reviewer's id/role/specialty, the answer, the comment as rationale). Adjudication
 (``params.yaml`` ``triage.adjudication.agree_with``): the answer is ``accepted`` when it agrees, by
-:func:`medcalc_maintained.answers.labels_agree`, with one of the references listed there —
+:func:`medcalc_maintained.core.answers.labels_agree`, with one of the references listed there —
 ``relabel`` (the independent relabel label), ``physician`` (an earlier, deferred physician answer
 on the same row: two physicians agree) or ``current`` (the maintained label); an empty list accepts
 every answer. Otherwise the record is written ``deferred`` with the physician's answer as
@@ -37,9 +37,11 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.answers import Answer, format_answer, labels_agree, parse_answer
-from medcalc_maintained.campaign import classify_error
-from medcalc_maintained.io import DataError, write_text_atomic
+from medcalc_maintained.core.answers import Answer, format_answer, labels_agree, parse_answer
+from medcalc_maintained.ledger.campaign import classify_error
+from medcalc_maintained.core.labels import row_style
+from medcalc_maintained.ledger.apply import check_and_apply
+from medcalc_maintained.core.io import DataError, write_text_atomic
 from medcalc_maintained.triage import Reviewer
 
 PACKET_FORMAT = "medcalc-review-packet-v1"
@@ -170,7 +172,7 @@ def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], revi
     from openpyxl.styles import Alignment, Font, PatternFill, Protection
     from openpyxl.worksheet.datavalidation import DataValidation
 
-    from medcalc_maintained.io import write_atomic
+    from medcalc_maintained.core.io import write_atomic
 
     keys = sorted({(str(s), int(u)) for s, u in rows})
     if not keys:
@@ -470,7 +472,7 @@ def build_records(packet: Packet, reviewer: Reviewer, instances: pd.DataFrame, m
         row = cur.loc[key]
         otype = str(row["Output Type"])
         old = str(row["Ground Truth Answer"])
-        style = ledger.label_style(row)
+        style = row_style(row)
         new_value = format_answer(it.answer, otype, style)
         if it.answer.is_abstain:
             status = "abstain"
@@ -565,7 +567,7 @@ def import_packet(path: Path, *, instances: pd.DataFrame, ledger_paths: list[Pat
     if problems:
         raise ledger.LedgerError(problems)
     prior = deferred_reviews(existing)
-    maintained = ledger.check_and_apply(instances, existing)
+    maintained = check_and_apply(instances, existing)
     records = build_records(packet, reviewer, instances, maintained, relabel, recompute, prior, adjudication,
                             decided_at=decided_at, id_prefix=id_prefix)
     taken = {r.id: r.path for r in existing}
@@ -585,7 +587,7 @@ def import_packet(path: Path, *, instances: pd.DataFrame, ledger_paths: list[Pat
         trial.write_text(text, encoding="utf-8")
         try:
             new_records = ledger.load([trial])
-            ledger.check_and_apply(instances, existing + new_records)  # the whole ledger must still apply
+            check_and_apply(instances, existing + new_records)  # the whole ledger must still apply
         except ledger.LedgerError as exc:
             rows = {rec["id"]: it.row for it, rec in zip(packet.items, records)}
             raise PacketError([

@@ -4,11 +4,11 @@ R = lam * 1{answer parsable} + (1 - lam) * 1{answer correct},   lam = 0.1 by def
 
 * The answer is the text inside the **last** ``<answer>...</answer>`` of the completion (tags are
   case-insensitive; everything else, including any reasoning before it, is ignored).
-* *Parsable* means :func:`medcalc_maintained.answers.parse_answer` reads that text as a number,
+* *Parsable* means :func:`medcalc_maintained.core.answers.parse_answer` reads that text as a number,
   date, gestational age or an explicit abstention (``N/A``, ``unknown``, ...) for the calculator's
   output type. A completion with no answer tag, an empty ``<answer></answer>`` or text the parser
   calls ``invalid`` is not parsable and scores 0: an abstention must be written out.
-* *Correct* is :func:`medcalc_maintained.answers.is_correct`: MedCalc-Bench grading, where an
+* *Correct* is :func:`medcalc_maintained.core.answers.is_correct`: MedCalc-Bench grading, where an
   abstention is correct only when the label is ``N/A``. A correct answer is parsable, so it scores
   ``lam + (1 - lam) = 1``; a parsable but wrong answer scores ``lam``.
 
@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from medcalc_maintained.answers import Answer, is_correct, parse_answer
+from medcalc_maintained.core.answers import Answer, is_correct, parse_answer
 
 DEFAULT_LAMBDA = 0.1  # lambda_f of Eq. 2
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.answers import OUTPUT_TYPES
+from medcalc_maintained.core.answers import OUTPUT_TYPES
 
 DATASET_COLUMNS = ("prompt", "ground_truth", "lower", "upper", "output_type", "uid")
 

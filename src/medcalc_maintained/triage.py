@@ -45,8 +45,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.answers import parse_answer, rel_err
-from medcalc_maintained.io import DataError, write_atomic, write_text_atomic
+from medcalc_maintained.core.answers import parse_answer, rel_err
+from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomic
 
 ERROR_STATUSES = ("corrected", "abstain")
 RECOMPUTE_FINDINGS = ("aggregation_mismatch", "implausible_input", "not_computable")

@@ -18,7 +18,7 @@ from llm_helpers import Project, stage_params  # noqa: E402
 
 @pytest.fixture(scope="session")
 def instances(v1_test_csv) -> pd.DataFrame:
-    from medcalc_maintained.ingest import ingest
+    from medcalc_maintained.stages.ingest import ingest
 
     return ingest([("test", v1_test_csv)]).instances
 

@@ -59,7 +59,7 @@ def test_rules_audit_votes_once_per_row(project, instances, tmp_path):
 
 
 def test_rules_audit_on_the_real_split(project, tmp_path):
-    from medcalc_maintained.recompute import FLAGGING, recompute
+    from medcalc_maintained.quality.recompute import FLAGGING, recompute
 
     r = cli("audit", "--backend", "rules", "--instances", str(project.instances_path), "--out", str(tmp_path / "a"))
     assert r.exit_code == 0, r.output
@@ -73,7 +73,7 @@ def test_rules_audit_on_the_real_split(project, tmp_path):
 
 
 def test_relabel_replays_the_published_consensus(project, tmp_path):
-    from medcalc_maintained import campaign
+    from medcalc_maintained.ledger import campaign
 
     out = tmp_path / "r"
     r = cli("relabel", "--instances", str(project.instances_path), "--out", str(out))

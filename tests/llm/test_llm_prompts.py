@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.io import DataError
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers import settings as settings_mod
 

@@ -9,7 +9,7 @@ import pytest
 
 from medcalc_maintained.verifiers import settings as settings_mod
 from medcalc_maintained.verifiers.voting import audit_tally, supermajority, vote_key
-from medcalc_maintained.answers import parse_answer
+from medcalc_maintained.core.answers import parse_answer
 
 
 def test_issue_examples():

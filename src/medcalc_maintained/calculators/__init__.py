@@ -5,7 +5,7 @@
 '80'
 
 Each calculator module registers its functions with :func:`register`; :func:`load_all` imports the
-modules once. Units are converted by :mod:`medcalc_maintained.units`; physiological ranges live in
+modules once. Units are converted by :mod:`medcalc_maintained.core.units`; physiological ranges live in
 ``plausibility.yaml`` beside this file.
 """
 

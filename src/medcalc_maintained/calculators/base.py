@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import yaml
 
-from medcalc_maintained import units as U
+from medcalc_maintained.core import units as U
 
 OUTPUT_TYPES = ("decimal", "integer", "date")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from medcalc_maintained import units as U
+from medcalc_maintained.core import units as U
 from medcalc_maintained.calculators.base import Inputs, _as_number, register
 
 

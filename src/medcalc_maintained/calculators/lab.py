@@ -1,7 +1,7 @@
 """Laboratory-derived calculators: renal function, electrolytes and acid-base, lipids, liver indices.
 
 Every function reads its inputs through :class:`~medcalc_maintained.calculators.base.Inputs`,
-converts units only via :mod:`medcalc_maintained.units` (canonical units: creatinine, BUN, glucose,
+converts units only via :mod:`medcalc_maintained.core.units` (canonical units: creatinine, BUN, glucose,
 calcium, bilirubin, cholesterol, triglycerides in mg/dL; electrolytes in mmol/L = mEq/L; albumin in
 g/dL; platelets per µL; mass kg; length cm; age years) and returns a plain number.
 """

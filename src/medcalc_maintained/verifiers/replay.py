@@ -8,7 +8,7 @@ Two sources:
   ``input_tokens`` and ``output_tokens``. Each recorded run is one vote.
 * :class:`PublishedConsensus` — the offline default of ``relabel``: the consensus labels ``y_new``
   of the published phase-3 workbook (the campaign's 4-of-5 supermajority of Gemini 2.5 Pro runs),
-  read through :func:`medcalc_maintained.campaign.read_workbooks`. Each is recorded as ONE
+  read through :func:`medcalc_maintained.ledger.campaign.read_workbooks`. Each is recorded as ONE
   consensus vote (the per-run replies were not published); rows without a consensus in the
   workbook (160 of the 1,047 test rows) have no vote and are deferred.
 """
@@ -21,9 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.answers import format_answer, parse_answer
-from medcalc_maintained.campaign import read_workbooks
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.answers import format_answer, parse_answer
+from medcalc_maintained.ledger.campaign import read_workbooks
+from medcalc_maintained.core.io import DataError
 from medcalc_maintained.verifiers.base import Backend, Completion, Task
 
 CONSENSUS_MODEL = "gemini-2.5-pro (published consensus)"

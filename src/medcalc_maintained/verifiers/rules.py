@@ -1,7 +1,7 @@
 """Backend ``rules``: the deterministic recompute audit as a verifier (offline default of ``audit``).
 
 It re-derives the label from the upstream ``Relevant Entities`` with the reference calculators
-(:func:`medcalc_maintained.recompute.recompute_row`) and votes:
+(:func:`medcalc_maintained.quality.recompute.recompute_row`) and votes:
 
 ``no``       the finding is ``aggregation_mismatch`` (our calculator disagrees with the label) or
              ``implausible_input`` (an extracted input is physiologically implausible): the label
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from medcalc_maintained.recompute import FLAGGING, recompute_row
+from medcalc_maintained.quality.recompute import FLAGGING, recompute_row
 from medcalc_maintained.verifiers.base import Backend, Completion, Task
 
 

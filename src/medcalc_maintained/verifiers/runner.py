@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.io import DataError
 from medcalc_maintained.verifiers.base import Backend, Task, canonical_json
 from medcalc_maintained.verifiers.cache import Cache
 from medcalc_maintained.verifiers.engine import Engine, Outcome, ProgressHook, Validator

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.io import DataError
 
 BACKENDS = ("rules", "replay", "gemini")
 TOOLS = ("google_search", "code_execution")

@@ -5,7 +5,7 @@ Audit: each run answers "is the original label clinically correct?" with ``yes``
 *likely error* when at least ``required`` runs say ``no`` (4 of 5 by default; 1 of 1 for the
 deterministic ``rules`` backend). Abstentions and unparseable replies never count towards a flag.
 
-Relabel: each run's ``<answer>`` is parsed with :func:`medcalc_maintained.answers.parse_answer`;
+Relabel: each run's ``<answer>`` is parsed with :func:`medcalc_maintained.core.answers.parse_answer`;
 two answers agree when they have the same type and value: numbers (decimals, integers,
 gestational ages in days) equal after rounding half-up to 2 decimals, dates the same day, or both
 ``N/A``. A row is labelled when at least ``required`` runs agree (4 of 5); otherwise it is
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from medcalc_maintained.answers import Answer, parse_answer
+from medcalc_maintained.core.answers import Answer, parse_answer
 
 VERDICTS = ("yes", "no", "abstain", "unparseable")
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.answers import is_correct, parse_answer, rel_err
+from medcalc_maintained.core.answers import is_correct, parse_answer, rel_err
 from medcalc_maintained.calculators import compute, load_all
 
 FINDINGS = ("agrees", "aggregation_mismatch", "implausible_input", "not_computable")

@@ -16,9 +16,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from medcalc_maintained.clikit import console, project_path as _path, fail as _fail
+from medcalc_maintained.cli.common import console, project_path as _path, fail as _fail
 from medcalc_maintained import config
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.io import DataError
 
 
 review_app = typer.Typer(
@@ -40,20 +40,13 @@ def _parquet(path: Path, what: str):
     return pd.read_parquet(path)
 
 
-INPUT_DEFAULTS = {
-    "instances": "data/interim/instances.parquet",
-    "recompute": "data/audit/recompute.parquet",
-    "relabel": "data/relabel/labels.parquet",
-    "audit_flags": "data/audit_llm/flags.parquet",
-    "maintained": "data/maintained/instances.parquet",
-}
-
-
 def _settings(root: Path) -> tuple[dict[str, Any], dict[str, Path]]:
-    section = config.section("triage", root)
-    given = section.get("inputs") or {}
-    inputs = {k: _path(root, given.get(k, v)) for k, v in INPUT_DEFAULTS.items()}
-    return section, inputs
+    from medcalc_maintained.project import Project
+
+    project = Project.load(root)
+    inputs = {"instances": project.instances, "recompute": project.recompute, "relabel": project.relabel_labels,
+              "audit_flags": project.audit_flags, "maintained": project.maintained}
+    return project.section("triage"), inputs
 
 
 def _ledger_paths(root: Path) -> list[Path]:

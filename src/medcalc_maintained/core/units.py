@@ -127,24 +127,6 @@ def to_canonical(kind: str, value: float, unit: str) -> float:
     return float(value) * table[u]
 
 
-def convert(kind: str, value: float, unit: str, to_unit: str) -> float:
-    """Convert between any two known units of one quantity kind."""
-    canonical = to_canonical(kind, value, unit)
-    target = normalise_unit(to_unit)
-    if kind == "temperature":
-        if target == "degc":
-            return canonical
-        if target == "degf":
-            return canonical * 9.0 / 5.0 + 32.0
-        if target == "k":
-            return canonical + 273.15
-        raise UnknownUnit(f"unknown temperature unit {to_unit!r}")
-    table = _LINEAR[kind]
-    if target not in table:
-        raise UnknownUnit(f"unknown unit {to_unit!r} for {kind}")
-    return canonical / table[target]
-
-
 def known_units(kind: str) -> list[str]:
     """The normalised unit spellings accepted for ``kind``."""
     if kind == "temperature":

@@ -4,7 +4,7 @@ Expectations (GX Core 1.x).
 A *target* is either the pipeline's default outputs (``data/maintained``, ``data/interim``, the
 ledger files of ``params.apply.ledger``) or a built release directory (one with ``manifest.json``:
 ``data/full``, ``data/original``, ``data/corrections`` and the manifest's sha256 list). The target
-is turned into contract views (:mod:`medcalc_maintained.contracts`), each suite is run against its
+is turned into contract views (:mod:`medcalc_maintained.contracts.views`), each suite is run against its
 view through a GX checkpoint that also renders Data Docs, and every failed expectation is reported
 with its suite, expectation, severity and the offending rows. A failure of a ``critical``
 expectation (a *blocking* one) makes the validation fail; ``warning`` expectations are reported only.
@@ -21,8 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained import config, contracts, ledger
-from medcalc_maintained.io import DataError, sha256_file
+from medcalc_maintained import ledger
+from medcalc_maintained.contracts import views as contracts
+from medcalc_maintained.project import Project
+from medcalc_maintained.core.io import DataError, sha256_file
 
 ID_COLUMNS = {
     "instances": ["split", "uid"],
@@ -30,13 +32,6 @@ ID_COLUMNS = {
     "ledger": ["id"],
     "calculators": ["split", "Calculator ID"],
     "files": ["path"],
-}
-DEFAULT_GATES: dict[str, dict[str, Any]] = {
-    "answer_leak": {"severity": "warning"},
-    "near_duplicate": {"severity": "warning", "threshold": 0.9},
-    "min_per_calculator": {"severity": "blocking", "min": 1},
-    "max_abstain_rate": {"severity": "blocking", "max": 0.10},
-    "max_unverified_rate": {"severity": "blocking", "max": 0.20},
 }
 
 
@@ -123,7 +118,7 @@ def manifest_files(release: Path) -> pd.DataFrame:
     return contracts.manifest_view(rows)
 
 
-def release_gates(release: Path, root: Path) -> dict[str, Any] | None:
+def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
     """Gate overrides recorded for this release version in releases.yaml (if any)."""
     import yaml
 
@@ -134,7 +129,7 @@ def release_gates(release: Path, root: Path) -> dict[str, Any] | None:
             version = json.loads(m.read_text()).get("version")
         except json.JSONDecodeError:
             version = None
-    rel_file = root / "releases.yaml"
+    rel_file = project.releases_file
     if not version or not rel_file.is_file():
         return None
     doc = yaml.safe_load(rel_file.read_text()) or {}
@@ -144,24 +139,22 @@ def release_gates(release: Path, root: Path) -> dict[str, Any] | None:
     return None
 
 
-def load_target(target: Path | None, root: Path) -> Target:
+def load_target(target: Path | None, project: Project) -> Target:
     if target is not None and (Path(target) / "manifest.json").is_file():
         release = Path(target)
         maintained = _read_config(release, "full")
         upstream = _read_config(release, "original")
         records = _read_config(release, "corrections") if (release / "data" / "corrections").is_dir() else pd.DataFrame()
-        return Target(str(release), maintained, upstream, records, manifest_files(release), release_gates(release, root))
+        return Target(str(release), maintained, upstream, records, manifest_files(release), release_gates(release, project))
     if target is not None and not Path(target).is_dir():
         raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")
-    apply_p = config.section("apply", root)
-    mpath = root / apply_p.get("out", "data/maintained") / "instances.parquet"
-    upath = root / config.section("ingest", root).get("out", "data/interim") / "instances.parquet"
+    mpath, upath = project.maintained, project.instances
     for p in (mpath, upath):
         if not p.is_file():
             raise DataError(p, "not found: run `dvc repro` first")
     maintained = pd.read_parquet(mpath)
     upstream = pd.read_parquet(upath)
-    paths = [root / p for p in apply_p.get("ledger", ["data/corrections"])]
+    paths = project.ledger_paths
     records, problems = ledger.collect([p for p in paths if p.exists()])
     frame = ledger.records_frame(records)
     if problems and frame.empty:
@@ -183,9 +176,10 @@ def load_suites(directory: Path) -> list[dict[str, Any]]:
     return suites
 
 
-def _gates(params: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    gates = {k: dict(v) for k, v in DEFAULT_GATES.items()}
-    for source in ((params.get("validate") or {}).get("gates") or {}, overrides or {}):
+def _gates(configured: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The QC gates of ``params.validate.gates`` with a release's overrides laid over them."""
+    gates: dict[str, dict[str, Any]] = {}
+    for source in (configured or {}, overrides or {}):
         for k, v in source.items():
             gates.setdefault(k, {}).update(v if isinstance(v, dict) else {"max": v})
     return gates
@@ -291,13 +285,13 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
     return failures, evaluated
 
 
-def validate(target: Path | None = None, *, root: Path | None = None, suites_dir: Path | None = None,
+def validate(target: Path | None = None, *, project: Project | None = None, suites_dir: Path | None = None,
              docs_dir: Path | None = None, gate_overrides: dict[str, Any] | None = None) -> ValidationReport:
     """Validate ``target`` (``None`` = pipeline outputs) against every suite in ``expectations/``."""
-    root = root or config.project_root()
-    t = load_target(target, root)
-    gates = _gates(config.load_params(root), gate_overrides if gate_overrides is not None else t.gates)
-    suites = load_suites(suites_dir or root / "expectations")
+    project = project or Project.load()
+    t = load_target(target, project)
+    gates = _gates(project.param("validate.gates"), gate_overrides if gate_overrides is not None else t.gates)
+    suites = load_suites(suites_dir or project.expectations_dir)
     views = build_views(t, gates)
     failures, n = run(views, suites, gates, docs_dir)
     return ValidationReport(t.name, failures, n, docs_dir)

@@ -16,8 +16,9 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.answers import band, labels_agree, parse_answer, same_value
-from medcalc_maintained.ledger import UNRELEASED, _release_key, replay
+from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
+from medcalc_maintained.core.versions import UNRELEASED, release_key as _release_key
+from medcalc_maintained.ledger.apply import replay
 
 REL_TOL = 1e-6
 _KINDS_FOR_TYPE = {"decimal": {"decimal", "integer"}, "integer": {"integer", "gestational_age"}, "date": {"date"}}

@@ -11,9 +11,9 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.clikit import console, err, project_path as _path, fail as _fail
+from medcalc_maintained.cli.common import console, err, project_path as _path, fail as _fail
 from medcalc_maintained import config
-from medcalc_maintained.io import DataError, write_atomic, write_text_atomic
+from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomic
 
 
 

@@ -12,7 +12,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-Section = Callable[[Path, Console], bool]
+from medcalc_maintained.project import Project
+
+Section = Callable[[Project, Console], bool]
 SECTIONS: list[tuple[str, Section]] = []
 
 
@@ -24,23 +26,13 @@ def section(title: str) -> Callable[[Section], Section]:
     return deco
 
 
-def counts_table(title: str, counts: pd.Series, total_label: str = "total") -> Table:
-    t = Table(title=title)
-    t.add_column(counts.index.name or "value")
-    t.add_column("rows", justify="right")
-    for k, v in counts.items():
-        t.add_row(str(k), str(int(v)))
-    t.add_row(f"[bold]{total_label}[/]", f"[bold]{int(counts.sum())}[/]")
-    return t
-
-
 @section("ingest")
-def _ingest(root: Path, console: Console) -> bool:
-    p = root / "data" / "interim" / "instances.parquet"
+def _ingest(project: Project, console: Console) -> bool:
+    p = project.instances
     if not p.exists():
         return False
     df = pd.read_parquet(p, columns=["split", "calculator_id", "output_type"])
-    q = root / "data" / "interim" / "quarantine.csv"
+    q = project.quarantine
     nq = len(pd.read_csv(q)) if q.exists() else 0
     t = Table(title="ingested upstream instances")
     for c in ("split", "rows", "calculators", "decimal", "integer", "date", "quarantined"):
@@ -53,11 +45,11 @@ def _ingest(root: Path, console: Console) -> bool:
     return True
 
 
-def print_summary(root: Path, console: Console | None = None) -> int:
+def print_summary(project: Project, console: Console | None = None) -> int:
     console = console or Console()
     shown = 0
     for title, fn in SECTIONS:
-        if fn(root, console):
+        if fn(project, console):
             shown += 1
         else:
             console.print(f"[dim]{title}: no output yet (run `dvc repro`)[/]")
@@ -65,10 +57,10 @@ def print_summary(root: Path, console: Console | None = None) -> int:
 
 
 @section("recompute")
-def _recompute(root: Path, console: Console) -> bool:
+def _recompute(project: Project, console: Console) -> bool:
     import json
 
-    p = root / "data" / "audit" / "recompute_summary.json"
+    p = project.recompute_summary
     if not p.exists():
         return False
     s = json.loads(p.read_text())
@@ -88,8 +80,8 @@ def _recompute(root: Path, console: Console) -> bool:
 
 
 @section("maintained labels")
-def _maintained(root: Path, console: Console) -> bool:
-    p = root / "data" / "maintained" / "instances.parquet"
+def _maintained(project: Project, console: Console) -> bool:
+    p = project.maintained
     if not p.exists():
         return False
     df = pd.read_parquet(p, columns=["split", "Label Status", "Label Source", "Error Type"])
@@ -111,10 +103,10 @@ def _maintained(root: Path, console: Console) -> bool:
 
 
 @section("physician agreement")
-def _agreement(root: Path, console: Console) -> bool:
+def _agreement(project: Project, console: Console) -> bool:
     import json
 
-    p = root / "data" / "reports" / "physician_agreement.json"
+    p = project.physician_agreement
     if not p.exists():
         return False
     rep = json.loads(p.read_text())
@@ -129,10 +121,10 @@ def _agreement(root: Path, console: Console) -> bool:
 
 
 @section("triage")
-def _triage(root: Path, console: Console) -> bool:
+def _triage(project: Project, console: Console) -> bool:
     import json
 
-    p = root / "data" / "triage" / "metrics.json"
+    p = project.triage_dir / "metrics.json"
     if not p.exists():
         return False
     m = json.loads(p.read_text())
@@ -156,10 +148,10 @@ def _triage(root: Path, console: Console) -> bool:
 
 
 @section("release")
-def _release(root: Path, console: Console) -> bool:
+def _release(project: Project, console: Console) -> bool:
     import json
 
-    p = root / "build" / "release" / "manifest.json"
+    p = project.release_build / "manifest.json"
     if not p.exists():
         return False
     m = json.loads(p.read_text())
@@ -171,14 +163,11 @@ def _release(root: Path, console: Console) -> bool:
 
 
 @section("audit and relabel")
-def _audit_relabel(root: Path, console: Console) -> bool:
+def _audit_relabel(project: Project, console: Console) -> bool:
     import json
 
-    from medcalc_maintained import config
-
     shown = False
-    audit_dir = root / (config.section("audit", root).get("out") or "data/audit_llm")
-    relabel_dir = root / (config.section("relabel", root).get("out") or "data/relabel")
+    audit_dir, relabel_dir = project.llm_out("audit"), project.llm_out("relabel")
     flags_path = audit_dir / "flags.parquet"
     if flags_path.exists():
         f = pd.read_parquet(flags_path, columns=["flagged", "runs", "backend", "model"])

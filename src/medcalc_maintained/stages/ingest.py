@@ -7,12 +7,12 @@ Every upstream column is kept verbatim (as text) and typed columns are added:
 ``calculator_id``  int, from ``Calculator ID``
 ``output_type``    ``decimal`` | ``integer`` | ``date``
 ``entities``       JSON text of ``Relevant Entities`` (parsed with :func:`ast.literal_eval`)
-``gt_kind``        kind of the parsed ground truth (see :mod:`medcalc_maintained.answers`)
+``gt_kind``        kind of the parsed ground truth (see :mod:`medcalc_maintained.core.answers`)
 ``gt_value``       its number (days for gestational age; null for dates)
 ``gt_date``        its ISO date (dates only)
 
 Rows that cannot be parsed go to ``quarantine.csv`` (``split``, ``row_number``, ``column``,
-``reason``). Structural problems of a file raise :class:`~medcalc_maintained.io.DataError` before
+``reason``). Structural problems of a file raise :class:`~medcalc_maintained.core.io.DataError` before
 anything is written.
 """
 
@@ -28,8 +28,9 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from medcalc_maintained.answers import OUTPUT_TYPES, parse_answer
-from medcalc_maintained.io import DataError, write_atomic
+from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
+from medcalc_maintained.core.io import DataError, write_atomic
+from medcalc_maintained.project import Project
 
 UPSTREAM_COLUMNS = [
     "Row Number",
@@ -191,20 +192,38 @@ def write_outputs(result: IngestResult, out_dir: Path, *, write_instances: bool 
         write_atomic(out_dir / "instances.parquet", lambda p: result.instances.to_parquet(p, index=False))
 
 
-def sources_from_params(params: dict[str, Any], root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """``(split, path)`` pairs from the ``upstream.splits`` section, and notes on skipped splits."""
-    splits = (params.get("upstream") or {}).get("splits") or {}
-    sources, notes = [], []
-    for name, spec in splits.items():
-        spec = spec if isinstance(spec, dict) else {"path": spec}
-        path = root / spec["path"]
-        if not path.exists() and not spec.get("required", True):
-            notes.append(f"split {name!r}: {spec['path']} is absent (optional), skipped")
+@dataclass
+class IngestRun:
+    result: IngestResult
+    written: list[Path]
+    notes: list[str]
+    limit: int
+
+    @property
+    def too_many(self) -> bool:
+        return len(self.result.quarantine) > self.limit
+
+
+def sources(project: Project) -> tuple[list[tuple[str, Path]], list[str]]:
+    """``(split, path)`` of every split of ``upstream.splits``, and notes on optional splits left out."""
+    out, notes = [], []
+    for name, path, required in project.upstream_sources():
+        if not path.exists() and not required:
+            notes.append(f"split {name!r}: {path} is absent (optional), skipped")
             continue
-        sources.append((name, path))
-    return sources, notes
+        out.append((name, path))
+    return out, notes
 
 
-def load_instances(path: Path) -> pd.DataFrame:
-    """Read an ``instances.parquet`` written by this stage (or by ``apply``)."""
-    return pd.read_parquet(path)
+def run(project: Project, *, files: list[tuple[str, Path]] | None = None, out_dir: Path | None = None,
+        max_quarantine: int | None = None) -> IngestRun:
+    """Ingest the upstream splits (or ``files``) into ``ingest.out``. ``instances.parquet`` is not
+    written when more than ``ingest.max_quarantine`` rows are quarantined (the caller fails then)."""
+    chosen, notes = (files, []) if files is not None else sources(project)
+    out_dir = Path(out_dir) if out_dir is not None else project.instances.parent
+    limit = project.param("ingest.max_quarantine") if max_quarantine is None else max_quarantine
+    result = ingest(chosen)
+    run = IngestRun(result, [], notes, int(limit))
+    write_outputs(result, out_dir, write_instances=not run.too_many)
+    run.written = [out_dir / "quarantine.csv"] + ([] if run.too_many else [out_dir / "instances.parquet"])
+    return run

@@ -14,11 +14,11 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.clikit import console, project_path as _path, fail as _fail
+from medcalc_maintained.cli.common import console, project_path as _path, fail as _fail
 from medcalc_maintained import config
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.io import DataError
 
-app = typer.Typer(
+compare_app = typer.Typer(
     help=(
         "Does the choice of labels matter for training? Train one GRPO arm per label set "
         "(`compare train`) and grade predictions against several label sets (`compare evaluate`)."
@@ -50,7 +50,7 @@ def _compare_params(root: Path, name: str) -> dict:
     return dict(section)
 
 
-@app.command("train")
+@compare_app.command("train")
 def train_command(
     arm: Arm = typer.Option(..., "--arm", help="Which labels the reward is computed against."),
     model: Optional[Path] = typer.Option(None, "--model", help="Local checkpoint directory of the base model (not needed with --smoke)."),
@@ -201,8 +201,6 @@ def evaluate_command(
     console.print(f"wrote {out_dir}/evaluation.json, per_calculator.csv, graded.csv, accuracy.png")
 
 
-app.command("evaluate")(evaluate_command)
-
 
 def release_frame(root: Path, version: str, config_name: str = "full"):
     """One config of release ``version`` (all splits), built as ``release build`` builds it."""
@@ -236,7 +234,7 @@ def _release_pair(root: Path, params: dict, base: str | None, new: str | None, r
         _fail(exc)
 
 
-@app.command("export")
+@compare_app.command("export")
 def export_command(
     base: Optional[str] = typer.Option(None, "--base", help="Release version of the original arm (default: params compare.export.base)."),
     new: Optional[str] = typer.Option(None, "--new", help="Release version of the maintained arm (default: params compare.export.new)."),
@@ -250,7 +248,7 @@ def export_command(
     asserted before anything is written.
     """
     from medcalc_maintained import compare
-    from medcalc_maintained.io import write_atomic
+    from medcalc_maintained.core.io import write_atomic
 
     root = config.project_root()
     params = _compare_params(root, "export")
@@ -267,7 +265,7 @@ def export_command(
     console.print(f"compare export: {n} rows per arm ({base} vs {new}, rows={rows}) -> {out_dir}/{{verl,trl}}/{{original,maintained}}.parquet")
 
 
-@app.command("analyze")
+@compare_app.command("analyze")
 def analyze_command(
     base: Optional[str] = typer.Option(None, "--base", help="Base release version, the original labels (default: params compare.analyze.base)."),
     new: Optional[str] = typer.Option(None, "--new", help="New release version, the maintained labels (default: params compare.analyze.new)."),
@@ -280,7 +278,7 @@ def analyze_command(
     import json
 
     from medcalc_maintained import compare
-    from medcalc_maintained.io import write_atomic, write_text_atomic
+    from medcalc_maintained.core.io import write_atomic, write_text_atomic
 
     root = config.project_root()
     params = _compare_params(root, "analyze")
@@ -301,7 +299,7 @@ def analyze_command(
                   f"(flip rate {100 * summary['flip_rate']:.1f}%); expected reward gap {summary['expected_reward_gap']:.3f}")
 
 
-@app.command("predictions")
+@compare_app.command("predictions")
 def predictions_command(
     labels: Optional[Path] = typer.Option(None, "--labels", help="Relabel output (default: DIR/labels.parquet of params relabel.out)."),
     out: Optional[Path] = typer.Option(None, "--out", help="JSONL to write (default: data/compare/relabel_predictions.jsonl)."),
@@ -311,7 +309,7 @@ def predictions_command(
     import pandas as pd
 
     from medcalc_maintained import compare
-    from medcalc_maintained.io import write_atomic
+    from medcalc_maintained.core.io import write_atomic
 
     root = config.project_root()
     src = labels or _path(root, config.section("relabel", root).get("out", "data/relabel")) / "labels.parquet"
@@ -327,3 +325,9 @@ def predictions_command(
     counts = {}
     write_atomic(target, lambda p: counts.setdefault("n", compare.write_jsonl_predictions(df, p)))
     console.print(f"compare predictions: {counts['n']} predictions from {src} -> {target}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``compare`` group and ``evaluate`` to the main CLI."""
+    app.add_typer(compare_app, name="compare")
+    app.command("evaluate")(evaluate_command)

@@ -67,3 +67,25 @@ def sha256_file(path: os.PathLike | str) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def read_parquet(path: os.PathLike | str, what: str, stage: str):
+    """A required parquet input; when it is missing, the error names the stage that makes it."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, f"{what} not found (run `dvc repro {stage}`, or `medcalc-maintained {stage}`)")
+    return pd.read_parquet(path)
+
+
+def write_parquet(path: os.PathLike | str, df) -> Path:
+    """``df`` to ``path`` atomically, without the index."""
+    return write_atomic(path, lambda p: df.to_parquet(p, index=False))
+
+
+def write_json(path: os.PathLike | str, obj) -> Path:
+    """``obj`` as indented JSON text to ``path`` atomically."""
+    import json
+
+    return write_text_atomic(path, json.dumps(obj, indent=2) + "\n")

@@ -1,6 +1,6 @@
 """Answer semantics shared by every stage: parsing, MedCalc-Bench grading, discrepancy, formatting.
 
->>> from medcalc_maintained.answers import parse_answer, is_correct, rel_err
+>>> from medcalc_maintained.core.answers import parse_answer, is_correct, rel_err
 >>> parse_answer("25.238", "decimal").value
 25.238
 >>> parse_answer("('14 weeks', '1 days')", "integer").kind

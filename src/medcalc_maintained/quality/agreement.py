@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.answers import first_number, parse_answer
+from medcalc_maintained.core.answers import first_number, parse_answer
 
 ORDINAL_LIMIT = 20
 

@@ -24,6 +24,16 @@ def fail(exc: object, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def fail_ledger(exc: object) -> None:
+    """Print every ledger problem, then one line naming the first problem's file, and exit 2."""
+    from medcalc_maintained.core.io import DataError
+
+    problems = list(getattr(exc, "problems", []))
+    for prob in problems[:50]:
+        err.print(f"  {escape(str(prob))}", highlight=False, soft_wrap=True)
+    fail(DataError(problems[0].path, f"{len(problems)} ledger problem(s); nothing written"))
+
+
 def project_path(root: Path, value: str | Path) -> Path:
     """``value`` as given when absolute, else relative to the project root."""
     p = Path(value)

@@ -1,4 +1,4 @@
-"""Stage ``import-campaign``: the published physician-in-the-loop audit of v1.0 as ledger records.
+"""The published physician-in-the-loop audit of v1.0 as ledger records (stage ``import-campaign``).
 
 Inputs (upstream, read-only, pulled by DVC): the two phase-3 workbooks of
 ``validate-medcalc-labels``. ``y_new_and_sampled_MD_evals.xlsx`` has, per audited test row, the
@@ -24,31 +24,20 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.answers import NA, format_answer, labels_agree, parse_answer
-from medcalc_maintained.io import DataError
+from medcalc_maintained.core.answers import NA, format_answer, parse_answer
+from medcalc_maintained.core.labels import label_style, status_of
+from medcalc_maintained.core.io import DataError
 
 PHYSICIAN_COL = "y* (Physician label)"
 NOTE_COL = "Physician Note (Optional)"
 UPSTREAM_REPO = "https://github.com/junzeye/validate-medcalc-labels"
 TIMEPOINT = re.compile(r"time ?point|time ?frame|at (?:the time of )?(?:presentation|admission)|most recent|time course",
                        re.IGNORECASE)
-
-
-@dataclass
-class CampaignRow:
-    uid: int
-    y_orig: Any
-    y_new: Any
-    y_final: Any
-    physician: Any
-    note: str
-    rel_err_min: Any
 
 
 def _read_sheet(path: Path, needed: list[str]) -> pd.DataFrame:
@@ -141,18 +130,13 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         r = inst.loc[uid]
         otype = str(r["Output Type"])
         original = str(r["Ground Truth Answer"])
-        style = "gestational_age" if parse_answer(original, otype).kind == "gestational_age" else None
+        style = label_style(original, otype)
         final = parse_answer(row["y_final"], otype)
         if final.kind == "invalid":
             unreadable.append({"uid": uid, "column": "y_final", "value": _cell_text(row["y_final"]), "reason": final.reason})
             continue
         new_value = format_answer(final, otype, style)
-        if final.is_abstain:
-            status = "abstain"
-        elif labels_agree(final, original, otype):
-            status = "confirmed"
-        else:
-            status = "corrected"
+        status = status_of(final, original, otype)
         has_md = _has_physician_label(row["physician"])
         note = (row.get("note") or "").strip()
         finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None

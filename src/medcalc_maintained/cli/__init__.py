@@ -1,0 +1,31 @@
+"""The ``medcalc-maintained`` command line: argument parsing and printing only.
+
+Each module of this package adds its commands to the one :data:`app` through ``register(app)``;
+the work itself is done by the stage and library modules they call.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from medcalc_maintained.cli import compare, ledger, llm, pipeline, release, review
+
+app = typer.Typer(
+    help=(
+        "Maintain MedCalc-Bench labels like code: ingest the upstream split, apply the ledger of "
+        "adjudicated corrections, audit, triage for physicians, validate and release."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Maintain MedCalc-Bench labels like code (see the README for the pipeline)."""
+
+
+for _module in (pipeline, llm, ledger, review, release, compare):
+    _module.register(app)

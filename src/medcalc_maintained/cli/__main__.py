@@ -1,0 +1,3 @@
+from medcalc_maintained.cli import app
+
+app()

@@ -1,0 +1,215 @@
+"""Commands of the first pipeline stages (``ingest``, ``recompute``, ``import-campaign``, ``apply``),
+the ``report`` group, ``validate`` and ``summary``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from medcalc_maintained.cli.common import console, err, fail, fail_ledger
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.project import Project
+
+report_app = typer.Typer(help="Reports computed from the pipeline's outputs.", no_args_is_help=True)
+
+
+def ingest(
+    input: Optional[Path] = typer.Option(None, "--input", help="One upstream CSV (default: every split in params.yaml)."),
+    split: str = typer.Option("test", "--split", help="Split name of --input."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params.ingest.out, data/interim)."),
+    max_quarantine: Optional[int] = typer.Option(None, help="Allowed quarantined rows (default: params.ingest.max_quarantine)."),
+) -> None:
+    """Read upstream MedCalc-Bench CSVs into a typed DIR/instances.parquet.
+
+    Keeps every upstream column verbatim and adds uid, split, calculator_id, output_type, entities
+    (JSON) and the parsed ground truth. Unparseable rows go to DIR/quarantine.csv; the command fails
+    when there are more than max_quarantine of them, or on a structural problem (missing column,
+    duplicate Row Number, empty file, non-UTF-8 bytes), and then writes no instances.parquet.
+    """
+    from medcalc_maintained.stages import ingest as stage
+
+    try:
+        run = stage.run(Project.load(), files=[(split, input)] if input is not None else None, out_dir=out,
+                        max_quarantine=max_quarantine)
+    except DataError as exc:
+        fail(exc)
+    for note in run.notes:
+        console.print(f"[dim]{note}[/]")
+    table = Table(title="ingest", show_header=True)
+    for col in ("split", "file", "rows read", "ingested", "calculators", "quarantined"):
+        table.add_column(col)
+    inst, q = run.result.instances, run.result.quarantine
+    for name, path, n in run.result.files:
+        part = inst[inst["split"] == name]
+        table.add_row(name, str(path), str(n), str(len(part)), str(part["calculator_id"].nunique()),
+                      str(int((q["split"] == name).sum()) if len(q) else 0))
+    console.print(table)
+    if run.too_many:
+        for rec in q.head(20).to_dict("records"):
+            err.print(escape(f"  {rec['split']} row {rec['row_number']} [{rec['column']}]: {rec['reason']}"), highlight=False)
+        fail(DataError(run.written[0], f"{len(q)} row problem(s) quarantined, more than max_quarantine={run.limit}; "
+                                       "instances.parquet not written"))
+    console.print(f"wrote {run.written[-1]} ({len(inst)} rows)")
+
+
+def recompute(
+    instances: Optional[Path] = typer.Option(None, help="Instances parquet (default: the ingest stage's output)."),
+    out: Optional[Path] = typer.Option(None, help="Output directory (default: params.recompute.out, data/audit)."),
+) -> None:
+    """Re-derive every label from its own extracted features with the reference calculators.
+
+    Writes DIR/recompute.parquet (one row per instance: recomputed value, missing and implausible
+    inputs, agreement with the original label under MedCalc-Bench grading, rel_err, finding) and
+    DIR/recompute_per_calculator.csv (agreement per calculator, for `dvc plots`). The metrics are
+    written by `report recompute` once maintained labels exist.
+    """
+    from medcalc_maintained.stages import recompute as stage
+
+    try:
+        run = stage.run(Project.load(), instances=instances, out_dir=out, progress=console.is_terminal)
+    except DataError as exc:
+        fail(exc)
+    rec = run.table
+    n, ok = len(rec), int(rec["computable"].sum())
+    console.print(f"recompute: {ok}/{n} computable ({100 * ok / n:.1f}%); findings "
+                  f"{rec['finding'].value_counts().to_dict()}")
+
+
+def import_campaign(
+    out: Optional[Path] = typer.Option(None, help="Ledger YAML to write (default: params.campaign.out)."),
+) -> None:
+    """Turn the published phase-3 audit workbooks into one accepted ledger record per audited row.
+
+    corrected when y_final differs from the v1.0 label (beyond ±5% for decimals, exactly otherwise),
+    abstain when y_final is N/A, confirmed when they agree; physician-labelled rows are sourced
+    `physician` (their notes become the rationale), the rest `pipeline`. Unreadable cells are
+    written to unreadable.csv beside the output and fail the stage above params.campaign.max_unreadable.
+    """
+    import pandas as pd
+
+    from medcalc_maintained.stages import import_campaign as stage
+
+    try:
+        run = stage.run(Project.load(), out=out)
+    except DataError as exc:
+        fail(exc)
+    counts = pd.DataFrame(run.records).groupby(["label_status", "source"]).size()
+    console.print(f"import-campaign: {len(run.records)} records -> {run.target}")
+    console.print(counts.to_string())
+
+
+def apply_cmd(
+    ledger_paths: Optional[list[Path]] = typer.Option(None, "--ledger", help="Ledger file or directory (repeatable; default: params.apply.ledger)."),
+    instances: Optional[Path] = typer.Option(None, help="Upstream instances parquet (default: the ingest stage's output)."),
+    out: Optional[Path] = typer.Option(None, help="Output directory (default: params.apply.out, data/maintained)."),
+    upto: Optional[str] = typer.Option(None, help="Apply only records of releases up to this version (default: all)."),
+) -> None:
+    """Apply every accepted ledger record to the upstream instances -> DIR/instances.parquet.
+
+    Each record is checked first (schema, uid exists in its split, old_value is the current label,
+    values valid for the output type, status consistent, at most one accepted record per row and
+    release); any problem is printed with its file, record and field, and nothing is written.
+    """
+    from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.stages import apply as stage
+
+    try:
+        maintained, target = stage.run(Project.load(), ledger=ledger_paths, instances=instances, out_dir=out, upto=upto)
+    except LedgerError as exc:
+        fail_ledger(exc)
+    except DataError as exc:
+        fail(exc)
+    console.print(f"apply: {len(maintained)} rows -> {target}")
+    console.print(maintained["Label Status"].value_counts().to_string())
+
+
+@report_app.command("physician-agreement")
+def physician_agreement(
+    out: Optional[Path] = typer.Option(None, help="JSON output (default: params.report.physician_agreement.out)."),
+    bootstrap: Optional[int] = typer.Option(None, help="Bootstrap resamples for the 95% CIs."),
+    seed: Optional[int] = typer.Option(None, help="Bootstrap seed."),
+) -> None:
+    """Agreement and sMAPE of the original, recomputed and maintained labels against the 50
+    blinded physician labels of the phase-3 workbook, with seeded bootstrap 95% CIs."""
+    from medcalc_maintained.stages import physician_agreement as stage
+
+    try:
+        rep, _ = stage.run(Project.load(), out=out, bootstrap=bootstrap, seed=seed)
+    except DataError as exc:
+        fail(exc)
+    table = Table(title=f"agreement with {rep['rows']} blinded physician labels")
+    for col in ("labels", "agree", "95% CI", "sMAPE %", "95% CI", "sMAPE rows"):
+        table.add_column(col, justify="right" if col != "labels" else "left")
+    for name, s in rep["label_sets"].items():
+        table.add_row(name, f"{s['agree']}/{s['rows']}", f"[{s['agree_ci95'][0]:.0f}, {s['agree_ci95'][1]:.0f}]",
+                      f"{s['smape']:.1f}", f"[{s['smape_ci95'][0]:.1f}, {s['smape_ci95'][1]:.1f}]", str(s["smape_rows"]))
+    console.print(table)
+
+
+@report_app.command("recompute")
+def report_recompute(
+    out: Optional[Path] = typer.Option(None, help="JSON output (default: DIR/recompute_summary.json of params.recompute.out)."),
+) -> None:
+    """Metrics of the recompute audit: per-calculator computable and agreement rates, and the
+    precision/recall of its flags (aggregation_mismatch, implausible_input) as a detector of
+    "the original label diverges from the maintained label"."""
+    from medcalc_maintained.stages import recompute_report as stage
+
+    try:
+        summary, _ = stage.run(Project.load(), out=out)
+    except DataError as exc:
+        fail(exc)
+    d = summary["detector"]
+    console.print(f"recompute detector: flagged {d['flagged']} of {d['rows']} verified rows, "
+                  f"{d['diverging']} diverge; precision {d['precision']}, recall {d['recall']}")
+
+
+def validate(
+    target: Optional[Path] = typer.Argument(None, help="A built release directory (with manifest.json); default: the pipeline's outputs."),
+    docs: Optional[Path] = typer.Option(None, help="Where to write GX Data Docs HTML (default: params.validate.data_docs, build/data-docs)."),
+    no_docs: bool = typer.Option(False, "--no-docs", help="Skip rendering Data Docs (faster)."),
+) -> None:
+    """Evaluate the data contracts (GX suites in expectations/) on the pipeline outputs or a release.
+
+    Suites: schema, label_invariants, ledger, qc_gates (blocking or warning per params.yaml), and
+    manifest (release directories only). Prints every failed expectation with its suite and the
+    offending uids, writes Data Docs, and exits 1 when a blocking expectation fails.
+    """
+    from medcalc_maintained.contracts import validate as stage
+
+    project = Project.load()
+    docs_dir = None if no_docs else (docs or project.data_docs)
+    try:
+        rep = stage.validate(target, project=project, docs_dir=docs_dir)
+    except DataError as exc:
+        fail(exc)
+    for f in rep.failures:
+        (err if f.severity == "blocking" else console).print(str(f), highlight=False, soft_wrap=True, markup=False)
+    verdict = "[green]passed[/]" if rep.success else "[bold red]FAILED[/]"
+    console.print(f"validate {rep.target}: {verdict} - {rep.evaluated} expectations, {len(rep.blocking)} blocking "
+                  f"failure(s), {len(rep.warnings)} warning(s)" + (f"; Data Docs in {docs_dir}/index.html" if docs_dir else ""))
+    if not rep.success:
+        raise typer.Exit(1)
+
+
+def summary() -> None:
+    """Print what the pipeline produced (counts per stage, metrics, release), read from disk."""
+    from medcalc_maintained.cli.summary import print_summary
+
+    if print_summary(Project.load(), console) == 0:
+        fail(RuntimeError("nothing to summarise: run `make run` (or `dvc repro`) first"), code=1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the pipeline stage commands and the ``report`` group to the main CLI."""
+    app.command("ingest")(ingest)
+    app.command("recompute")(recompute)
+    app.command("import-campaign")(import_campaign)
+    app.command("apply")(apply_cmd)
+    app.command("validate")(validate)
+    app.command("summary")(summary)
+    app.add_typer(report_app, name="report")

@@ -1,0 +1,52 @@
+"""Label status: what a maintained label says about itself, and how labels of a row are written.
+
+``Label Status`` of a maintained row is one of
+
+* ``corrected``  an accepted record replaced the upstream label with another value;
+* ``abstain``    the label is ``N/A``: the note cannot answer the question;
+* ``confirmed``  an accepted record checked the upstream label and kept it;
+* ``unverified`` no accepted record yet: the upstream label as published.
+
+A record's status follows from its values (:func:`status_of`); the ledger checks that it does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medcalc_maintained.core.answers import Answer, format_answer, labels_agree, parse_answer
+
+RECORD_STATUSES = ("corrected", "abstain", "confirmed")
+UNVERIFIED = "unverified"
+LABEL_STATUSES = (*RECORD_STATUSES, UNVERIFIED)
+ERROR_STATUSES = ("corrected", "abstain")  # statuses that mean the upstream label was wrong
+GESTATIONAL_AGE = "gestational_age"
+
+# the maintained columns added to v1.0's columns by `apply`
+MAINTAINED_COLUMNS = ["Label Status", "Original Ground Truth Answer", "Label Source", "Correction IDs", "Error Type"]
+
+
+def status_of(new: Answer | Any, old: Any, output_type: str) -> str:
+    """``abstain`` when ``new`` is N/A, ``confirmed`` when it agrees with ``old`` (±5% band for
+    decimals, exactly otherwise), else ``corrected``."""
+    answer = new if isinstance(new, Answer) else parse_answer(new, output_type)
+    if answer.is_abstain:
+        return "abstain"
+    return "confirmed" if labels_agree(answer, old, output_type) else "corrected"
+
+
+def label_style(original: Any, output_type: str) -> str | None:
+    """How labels of a row are written: gestational age keeps v1.0's ``('W weeks', 'D days')``
+    when the row's original label is written that way; otherwise the output type's own form."""
+    return GESTATIONAL_AGE if parse_answer(original, output_type).kind == GESTATIONAL_AGE else None
+
+
+def row_style(row: Any) -> str | None:
+    """:func:`label_style` of a maintained or upstream row (a mapping with the v1.0 columns)."""
+    original = row.get("Original Ground Truth Answer", row.get("Ground Truth Answer"))
+    return label_style(original, row["Output Type"])
+
+
+def write_label(value: Any, output_type: str, original: Any) -> str:
+    """``value`` written as a label of a row whose upstream label is ``original``."""
+    return format_answer(value, output_type, label_style(original, output_type))

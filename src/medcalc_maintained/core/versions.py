@@ -1,0 +1,55 @@
+"""Versions of the maintained benchmark: ``MAJOR.MINOR.PATCH``, their order, bumps and git tags.
+
+A ledger record names the release it belongs to, or ``unreleased`` (a correction accepted but not
+yet part of any release); ``unreleased`` sorts after every version.
+"""
+
+from __future__ import annotations
+
+import re
+
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+KINDS = ("major", "minor", "patch")
+UNRELEASED = "unreleased"
+TAG = re.compile(r"^v?(\d+\.\d+\.\d+)$")
+
+
+def version_key(version: str) -> tuple[int, int, int]:
+    m = SEMVER.match(str(version))
+    if not m:
+        raise ValueError(f"{version!r} is not a MAJOR.MINOR.PATCH version")
+    return int(m[1]), int(m[2]), int(m[3])
+
+
+def release_key(release: str) -> tuple:
+    """Sort key of a record's ``release``: versions in order, then ``unreleased``."""
+    if release == UNRELEASED:
+        return (1, ())
+    return (0, version_key(release))
+
+
+def bump(version: str, kind: str) -> str:
+    """The version after ``version`` for a ``kind`` (major | minor | patch) change."""
+    major, minor, patch = version_key(version)
+    if kind == "major":
+        return f"{major + 1}.0.0"
+    if kind == "minor":
+        return f"{major}.{minor + 1}.0"
+    if kind == "patch":
+        return f"{major}.{minor}.{patch + 1}"
+    raise ValueError(f"unknown change kind {kind!r} (expected one of {', '.join(KINDS)})")
+
+
+def full_tag(version: str) -> str:
+    return f"v{version}"
+
+
+def short_tag(version: str) -> str:
+    major, minor, _ = version_key(version)
+    return f"v{major}.{minor}"
+
+
+def from_tag(text: str) -> str | None:
+    """``2.1.0`` for ``v2.1.0`` or ``2.1.0``; ``None`` when ``text`` is no full version or tag."""
+    m = TAG.match(str(text).strip())
+    return m[1] if m and SEMVER.match(m[1]) else None

@@ -1,0 +1,162 @@
+"""Applying the ledger: accepted records, in release order, over the upstream instances.
+
+The output keeps every v1.0 column (a drop-in replacement) with ``Ground Truth Answer`` set to the
+maintained label and ``Lower Limit``/``Upper Limit`` recomputed from it (±5% for decimals, equal to
+the answer otherwise, ``N/A`` for abstentions), and adds ``Label Status`` (corrected | abstain |
+confirmed | unverified), ``Original Ground Truth Answer``, ``Label Source``, ``Correction IDs`` and
+``Error Type``. Rows without an accepted record keep their upstream label as ``unverified``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import pandas as pd
+
+from medcalc_maintained.core.answers import format_answer, labels_agree, limits, parse_answer, same_value
+from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
+from medcalc_maintained.core.versions import UNRELEASED, release_key
+from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
+
+@dataclass
+class Step:
+    """One accepted record replayed over the labels (see :func:`replay`)."""
+
+    pos: int                   # the caller's position of the record
+    key: tuple[str, int]       # (split, uid)
+    base: str                  # the row's label before this record
+    first_in_release: bool     # no earlier accepted record for this row in the same release
+    first_pos: int             # position of the first accepted record of this row and release
+    matches_base: bool         # old_value denotes the base label
+    applied: bool              # the label moved to new_value
+
+
+def replay(entries: Iterable[tuple[int, tuple[str, int], str, Any, Any]], labels: dict[tuple[str, int], str],
+           otypes: dict[tuple[str, int], str]) -> Iterator[Step]:
+    """Replay accepted records over ``labels`` (modified in place), in the order given.
+
+    ``entries`` are ``(pos, (split, uid), release, old_value, new_value)`` sorted by release and
+    then ledger order. A record applies when it is the first accepted one of its row in its
+    release, its ``old_value`` is the label at that point (its base) and its ``new_value`` parses.
+    Rows that do not exist are skipped. The one definition of "the label at the base release",
+    used by :func:`check_and_apply` and by the ledger contract.
+    """
+    first: dict[tuple[str, int, str], int] = {}
+    for pos, key, release, old, new in entries:
+        if key not in labels:
+            continue
+        otype = otypes[key]
+        base = labels[key]
+        slot = (*key, release)
+        is_first = slot not in first
+        first.setdefault(slot, pos)
+        matches = same_value(str(old), base, otype)
+        applied = is_first and matches and parse_answer(str(new), otype).is_valid
+        if applied:
+            labels[key] = str(new)
+        yield Step(pos, key, base, is_first, first[slot], matches, applied)
+
+
+def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
+                    prior: list[LedgerProblem] | None = None) -> pd.DataFrame:
+    """Apply accepted records, in release order, to upstream ``instances``; return maintained rows.
+
+    ``upto`` limits application to records of releases <= ``upto`` (``None`` = all, including
+    unreleased records). Raises :class:`LedgerError` with every problem found; nothing is returned
+    partially.
+    """
+    df = instances.copy()
+    keep = [c for c in df.columns if c not in MAINTAINED_COLUMNS]
+    df = df[keep].copy()
+    df["Original Ground Truth Answer"] = df["Ground Truth Answer"].astype("string")
+    df["Label Status"] = "unverified"
+    df["Label Source"] = "upstream"
+    df["Correction IDs"] = ""
+    df["Error Type"] = ""
+    index = {(str(s), int(u)): i for i, (s, u) in enumerate(zip(df["split"], df["uid"]))}
+    problems: list[LedgerProblem] = list(prior or [])
+    records = [r for r in records if r.valid]
+    labels = df["Ground Truth Answer"].astype(str).tolist()
+    status = df["Label Status"].tolist()
+    source = df["Label Source"].tolist()
+    ids = [[] for _ in range(len(df))]
+    etype = df["Error Type"].tolist()
+    otypes = df["Output Type"].astype(str).tolist()
+    styles = [label_style(labels[i], otypes[i]) for i in range(len(df))]
+
+    selected = [r for r in records if upto is None or (r.release != UNRELEASED and release_key(r.release) <= release_key(upto))]
+    # structural checks on every record (also rejected/deferred ones)
+    for rec in selected:
+        key = (rec["split"], int(rec["uid"]))
+        if key not in index:
+            problems.append(LedgerProblem(rec.path, f"uid {key[1]} does not exist in split {key[0]!r}", rec.id, "uid"))
+            continue
+        i = index[key]
+        otype = otypes[i]
+        for fld in ("old_value", "new_value"):
+            a = parse_answer(rec[fld], otype)
+            if a.kind == "invalid":
+                problems.append(LedgerProblem(rec.path, f"{rec[fld]!r} is not a valid {otype} answer ({a.reason})", rec.id, fld))
+        new = parse_answer(rec["new_value"], otype)
+        st = rec["label_status"]
+        if st == "abstain" and not new.is_abstain:
+            problems.append(LedgerProblem(rec.path, "label_status 'abstain' needs new_value N/A", rec.id, "label_status"))
+        if st != "abstain" and new.is_abstain:
+            problems.append(LedgerProblem(rec.path, f"new_value N/A needs label_status 'abstain', not {st!r}", rec.id, "label_status"))
+        if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(rec["old_value"], otype).is_valid and new.is_valid:
+            agree = labels_agree(rec["new_value"], rec["old_value"], otype)
+            if st == "confirmed" and not agree:
+                problems.append(LedgerProblem(rec.path, "label_status 'confirmed' but new_value differs from old_value", rec.id, "label_status"))
+            if st == "corrected" and agree:
+                problems.append(LedgerProblem(rec.path, "label_status 'corrected' but new_value agrees with old_value", rec.id, "label_status"))
+
+    accepted = sorted((r for r in selected if r["decision"] == "accepted"), key=lambda r: (release_key(r.release), r.path, r.index))
+    current = {key: labels[i] for key, i in index.items()}
+    row_types = {key: otypes[i] for key, i in index.items()}
+    entries = ((n, (r["split"], int(r["uid"])), r.release, r["old_value"], r["new_value"]) for n, r in enumerate(accepted))
+    for step in replay(entries, current, row_types):
+        rec = accepted[step.pos]
+        if not step.first_in_release:
+            other = accepted[step.first_pos]
+            problems.append(LedgerProblem(
+                rec.path, f"second accepted record for {step.key[0]} uid {step.key[1]} in release {rec.release} "
+                          f"(first: {other.id} in {other.path})", rec.id, "decision"))
+            continue
+        if not step.matches_base:
+            problems.append(LedgerProblem(
+                rec.path, f"old_value {rec['old_value']!r} does not match the current label {step.base!r}", rec.id, "old_value"))
+            continue
+        if not step.applied:
+            continue
+        i = index[step.key]
+        labels[i] = format_answer(rec["new_value"], otypes[i], styles[i])
+        status[i] = rec["label_status"]
+        source[i] = rec["source"]
+        ids[i].append(rec.id)
+        etype[i] = rec.get("error_type") or ""
+    if problems:
+        raise LedgerError(problems)
+
+    lows, highs = [], []
+    for lab, otype, style in zip(labels, otypes, styles):
+        lo, hi = limits(lab, otype, style)
+        lows.append(lo)
+        highs.append(hi)
+    df["Ground Truth Answer"] = pd.array(labels, dtype="string")
+    df["Lower Limit"] = pd.array(lows, dtype="string")
+    df["Upper Limit"] = pd.array(highs, dtype="string")
+    df["Label Status"] = pd.array(status, dtype="string")
+    df["Label Source"] = pd.array(source, dtype="string")
+    df["Correction IDs"] = pd.array([";".join(x) for x in ids], dtype="string")
+    df["Error Type"] = pd.array(etype, dtype="string")
+    return df
+
+
+def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | None = None) -> pd.DataFrame:
+    """Maintained instances from the ledger files; raises :class:`LedgerError` listing every problem."""
+    records, problems = collect(ledger_paths)
+    out = check_and_apply(instances, records, upto=upto, prior=problems)
+    drop = [c for c in ("entities", "gt_kind", "gt_value", "gt_date") if c in out.columns]
+    return out.drop(columns=drop)

@@ -1,0 +1,155 @@
+"""``propose``: append a contributor's label correction to the ledger as a deferred record."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+import yaml
+
+from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.labels import status_of, write_label
+from medcalc_maintained.ledger.apply import build
+from medcalc_maintained.ledger.records import ERROR_TYPES, SOURCES, collect, dump, ledger_files, load
+from medcalc_maintained.ledger.write import write_checked
+from medcalc_maintained.project import Project
+
+PROPOSAL_PREFIX = "C-"
+NEW_FILE_HEADER = ("Label corrections proposed with `medcalc-maintained propose` (decision: deferred until a\n"
+                   "reviewer adjudicates them; see CONTRIBUTING.md).")
+
+
+def _history_ids(root: Path, paths: list[Path]) -> set[str]:
+    """Ids that ever appeared in the git history of the ledger paths (ids are never reused)."""
+    rels = []
+    for p in paths:
+        try:
+            rels.append(p.resolve().relative_to(root).as_posix())
+        except ValueError:
+            continue
+    if not rels or not (root / ".git").exists():
+        return set()
+    proc = subprocess.run(["git", "log", "--all", "--format=", "-p", "--", *rels], cwd=root, capture_output=True)
+    if proc.returncode != 0:
+        return set()
+    return set(re.findall(r"\bid:\s*['\"]?([A-Za-z0-9][A-Za-z0-9._-]+)", proc.stdout.decode(errors="replace")))
+
+
+def next_id(used: Iterable[str], prefix: str = PROPOSAL_PREFIX) -> str:
+    pat = re.compile(rf"^{re.escape(prefix)}(\d+)$")
+    n = max((int(m.group(1)) for u in used if (m := pat.match(u))), default=0)
+    return f"{prefix}{n + 1:04d}"
+
+
+@dataclass
+class Proposal:
+    record: dict[str, Any]
+    path: Path
+
+
+def _check_arguments(today: str, rationale: str, source: str, error_type: str | None) -> str | None:
+    try:
+        dt.date.fromisoformat(today)
+    except ValueError:
+        raise DataError("--date", f"{today!r} is not a YYYY-MM-DD date") from None
+    if not rationale or not rationale.strip():
+        raise DataError("--rationale", "must say why the label is wrong (or right)")
+    if source not in SOURCES:
+        raise DataError("--source", f"{source!r} is not one of {', '.join(SOURCES)}")
+    etype = None if error_type in ("none", "", None) else error_type
+    if etype is not None and etype not in ERROR_TYPES:
+        raise DataError("--error-type", f"{error_type!r} is not one of {', '.join(ERROR_TYPES)} or none")
+    return etype
+
+
+def _current_row(project: Project, instances: pd.DataFrame, split: str, uid: int) -> pd.Series:
+    current = build(instances, project.ledger_paths, upto=None)
+    hit = current[(current["split"].astype(str) == split) & (current["uid"] == int(uid))]
+    if hit.empty:
+        raise DataError(project.instances, f"uid {uid} does not exist in split {split!r}", row=uid, field="uid")
+    return hit.iloc[0]
+
+
+def _target_file(project: Project, file: Path | None, today: str) -> Path:
+    target = Path(file) if file else project.ledger_dir / f"{today[:7]}-proposals.yaml"
+    target = target if target.is_absolute() else project.root / target
+    files = ledger_files([p for p in project.ledger_paths if p.exists()])
+    if target.resolve() not in {f.resolve() for f in files} and target.parent.resolve() not in {
+            p.resolve() for p in project.ledger_paths if p.is_dir()}:
+        raise DataError(target, "is not inside a ledger directory of params.yaml (apply.ledger)")
+    return target
+
+
+def _existing(target: Path) -> tuple[str, Any, list[Any]]:
+    """(header comment, batch, records) of an existing ledger file; a new file's header otherwise."""
+    if not target.is_file():
+        return NEW_FILE_HEADER, None, []
+    text = target.read_text(encoding="utf-8")
+    lead = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lead.append(line[1:].lstrip(" ") if line.startswith("# ") or line == "#" else line[1:])
+    doc = yaml.safe_load(text) or {}
+    if not isinstance(doc, dict):
+        raise DataError(target, "expected a mapping with a 'corrections' list", field="corrections")
+    return "\n".join(lead), doc.get("batch"), list(doc.get("corrections") or [])
+
+
+def propose(project: Project, *, uid: int, new_value: str, error_type: str, rationale: str, split: str = "test",
+            evidence: list[str] | None = None, reviewer_id: str | None = None, reviewer_role: str = "contributor",
+            specialty: str | None = None, source: str = "contributor", blinded: bool = False,
+            file: Path | None = None, today: str | None = None) -> Proposal:
+    """Append a deferred ledger record to ``file`` (default ``<ledger dir>/<yyyy-mm>-proposals.yaml``).
+
+    ``old_value`` is the current maintained label (every accepted record, released or not, applied),
+    ``label_status`` follows from the values, and the id is the next unused ``C-NNNN`` (also
+    unused in the git history of the ledger). The whole ledger is checked with the new record
+    before the file is replaced atomically.
+    """
+    today = today or dt.date.today().isoformat()
+    etype = _check_arguments(today, rationale, source, error_type)
+    if not project.instances.is_file():
+        raise DataError(project.instances, "upstream instances not found (run `dvc repro ingest`)")
+    instances = pd.read_parquet(project.instances)
+    row = _current_row(project, instances, split, uid)
+    otype, old = str(row["Output Type"]), str(row["Ground Truth Answer"])
+    parsed = parse_answer(new_value, otype)
+    if not parsed.is_valid:
+        raise DataError("--new-value", f"{new_value!r} is not a valid {otype} answer ({parsed.reason})")
+    new = write_label(new_value, otype, row["Original Ground Truth Answer"])
+    old_answer = parse_answer(old, otype)
+    if parsed.is_abstain or (old_answer.is_valid and not old_answer.is_abstain):
+        status = status_of(parsed, old, otype)
+    else:
+        status = "corrected"  # the current label is N/A or unreadable: any value corrects it
+    if status == "confirmed" and etype is not None:
+        raise DataError("--error-type", f"the new value {new!r} agrees with the current label {old!r}: that is a "
+                                        "confirmation, pass --error-type none")
+    if status != "confirmed" and etype is None:
+        raise DataError("--error-type", f"a {status} label needs an error type ({', '.join(ERROR_TYPES)})")
+
+    target = _target_file(project, file, today)
+    files = ledger_files([p for p in project.ledger_paths if p.exists()])
+    records, _ = collect(files)
+    used = {r.id for r in records} | _history_ids(project.root, project.ledger_paths)
+    rec: dict[str, Any] = {
+        "id": next_id(used), "uid": int(uid), "split": split, "old_value": old, "new_value": new,
+        "decision": "deferred", "label_status": status, "error_type": etype,
+        "rationale": " ".join(rationale.split()), "evidence": list(evidence or []), "source": source,
+        "reviewer": {"id": reviewer_id or os.environ.get("USER") or "anonymous", "role": reviewer_role,
+                     "specialty": specialty},
+        "blinded": bool(blinded), "decided_at": today,
+    }
+    header, batch, existing = _existing(target)
+    text = dump(existing + [rec], target, batch=batch, header=header)
+    others = load([f for f in files if f.resolve() != target.resolve()])
+    write_checked(target, text, others=others, instances=instances)
+    return Proposal(rec, target)

@@ -1,0 +1,237 @@
+"""Ledger records: the one reader and writer of correction records (files, schema, ids).
+
+A ledger file is YAML::
+
+    batch:                      # optional metadata about the batch
+      name: contributor-2026-01
+      description: ...
+    corrections:
+      - id: C-0001
+        uid: 328
+        split: test
+        old_value: "4.4"
+        new_value: N/A
+        decision: accepted
+        label_status: abstain
+        error_type: unanswerable
+        rationale: The patient is a 1.1 kg cat; the heuristic is for humans.
+        evidence: [row 328 patient note]
+        source: physician
+        reviewer: {id: md-07, role: physician, specialty: pediatrics}
+        blinded: true
+        decided_at: 2026-01-15
+
+Every record is checked against ``schemas/correction.schema.json`` (structure, enums) and then
+against the instances it applies to (uid exists, values parse for the output type, ``old_value`` is
+the label at that point, status matches the values, at most one accepted record per row and
+release: :mod:`medcalc_maintained.ledger.apply`). All problems are collected and reported with the file, the record and the field; when
+there is any, nothing is applied.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import jsonschema
+import pandas as pd
+import yaml
+
+from medcalc_maintained.core.answers import NA
+from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, RECORD_STATUSES
+from medcalc_maintained.core.versions import UNRELEASED
+from medcalc_maintained.core.io import DataError
+
+DECISIONS = ("accepted", "rejected", "deferred")
+STATUSES = RECORD_STATUSES
+ERROR_TYPES = ("extraction", "aggregation", "unanswerable", "underspecified", "other")
+SOURCES = ("pipeline", "physician", "contributor")
+
+
+@dataclass
+class LedgerProblem:
+    path: str
+    problem: str
+    record: str | None = None  # record id or "#index"
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.record:
+            where += f", record {self.record}"
+        if self.field:
+            where += f", field {self.field!r}"
+        return f"{where}: {self.problem}"
+
+
+class LedgerError(DataError):
+    """One or more ledger problems; ``problems`` lists them all."""
+
+    def __init__(self, problems: list[LedgerProblem]):
+        self.problems = problems
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        super().__init__(first.path, f"{first.problem}{more}", row=None, field=first.field)
+        self.args = ("\n".join(str(p) for p in problems),)
+
+    def __str__(self) -> str:
+        return "\n".join(str(p) for p in self.problems)
+
+
+@dataclass
+class Record:
+    data: dict[str, Any]
+    path: str
+    index: int
+    valid: bool = True  # passed the JSON Schema
+
+    @property
+    def id(self) -> str:
+        return str(self.data.get("id", f"#{self.index}"))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    @property
+    def release(self) -> str:
+        return str(self.data.get("release") or UNRELEASED)
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    text = resources.files("medcalc_maintained.schemas").joinpath("correction.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def _yaml_safe(value: Any) -> Any:
+    """YAML turns ``2026-01-15`` into a date; the schema wants text."""
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _yaml_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_yaml_safe(v) for v in value]
+    return value
+
+
+def _field_of(error: jsonschema.ValidationError) -> str:
+    path = [str(p) for p in error.absolute_path]
+    if error.validator == "required":
+        m = re.search(r"'([^']+)' is a required property", error.message)
+        if m:
+            path.append(m.group(1))
+    if error.validator == "additionalProperties":
+        m = re.search(r"\('([^']+)'", error.message)
+        if m:
+            path.append(m.group(1))
+    return ".".join(path) or "<record>"
+
+
+def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
+    """Parse one ledger YAML file and check each record against the JSON Schema."""
+    path = Path(path)
+    problems: list[LedgerProblem] = []
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return [], [LedgerProblem(str(path), f"malformed YAML{where}: {getattr(exc, 'problem', exc)}")]
+    except UnicodeDecodeError:
+        return [], [LedgerProblem(str(path), "file is not UTF-8 text")]
+    if doc is None:
+        return [], []
+    if not isinstance(doc, dict) or not isinstance(doc.get("corrections", []), list):
+        return [], [LedgerProblem(str(path), "expected a mapping with a 'corrections' list", field="corrections")]
+    validator = jsonschema.Draft202012Validator(schema())
+    records = []
+    for i, raw in enumerate(doc.get("corrections") or []):
+        if not isinstance(raw, dict):
+            problems.append(LedgerProblem(str(path), "a correction must be a mapping", record=f"#{i}"))
+            continue
+        data = _yaml_safe(raw)
+        rec = Record(data, str(path), i)
+        for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
+            problems.append(LedgerProblem(str(path), err.message, record=rec.id, field=_field_of(err)))
+            rec.valid = False
+        records.append(rec)
+    return records, problems
+
+
+def ledger_files(paths: Iterable[Path]) -> list[Path]:
+    """YAML files of the given files and directories, sorted by name within a directory."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file()))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise DataError(p, "ledger path does not exist")
+    return out
+
+
+def collect(paths: Iterable[Path]) -> tuple[list[Record], list[LedgerProblem]]:
+    """Every record of the given ledger files/directories and every file-level problem
+    (malformed YAML, schema violations, duplicate ids), without raising."""
+    records: list[Record] = []
+    problems: list[LedgerProblem] = []
+    for f in ledger_files(paths):
+        recs, probs = read_file(f)
+        records.extend(recs)
+        problems.extend(probs)
+    first_seen: dict[str, Record] = {}
+    for rec in records:
+        if "id" not in rec.data:
+            continue
+        if rec.id in first_seen:
+            other = first_seen[rec.id]
+            problems.append(LedgerProblem(rec.path, f"id {rec.id!r} is already used in {other.path} (ids are never reused)",
+                                          record=rec.id, field="id"))
+        else:
+            first_seen[rec.id] = rec
+    return records, problems
+
+
+def load(paths: Iterable[Path]) -> list[Record]:
+    """Read and schema-check every record; raises :class:`LedgerError` listing every problem."""
+    records, problems = collect(paths)
+    if problems:
+        raise LedgerError(problems)
+    return records
+
+
+def records_frame(records: list[Record]) -> pd.DataFrame:
+    """The records as a flat table (reviewer fields spread into columns), in ledger order."""
+    rows = []
+    for r in records:
+        d = dict(r.data)
+        rev = d.pop("reviewer", {}) or {}
+        ev = d.get("evidence")
+        d["evidence"] = "\n".join(ev) if isinstance(ev, list) else (ev or "")
+        d.update({"reviewer_id": rev.get("id"), "reviewer_role": rev.get("role"), "reviewer_specialty": rev.get("specialty"),
+                  "release": r.release, "file": r.path})
+        rows.append(d)
+    return pd.DataFrame(rows)
+
+
+def dump(records: list[dict[str, Any]], path: Path, batch: dict[str, Any] | None = None, header: str = "") -> str:
+    """YAML text of a ledger file (``header`` becomes leading comment lines)."""
+    doc: dict[str, Any] = {}
+    if batch:
+        doc["batch"] = batch
+    doc["corrections"] = records
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    if header:
+        text = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + text
+    return text

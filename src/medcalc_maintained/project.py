@@ -1,0 +1,300 @@
+"""The project: its root, its parameters and the path of every stage's inputs and outputs.
+
+Every command and stage asks a :class:`Project` for its paths; no other module writes a
+``data/...`` path. Parameters come from one loader: the built-in defaults (``defaults.yaml`` beside
+this file) with the project's ``params.yaml`` laid over them leaf by leaf. A key that the defaults
+do not know, or a value of another type than its default, is refused with the file and the field,
+so a typo cannot pass silently.
+
+>>> p = Project.load()                       # doctest: +SKIP
+>>> p.instances                              # doctest: +SKIP
+PosixPath('/path/to/project/data/interim/instances.parquet')
+>>> p.param("triage.budget")                 # doctest: +SKIP
+50
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from medcalc_maintained.core.io import DataError
+
+PARAMS_FILE = "params.yaml"
+DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
+# mappings whose keys are the user's own (split names, categories, gate names): not checked by key
+OPEN_MAPPINGS = {"upstream.splits", "triage.specialty_by_category", "validate.gates"}
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The directory holding ``params.yaml``: ``$MEDCALC_ROOT``, else the nearest ancestor of cwd
+    that has one, else cwd."""
+    env = os.environ.get("MEDCALC_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / PARAMS_FILE).is_file():
+            return d
+    return here
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults() -> dict[str, Any]:
+    with DEFAULTS_FILE.open(encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def defaults() -> dict[str, Any]:
+    """A fresh copy of the built-in defaults."""
+    return copy.deepcopy(_defaults())
+
+
+def _same_type(default: Any, value: Any) -> bool:
+    if default is None or value is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, list)
+    return isinstance(value, type(default))
+
+
+def merge(base: dict[str, Any], over: dict[str, Any], path: Path, where: str = "") -> dict[str, Any]:
+    """``over`` laid onto ``base`` (a copy), checking keys and types against ``base``."""
+    out = copy.deepcopy(base)
+    if not isinstance(over, dict):
+        raise DataError(path, f"must be a mapping, got {type(over).__name__}", field=where or None)
+    for key, value in over.items():
+        name = f"{where}.{key}" if where else str(key)
+        if key not in base:
+            if where in OPEN_MAPPINGS:
+                out[key] = value
+                continue
+            known = ", ".join(sorted(map(str, base))) or "none"
+            raise DataError(path, f"unknown parameter (known here: {known})", field=name)
+        default = base[key]
+        if isinstance(default, dict) and name not in OPEN_MAPPINGS:
+            out[key] = merge(default, value or {}, path, name)
+        elif isinstance(default, dict):
+            if not isinstance(value, dict):
+                raise DataError(path, f"expected a mapping, got {value!r}", field=name)
+            out[key] = {**default, **value}
+        elif not _same_type(default, value):
+            raise DataError(path, f"expected {type(default).__name__}, got {value!r}", field=name)
+        else:
+            out[key] = float(value) if isinstance(default, float) and value is not None else value
+    return out
+
+
+def read_params(root: Path) -> dict[str, Any]:
+    """Defaults with ``root/params.yaml`` laid over them (the defaults alone when there is none)."""
+    path = root / PARAMS_FILE
+    if not path.is_file():
+        return defaults()
+    try:
+        with path.open(encoding="utf-8") as fh:
+            given = yaml.safe_load(fh) or {}
+    except yaml.YAMLError as exc:
+        raise DataError(path, f"malformed YAML: {exc}") from None
+    return merge(_defaults(), given, path)
+
+
+@dataclass(frozen=True)
+class Project:
+    """One checkout of the maintained benchmark: ``root`` and its checked ``params``."""
+
+    root: Path
+    params: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def load(cls, root: Path | str | None = None) -> "Project":
+        r = Path(root).resolve() if root is not None else find_root()
+        return cls(r, read_params(r))
+
+    # ---------------------------------------------------------------- parameters
+
+    def param(self, dotted: str) -> Any:
+        """The value of one parameter by its dotted name, e.g. ``triage.budget``."""
+        node: Any = self.params
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise DataError(self.params_file, "no such parameter", field=dotted)
+            node = node[part]
+        return copy.deepcopy(node)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return dict(self.param(name) or {})
+
+    @property
+    def params_file(self) -> Path:
+        return self.root / PARAMS_FILE
+
+    def path(self, value: str | os.PathLike) -> Path:
+        """``value`` as given when absolute, else relative to the project root."""
+        p = Path(value)
+        return p if p.is_absolute() else self.root / p
+
+    def _dir(self, dotted: str) -> Path:
+        return self.path(self.param(dotted))
+
+    # ---------------------------------------------------------------- ingest
+
+    def upstream_sources(self) -> list[tuple[str, Path, bool]]:
+        """``(split, csv path, required)`` for every split of ``upstream.splits``."""
+        splits = self.param("upstream.splits") or {}
+        out = []
+        for name, spec in splits.items():
+            spec = spec if isinstance(spec, dict) else {"path": spec}
+            if not spec.get("path"):
+                raise DataError(self.params_file, "needs a path", field=f"upstream.splits.{name}.path")
+            out.append((str(name), self.path(spec["path"]), bool(spec.get("required", True))))
+        return out
+
+    @property
+    def instances(self) -> Path:
+        return self._dir("ingest.out") / "instances.parquet"
+
+    @property
+    def quarantine(self) -> Path:
+        return self._dir("ingest.out") / "quarantine.csv"
+
+    # ---------------------------------------------------------------- recompute
+
+    @property
+    def recompute(self) -> Path:
+        return self._dir("recompute.out") / "recompute.parquet"
+
+    @property
+    def recompute_per_calculator(self) -> Path:
+        return self._dir("recompute.out") / "recompute_per_calculator.csv"
+
+    @property
+    def recompute_summary(self) -> Path:
+        return self._dir("recompute.out") / "recompute_summary.json"
+
+    # ---------------------------------------------------------------- ledger
+
+    @property
+    def campaign_workbooks(self) -> tuple[Path, Path]:
+        """(sampled, final): the published phase-3 workbooks."""
+        return self._dir("campaign.sampled"), self._dir("campaign.final")
+
+    @property
+    def campaign_ledger(self) -> Path:
+        return self._dir("campaign.out")
+
+    @property
+    def campaign_unreadable(self) -> Path:
+        return self.campaign_ledger.parent / "unreadable.csv"
+
+    @property
+    def ledger_paths(self) -> list[Path]:
+        """Ledger sources in release order (files or directories of ``apply.ledger``)."""
+        return [self.path(p) for p in self.param("apply.ledger") or []]
+
+    @property
+    def ledger_dir(self) -> Path:
+        """The hand-written ledger directory: the last directory of ``apply.ledger``."""
+        dirs = [p for p in self.ledger_paths if p.is_dir() or not p.suffix]
+        if not dirs:
+            raise DataError(self.params_file, "lists no directory for hand-written corrections", field="apply.ledger")
+        return dirs[-1]
+
+    @property
+    def maintained(self) -> Path:
+        return self._dir("apply.out") / "instances.parquet"
+
+    # ---------------------------------------------------------------- reports and contracts
+
+    @property
+    def physician_agreement(self) -> Path:
+        return self._dir("report.physician_agreement.out")
+
+    @property
+    def data_docs(self) -> Path:
+        return self._dir("validate.data_docs")
+
+    # ---------------------------------------------------------------- audit and relabel (LLM)
+
+    def llm_out(self, stage: str) -> Path:
+        """Output directory of ``audit`` or ``relabel``."""
+        return self._dir(f"{stage}.out")
+
+    def llm_cache(self, stage: str) -> Path:
+        return self._dir(f"{stage}.cache_dir")
+
+    @property
+    def audit_flags(self) -> Path:
+        return self.llm_out("audit") / "flags.parquet"
+
+    @property
+    def relabel_labels(self) -> Path:
+        return self.llm_out("relabel") / "labels.parquet"
+
+    # ---------------------------------------------------------------- triage
+
+    @property
+    def triage_dir(self) -> Path:
+        return self._dir("triage.out")
+
+    @property
+    def triage_queue(self) -> Path:
+        return self.triage_dir / "queue.csv"
+
+    # ---------------------------------------------------------------- releases
+
+    @property
+    def releases_file(self) -> Path:
+        return self._dir("release.releases")
+
+    @property
+    def card_template(self) -> Path:
+        return self._dir("release.card")
+
+    @property
+    def release_tables(self) -> Path:
+        """Directory of every release's configs (stage ``release-tables``)."""
+        return self._dir("release.tables")
+
+    def release_table(self, version: str, config: str) -> Path:
+        """One config of one release, all splits: ``<release.tables>/<version>/<config>.parquet``."""
+        return self.release_tables / version / f"{config}.parquet"
+
+    @property
+    def release_build(self) -> Path:
+        return self._dir("release.out")
+
+    # ---------------------------------------------------------------- compare and evaluate
+
+    @property
+    def compare_dir(self) -> Path:
+        return self._dir("compare.analyze.out")
+
+    @property
+    def arms_dir(self) -> Path:
+        return self._dir("compare.export.out")
+
+    @property
+    def evaluation_dir(self) -> Path:
+        return self._dir("compare.evaluate.out")
+
+    @property
+    def example_predictions(self) -> Path:
+        return self._dir("compare.evaluate.predictions")
+
+    @property
+    def models_dir(self) -> Path:
+        return self._dir("compare.train.output_dir")
+
+    @property
+    def expectations_dir(self) -> Path:
+        return self.root / "expectations"

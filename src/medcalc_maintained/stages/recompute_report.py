@@ -1,0 +1,24 @@
+"""Stage ``recompute-report``: metrics of the recompute audit once maintained labels exist.
+
+Per-calculator computable and agreement rates, and the precision and recall of its flags as a
+detector of "the original label diverges from the maintained label".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from medcalc_maintained.core.io import read_parquet, write_json
+from medcalc_maintained.project import Project
+from medcalc_maintained.quality import recompute as rc
+
+
+def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], Path]:
+    rec = read_parquet(project.recompute, "recompute output", "recompute")
+    inst = read_parquet(project.instances, "instances", "ingest")
+    maintained = read_parquet(project.maintained, "maintained instances", "apply")
+    summary = rc.summarise(rec, inst, maintained)
+    target = out or project.recompute_summary
+    write_json(target, summary)
+    return summary, target
