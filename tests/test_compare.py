@@ -76,7 +76,7 @@ def test_arms_share_prompts_and_differ_only_in_ground_truth(instances, tmp_path)
 
 def test_real_release_flip_rate_matches_status_counts(instances, campaign_dir, tmp_path):
     from medcalc_maintained import ledger
-from medcalc_maintained.ledger import campaign
+    from medcalc_maintained.ledger import campaign
     from medcalc_maintained.quality.recompute import recompute
 
     sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"

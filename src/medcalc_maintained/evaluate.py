@@ -34,9 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.core.answers import OUTPUT_TYPES, is_correct, parse_answer
+from medcalc_maintained.core.answers import OUTPUT_TYPES, graded_answer, is_correct, parse_answer, parse_model_answer
 from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomic
-from medcalc_maintained.reward import extract_answer, parse_model_answer
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 STATUSES = ("correct", "wrong", "abstained", "unparsable", "missing")
@@ -145,10 +144,7 @@ def grade_output(output: str | None, label: str, lower: str, upper: str, output_
     """One of :data:`STATUSES` for one prediction (``None`` = no prediction, counted wrong)."""
     if output is None:
         return "missing"
-    answer = extract_answer(output)
-    if answer is None:
-        answer = output.strip()
-    parsed = parse_model_answer(answer, output_type)
+    parsed = parse_model_answer(graded_answer(output), output_type)
     if parsed is None:
         return "unparsable"
     correct = is_correct(parsed, label, lower, upper, output_type)

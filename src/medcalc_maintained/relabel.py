@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import Answer, format_answer, parse_answer
+from medcalc_maintained.core.answers import extract_answer as answers_extract
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers.base import Backend, Task, last_tag
 from medcalc_maintained.verifiers.engine import Outcome
@@ -35,9 +36,7 @@ VOTE_COLUMNS = ["uid", "split", "run", "backend", "model", "answer", "answer_kin
                 "source", "model_version"]
 
 
-def extract_answer(text: str) -> str | None:
-    """Content of the last ``<answer>`` tag of a reply (None when there is none)."""
-    return last_tag(text or "", "answer")
+extract_answer = answers_extract  # the package's one rule (core.answers)
 
 
 def reply_problem(text: str, output_type: str) -> str | None:

@@ -32,10 +32,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from medcalc_maintained.core.answers import Answer, is_correct, parse_answer
+from medcalc_maintained.core.answers import Answer, is_correct, parse_answer, parse_model_answer
+from medcalc_maintained.core.answers import extract_answer as _extract
 
 DEFAULT_LAMBDA = 0.1  # lambda_f of Eq. 2
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 
 
 def completion_text(completion: Any) -> str:
@@ -70,24 +70,9 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
-def extract_answer(text: Any) -> str | None:
-    """The stripped content of the last ``<answer>...</answer>`` in ``text``, or ``None`` if there is none.
-
-    >>> extract_answer("<answer>1</answer> wait, no: <answer> 2 </answer>")
-    '2'
-    >>> extract_answer("<answer>3") is None
-    True
-    """
-    found = _ANSWER_TAG.findall(completion_text(text))
-    return found[-1].strip() if found else None
-
-
-def parse_model_answer(answer: str | None, output_type: str) -> Answer | None:
-    """The parsed answer of a model, or ``None`` when it is missing, empty or unparsable."""
-    if answer is None or not answer.strip():
-        return None
-    parsed = parse_answer(answer, output_type)
-    return None if parsed.kind == "invalid" else parsed
+def extract_answer(completion: Any) -> str | None:
+    """The answer of a completion (a string or chat messages): see :func:`core.answers.extract_answer`."""
+    return _extract(completion_text(completion))
 
 
 def _check_lambda(lam: float) -> float:

@@ -22,6 +22,13 @@ Grading follows MedCalc-Bench: a decimal is correct when it lies in ``[lower, up
 band of the label), an integer answer is rounded and must equal the label, a date must be the same
 day, a gestational age the same weeks and days, and an abstention is correct only when the label is
 an abstention.
+
+Model outputs (the one extraction rule, used by the reward, the relabel stage and ``evaluate``):
+the answer of an output is the text inside its **last** ``<answer>...</answer>`` (tags are
+case-insensitive, the text is stripped; everything before it is reasoning). An output without a
+complete tag has no answer for the reward and the relabel stage (a format failure: reward 0, an
+unparseable vote); ``evaluate`` grades such an output whole, stripped (:func:`graded_answer`),
+so predictions may also be given as bare answers.
 """
 
 from __future__ import annotations
@@ -312,3 +319,32 @@ def first_number(raw: Any) -> float | None:
         return None
     m = re.search(r"[-+]?\d+(?:\.\d+)?", str(raw))
     return float(m.group(0)) if m else None
+
+
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
+
+
+def extract_answer(text: Any) -> str | None:
+    """The stripped content of the last ``<answer>...</answer>`` in ``text``, or ``None``.
+
+    >>> extract_answer("<answer>1</answer> wait, no: <answer> 2 </answer>")
+    '2'
+    >>> extract_answer("<answer>3") is None
+    True
+    """
+    found = _ANSWER_TAG.findall(text if isinstance(text, str) else "")
+    return found[-1].strip() if found else None
+
+
+def graded_answer(output: str) -> str:
+    """The answer ``evaluate`` grades: the last tagged answer, else the whole output stripped."""
+    answer = extract_answer(output)
+    return output.strip() if answer is None else answer
+
+
+def parse_model_answer(answer: str | None, output_type: str) -> Answer | None:
+    """The parsed answer of a model, or ``None`` when it is missing, empty or unparsable."""
+    if answer is None or not answer.strip():
+        return None
+    parsed = parse_answer(answer, output_type)
+    return None if parsed.kind == "invalid" else parsed
