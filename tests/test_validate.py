@@ -11,46 +11,23 @@ import yaml
 from typer.testing import CliRunner
 
 from paths import ROOT
-from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained import ledger
-from medcalc_maintained.ledger import campaign
 from medcalc_maintained.cli import app
-from medcalc_maintained.stages.ingest import ingest
-from medcalc_maintained.quality.recompute import recompute
 from medcalc_maintained.contracts.validate import validate
+from medcalc_maintained.project import Project
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def built(v1_test_csv, campaign_dir, tmp_path_factory) -> Path:
-    """A project root holding real pipeline outputs (ingest -> import-campaign -> apply)."""
-    root = tmp_path_factory.mktemp("project")
-    shutil.copy(ROOT / "params.yaml", root / "params.yaml")
-    shutil.copytree(ROOT / "expectations", root / "expectations")
-    inst = ingest([("test", v1_test_csv)]).instances
-    (root / "data" / "interim").mkdir(parents=True)
-    inst.to_parquet(root / "data" / "interim" / "instances.parquet")
-    sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"
-    final = campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx"
-    records, _ = campaign.build_records(campaign.read_workbooks(sampled, final), inst, recompute(inst),
-                                        decided_at="2025-12-22", release="2.0.0", id_prefix="audit2025",
-                                        workbook_names=(sampled.name, final.name))
-    camp = root / "data" / "campaign" / "audit-2025.yaml"
-    camp.parent.mkdir(parents=True)
-    camp.write_text(ledger.dump(records, camp), encoding="utf-8")
-    (root / "data" / "corrections").mkdir()
-    maintained = apply_stage.build(inst, [camp])
-    (root / "data" / "maintained").mkdir()
-    maintained.to_parquet(root / "data" / "maintained" / "instances.parquet")
-    return root
+def built(pipeline_project) -> Path:
+    """A project root holding real pipeline outputs (ingest -> import-campaign -> apply); read-only."""
+    return pipeline_project
 
 
 @pytest.fixture
-def project(built, tmp_path) -> Path:
-    dst = tmp_path / "p"
-    shutil.copytree(built, dst)
-    return dst
+def project(project_root) -> Path:
+    return project_root
 
 
 def corrupt_maintained(root: Path, fn) -> None:
@@ -61,7 +38,7 @@ def corrupt_maintained(root: Path, fn) -> None:
 
 
 def failing(root: Path) -> dict[str, list[str]]:
-    rep = validate(None, root=root)
+    rep = validate(None, project=Project.load(root))
     return {f.expectation: f.offending for f in rep.blocking}, rep
 
 
@@ -196,15 +173,13 @@ def release_dir(built, tmp_path_factory) -> Path:
     """A real release 2.0.0 built from the fixture project by `release.build`."""
     from medcalc_maintained import release
 
-    shutil.copy(ROOT / "releases.yaml", built / "releases.yaml")
-    shutil.copy(ROOT / "dataset_card.md", built / "dataset_card.md")
     out = tmp_path_factory.mktemp("rel") / "release"
     release.build(out, version="2.0.0", inputs=release.Inputs.from_root(built))
     return out
 
 
 def test_pristine_release_passes(release_dir, built):
-    rep = validate(release_dir, root=built)
+    rep = validate(release_dir, project=Project.load(built))
     assert rep.success, [str(f) for f in rep.blocking]
     assert any(f.suite == "manifest" for f in rep.failures) is False
 
@@ -215,7 +190,7 @@ def test_release_file_whose_sha256_differs_from_manifest(release_dir, built, tmp
     part = sorted((copy / "data" / "full").glob("*.parquet"))[0]
     df = pd.read_parquet(part)
     df.iloc[::-1].to_parquet(part)  # same rows, other bytes
-    rep = validate(copy, root=built)
+    rep = validate(copy, project=Project.load(built))
     assert not rep.success
     bad = {f.expectation: f.offending for f in rep.blocking}
     assert bad["expect_column_values_to_be_in_set(sha256_matches)"] == [f"path={part.relative_to(copy).as_posix()}"]
@@ -227,7 +202,7 @@ def test_release_duplicate_uid_is_caught_in_release_data(release_dir, built, tmp
     part = sorted((copy / "data" / "full").glob("*.parquet"))[0]
     df = pd.read_parquet(part)
     pd.concat([df, df.iloc[[0]]], ignore_index=True).to_parquet(part)
-    rep = validate(copy, root=built)
+    rep = validate(copy, project=Project.load(built))
     names = {f.expectation for f in rep.blocking}
     assert "expect_compound_columns_to_be_unique(split,uid)" in names
     assert "expect_column_values_to_be_in_set(sha256_matches)" in names

@@ -59,6 +59,36 @@ def replay(entries: Iterable[tuple[int, tuple[str, int], str, Any, Any]], labels
         yield Step(pos, key, base, is_first, first[slot], matches, applied)
 
 
+def _check_records(selected: list[Record], index: dict[tuple[str, int], int], otypes: list[str]) -> list[LedgerProblem]:
+    """Structural checks of every selected record (accepted or not): the row exists, both values
+    parse for its output type, and ``label_status`` agrees with the values."""
+    problems: list[LedgerProblem] = []
+    for rec in selected:
+        key = (rec["split"], int(rec["uid"]))
+        if key not in index:
+            problems.append(LedgerProblem(rec.path, f"uid {key[1]} does not exist in split {key[0]!r}", rec.id, "uid"))
+            continue
+        i = index[key]
+        otype = otypes[i]
+        for fld in ("old_value", "new_value"):
+            a = parse_answer(rec[fld], otype)
+            if a.kind == "invalid":
+                problems.append(LedgerProblem(rec.path, f"{rec[fld]!r} is not a valid {otype} answer ({a.reason})", rec.id, fld))
+        new = parse_answer(rec["new_value"], otype)
+        st = rec["label_status"]
+        if st == "abstain" and not new.is_abstain:
+            problems.append(LedgerProblem(rec.path, "label_status 'abstain' needs new_value N/A", rec.id, "label_status"))
+        if st != "abstain" and new.is_abstain:
+            problems.append(LedgerProblem(rec.path, f"new_value N/A needs label_status 'abstain', not {st!r}", rec.id, "label_status"))
+        if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(rec["old_value"], otype).is_valid and new.is_valid:
+            agree = labels_agree(rec["new_value"], rec["old_value"], otype)
+            if st == "confirmed" and not agree:
+                problems.append(LedgerProblem(rec.path, "label_status 'confirmed' but new_value differs from old_value", rec.id, "label_status"))
+            if st == "corrected" and agree:
+                problems.append(LedgerProblem(rec.path, "label_status 'corrected' but new_value agrees with old_value", rec.id, "label_status"))
+    return problems
+
+
 def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
                     prior: list[LedgerProblem] | None = None) -> pd.DataFrame:
     """Apply accepted records, in release order, to upstream ``instances``; return maintained rows.
@@ -87,30 +117,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     styles = [label_style(labels[i], otypes[i]) for i in range(len(df))]
 
     selected = [r for r in records if upto is None or (r.release != UNRELEASED and release_key(r.release) <= release_key(upto))]
-    # structural checks on every record (also rejected/deferred ones)
-    for rec in selected:
-        key = (rec["split"], int(rec["uid"]))
-        if key not in index:
-            problems.append(LedgerProblem(rec.path, f"uid {key[1]} does not exist in split {key[0]!r}", rec.id, "uid"))
-            continue
-        i = index[key]
-        otype = otypes[i]
-        for fld in ("old_value", "new_value"):
-            a = parse_answer(rec[fld], otype)
-            if a.kind == "invalid":
-                problems.append(LedgerProblem(rec.path, f"{rec[fld]!r} is not a valid {otype} answer ({a.reason})", rec.id, fld))
-        new = parse_answer(rec["new_value"], otype)
-        st = rec["label_status"]
-        if st == "abstain" and not new.is_abstain:
-            problems.append(LedgerProblem(rec.path, "label_status 'abstain' needs new_value N/A", rec.id, "label_status"))
-        if st != "abstain" and new.is_abstain:
-            problems.append(LedgerProblem(rec.path, f"new_value N/A needs label_status 'abstain', not {st!r}", rec.id, "label_status"))
-        if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(rec["old_value"], otype).is_valid and new.is_valid:
-            agree = labels_agree(rec["new_value"], rec["old_value"], otype)
-            if st == "confirmed" and not agree:
-                problems.append(LedgerProblem(rec.path, "label_status 'confirmed' but new_value differs from old_value", rec.id, "label_status"))
-            if st == "corrected" and agree:
-                problems.append(LedgerProblem(rec.path, "label_status 'corrected' but new_value agrees with old_value", rec.id, "label_status"))
+    problems += _check_records(selected, index, otypes)
 
     accepted = sorted((r for r in selected if r["decision"] == "accepted"), key=lambda r: (release_key(r.release), r.path, r.index))
     current = {key: labels[i] for key, i in index.items()}

@@ -1,0 +1,52 @@
+"""The shape of the code: paths only in the Project, small modules and functions, stages named
+after dvc.yaml, the CLI kept out of the pipeline's dependencies."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import yaml
+
+from paths import ROOT
+
+SRC = ROOT / "src" / "medcalc_maintained"
+PATH_LITERAL = re.compile(r"""["'](?:data|build)/""")
+
+
+def _modules():
+    return sorted(p for p in SRC.rglob("*.py"))
+
+
+def test_no_data_path_literal_outside_the_project_module():
+    offenders = []
+    for p in _modules():
+        if p.name == "project.py":
+            continue
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+            if PATH_LITERAL.search(line):
+                offenders.append(f"{p.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert offenders == []
+
+
+def test_no_module_over_500_lines_and_no_function_over_80():
+    long_modules, long_functions = [], []
+    for p in _modules():
+        text = p.read_text(encoding="utf-8")
+        if text.count("\n") > 500:
+            long_modules.append(str(p.relative_to(ROOT)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 80:
+                    long_functions.append(f"{p.relative_to(ROOT)}:{node.lineno} {node.name} ({n} lines)")
+    assert long_modules == [] and long_functions == []
+
+
+def test_every_dvc_stage_has_a_module_of_its_name_and_no_stage_depends_on_the_cli():
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    for name, stage in stages.items():
+        assert (SRC / "stages" / f"{name.replace('-', '_')}.py").is_file(), name
+        deps = [str(d) for d in stage.get("deps", [])]
+        assert any(d.endswith(f"stages/{name.replace('-', '_')}.py") for d in deps), (name, deps)
+        assert not any("/cli" in d for d in deps), (name, deps)
