@@ -10,11 +10,12 @@ export HF_DATASETS_OFFLINE ?= 1
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: run test venv data repro validate summary clean help
+.PHONY: run test test-fast venv data repro validate summary clean help
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
-	@echo "make test  - bootstrap .venv, pull upstream data, run the whole test suite"
+	@echo "make test  - bootstrap .venv, pull upstream data, run the whole test suite (what CI runs)"
+	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
@@ -41,6 +42,9 @@ run: repro validate summary
 
 test: data
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+test-fast: data
+	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
 clean:
 	rm -rf build .pytest_cache

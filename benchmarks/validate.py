@@ -17,17 +17,19 @@ from pathlib import Path
 
 from _common import ROOT
 
-from medcalc_maintained import config
 from medcalc_maintained.contracts import validate as V
+from medcalc_maintained.project import Project
+
+PROJECT = Project.load(ROOT)
 
 
 def plain_pandas(target: Path | None) -> int:
     """Every expectation of the suites, evaluated with pandas; returns the number of failures."""
-    t = V.load_target(target, ROOT)
-    gates = V._gates(config.load_params(ROOT), t.gates)
+    t = V.load_target(target, PROJECT)
+    gates = V._gates(PROJECT.param("validate.gates"), t.gates)
     views = V.build_views(t, gates)
     failures = 0
-    for suite in V.load_suites(ROOT / "expectations"):
+    for suite in V.load_suites(PROJECT.expectations_dir):
         default_view = suite.get("meta", {}).get("view", "instances")
         for exp in suite["expectations"]:
             view = views.get(exp.get("meta", {}).get("view", default_view))
@@ -67,12 +69,12 @@ def main() -> None:
     ap.add_argument("target", nargs="?", type=Path)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    target = args.target or (ROOT / "build" / "release" if (ROOT / "build" / "release" / "manifest.json").is_file() else None)
+    target = args.target or (PROJECT.release_build if (PROJECT.release_build / "manifest.json").is_file() else None)
     name = str(target) if target else "pipeline outputs"
     gx_times, pd_times = [], []
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        rep = V.validate(target, root=ROOT, docs_dir=None)
+        rep = V.validate(target, project=PROJECT, docs_dir=None)
         gx_times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         n_fail = plain_pandas(target)

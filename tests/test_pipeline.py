@@ -106,3 +106,54 @@ def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
     finally:
         batch.unlink()
         dvc(fresh_project, "repro")
+
+
+def test_moved_outputs_follow_params_through_the_whole_pipeline(fresh_project):
+    """Changing ingest.out and apply.out moves those files, and every stage reads them there."""
+    import pandas as pd
+
+    params = fresh_project / "params.yaml"
+    original = params.read_text()
+    before = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet")
+    moved = (original.replace("ingest:\n  out: data/interim", "ingest:\n  out: data/interim-moved")
+             .replace("apply:\n", "apply:\n", 1).replace("  out: data/maintained", "  out: data/maintained-moved"))
+    assert moved.count("-moved") == 2
+    try:
+        params.write_text(moved)
+        r = dvc(fresh_project, "repro")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert (fresh_project / "data" / "interim-moved" / "instances.parquet").is_file()
+        after = pd.read_parquet(fresh_project / "data" / "maintained-moved" / "instances.parquet")
+        pd.testing.assert_frame_equal(before, after)
+        status = dvc(fresh_project, "status")
+        assert "up to date" in status.stdout, status.stdout
+        v = subprocess.run([str(Path(sys.executable).parent / "medcalc-maintained"), "validate", "--no-docs"],
+                           cwd=fresh_project, env=dict(os.environ, MEDCALC_ROOT=str(fresh_project)),
+                           capture_output=True, text=True)
+        assert v.returncode == 0, v.stdout + v.stderr
+    finally:
+        params.write_text(original)
+        dvc(fresh_project, "repro")
+
+
+def _stale_stages(project: Path) -> set[str]:
+    out = dvc(project, "status").stdout
+    return {line.rstrip(":").strip() for line in out.splitlines() if line and not line.startswith("\t")
+            and line.rstrip().endswith(":")}
+
+
+@pytest.mark.parametrize("module, expected", [
+    ("src/medcalc_maintained/core/answers.py",
+     {"ingest", "recompute", "import-campaign", "apply", "physician-agreement", "audit", "relabel", "triage",
+      "release-tables", "compare", "evaluate-example", "release"}),
+    ("src/medcalc_maintained/cli/pipeline.py", set()),
+    ("src/medcalc_maintained/cli/__init__.py", set()),
+])
+def test_dependencies_are_the_modules_a_stage_runs(fresh_project, module, expected):
+    path = fresh_project / module
+    original = path.read_bytes()
+    try:
+        path.write_bytes(original + b"\n# touched by a test\n")
+        assert _stale_stages(fresh_project) == expected
+    finally:
+        path.write_bytes(original)
