@@ -196,12 +196,17 @@ def _bytes(directory, names):
 
 
 def test_two_offline_runs_write_identical_files(project, tmp_path):
-    """Same inputs, same bytes: no clock, no cache state in verdicts/flags/labels/votes/run.json."""
-    inst = str(project.instances_path)
-    for stage, names in (("audit", ["verdicts.parquet", "flags.parquet", "run.json"]),
-                         ("relabel", ["labels.parquet", "votes.parquet", "run.json"])):
+    """Same inputs, same bytes: no clock, no cache state in verdicts/flags/labels/votes/run.json.
+    The first run goes through the CLI, the second through the stage's ``run(project, ...)``."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import audit, relabel
+
+    inst = project.instances_path
+    for stage, mod, names in (("audit", audit, ["verdicts.parquet", "flags.parquet", "run.json"]),
+                              ("relabel", relabel, ["labels.parquet", "votes.parquet", "run.json"])):
         first, second = tmp_path / f"{stage}-1", tmp_path / f"{stage}-2"
-        for out in (first, second):
-            r = cli(stage, "--instances", inst, "--out", str(out))
-            assert r.exit_code == 0, r.output
+        r = cli(stage, "--instances", str(inst), "--out", str(first))
+        assert r.exit_code == 0, r.output
+        result = mod.run(Project.load(project.root), instances=inst, out=second)
+        assert [p.name for p in result.written] == names
         assert _bytes(first, names) == _bytes(second, names), stage
