@@ -66,10 +66,11 @@ def main() -> None:
     args = ap.parse_args()
 
 
-    from medcalc_maintained import relabel as stage
+    from medcalc_maintained.project import defaults, merge
+    from medcalc_maintained.stages import relabel as stage
     from medcalc_maintained.stages.ingest import ingest
     from medcalc_maintained.verifiers import runner
-    from medcalc_maintained.verifiers.settings import load
+    from medcalc_maintained.verifiers.settings import from_section
     from _common import upstream
 
     instances = ingest([("test", upstream("medcalc-bench/v1.0/test_data.csv"))]).instances
@@ -81,13 +82,13 @@ def main() -> None:
     url = parent.recv()
     os.environ["GOOGLE_GEMINI_BASE_URL"] = url
     os.environ.setdefault("GEMINI_API_KEY", "benchmark")
-    settings = load("relabel", {"engine": {"rate_limit_rpm": None, "retries": 3, "backoff_initial_s": 0.1},
-                                "gemini": {"timeout_s": 60.0}})
+    overrides = {"engine": {"rate_limit_rpm": None, "retries": 3, "backoff_initial_s": 0.1}, "gemini": {"timeout_s": 60}}
+    settings = from_section("relabel", merge(defaults()["relabel"], overrides, Path(__file__), "relabel"), __file__)
     try:
         backend = runner.make_backend("relabel", "gemini", settings, instances=rows)
         tasks = stage.tasks(rows, backend, 5)
         with tempfile.TemporaryDirectory() as tmp:
-            probe = runner.make_engine(backend, settings, root=Path(tmp), cache_dir=Path(tmp) / "probe")
+            probe = runner.make_engine(backend, settings, cache_dir=Path(tmp) / "probe")
             distinct = len(probe.plan(tasks)[0])
             print(f"relabel calls of the test split: {len(rows):,} rows x 5 runs = {len(tasks):,} tasks, "
                   f"{distinct:,} distinct calls (rows with the same note and question share theirs); "
@@ -99,7 +100,7 @@ def main() -> None:
                 partial = c == 1 and args.serial_calls and args.serial_calls < distinct
                 if partial:
                     subset = tasks[:args.serial_calls]
-                eng = runner.make_engine(backend, settings, root=Path(tmp), cache_dir=cache, concurrency=c,
+                eng = runner.make_engine(backend, settings, cache_dir=cache, concurrency=c,
                                          validator=stage.validator)
                 before = stats(url)["successes"]
                 t0 = time.perf_counter()
@@ -117,7 +118,7 @@ def main() -> None:
                     print(f"concurrency {c:>3}: {rate:7.1f} calls/s  ({made:,} calls in {dt:.1f} s)")
                 last_cache = cache
             if last_cache is not None:
-                eng = runner.make_engine(backend, settings, root=Path(tmp), cache_dir=last_cache,
+                eng = runner.make_engine(backend, settings, cache_dir=last_cache,
                                          concurrency=args.concurrency[-1], validator=stage.validator)
                 before = stats(url)["attempts"]
                 t0 = time.perf_counter()

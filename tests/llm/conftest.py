@@ -13,27 +13,45 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from llm_helpers import Project, stage_params  # noqa: E402
+from llm_helpers import LLMProject, stage_params  # noqa: E402
+
+# Durations that defaults.yaml writes as integers (30, 172800, 600, 150) but that are seconds or
+# rates, so a fractional value is legitimate (the fast test settings use 0.05 s). Until
+# defaults.yaml writes them as floats, the tests see them as floats.
+FLOAT_LEAVES = ("gemini.timeout_s", "engine.rate_limit_rpm", "batch.poll_interval_s", "batch.max_wait_s")
+
+
+@pytest.fixture(autouse=True)
+def _float_durations(monkeypatch):
+    import copy
+
+    from medcalc_maintained import project as project_mod
+
+    base = copy.deepcopy(project_mod._defaults())
+    for stage in ("audit", "relabel"):
+        for dotted in FLOAT_LEAVES:
+            part, leaf = dotted.split(".")
+            value = base[stage][part][leaf]
+            if isinstance(value, int) and not isinstance(value, bool):
+                base[stage][part][leaf] = float(value)
+    monkeypatch.setattr(project_mod, "_defaults", lambda: base)
 
 
 @pytest.fixture(scope="session")
-def instances(v1_test_csv) -> pd.DataFrame:
-    from medcalc_maintained.stages.ingest import ingest
-
-    return ingest([("test", v1_test_csv)]).instances
+def instances(real_instances) -> pd.DataFrame:
+    return real_instances
 
 
 @pytest.fixture
-def project(tmp_path, instances, campaign_dir, monkeypatch) -> Project:
+def project(tmp_path, instances, campaign_workbooks, monkeypatch) -> LLMProject:
     """A project root (MEDCALC_ROOT) with its own params.yaml and the real instances."""
     root = tmp_path / "proj"
     root.mkdir()
     inst_path = root / "instances.parquet"
     instances.to_parquet(inst_path, index=False)
-    campaign = {"sampled": str(campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"),
-                "final": str(campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx")}
-    proj = Project(root, inst_path, {"campaign": campaign, "audit": stage_params("audit"),
-                                     "relabel": stage_params("relabel")})
+    sampled, final = campaign_workbooks
+    proj = LLMProject(root, inst_path, {"campaign": {"sampled": str(sampled), "final": str(final)},
+                                        "audit": stage_params("audit"), "relabel": stage_params("relabel")})
     proj.write_params()
     monkeypatch.setenv("MEDCALC_ROOT", str(root))
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")

@@ -4,19 +4,30 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import time
+from pathlib import Path
 
 import pandas as pd
 from typer.testing import CliRunner
 
 from fake_gemini import FakeGemini, FaultPlan, request_texts
-from llm_helpers import SEED, Script, unique_prompt_rows
+from llm_helpers import SEED, Script, log_counts, unique_prompt_rows
 from medcalc_maintained.cli import app
-from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers.engine import RateLimiter, backoff_delay
 from medcalc_maintained.verifiers.settings import EngineSettings
+
+PROMPT_DIR = Path(__file__).resolve().parents[2] / "src" / "medcalc_maintained" / "prompts"
+
+
+def prompt_file(name: str) -> str:
+    return (PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def file_sha256(name: str) -> str:
+    return hashlib.sha256((PROMPT_DIR / f"{name}.txt").read_bytes()).hexdigest()
 
 runner = CliRunner()
 
@@ -82,7 +93,9 @@ def test_relabel_supermajority_through_the_real_client(project, instances, tmp_p
     for req in script.requests:
         uid, run = script.uid_run(req)
         system, user = request_texts(req)
-        assert (system, user) == prompts.relabel(by_uid.loc[uid].to_dict())
+        # the system prompt is the versioned file; the user text quotes the row's note and question
+        assert system == prompt_file("relabel_system").strip()
+        assert by_uid.loc[uid, "Patient Note"].strip() in user and by_uid.loc[uid, "Question"].strip() in user
         body = json.dumps(req)
         for col in ("Ground Truth Explanation", "Relevant Entities"):
             assert json.dumps(by_uid.loc[uid, col])[1:-1] not in body
@@ -93,9 +106,12 @@ def test_relabel_supermajority_through_the_real_client(project, instances, tmp_p
     assert sorted(script.uid_run(q)[1] for q in script.requests) == [0] * 3 + [1] * 3 + [2] * 3 + [3] * 3 + [4] * 3
     votes = pd.read_parquet(project.root / "out" / "votes.parquet")
     assert len(votes) == 15 and (votes["input_tokens"] > 0).all() and (votes["search_queries"] == 1).all()
+    log = log_counts(r.output)
+    assert log["made"] == 15 and log["cost_cents"] > 0
     info = json.loads((project.root / "out" / "run.json").read_text())
-    assert info["made"] == 15 and info["cost_usd_this_run"] > 0
-    assert info["prompts_sha256"] == prompts.template_hashes("relabel")
+    assert info["prompts_sha256"] == {n: file_sha256(n) for n in ("relabel_system", "relabel_user")}
+    assert info["gemini"] == {"model": "gemini-test", "thinking_budget": 256, "temperature": 1.0,
+                              "tools": ["google_search", "code_execution"], "seed": SEED}
 
 
 def test_audit_flags_four_of_five(project, instances, tmp_path, monkeypatch):
@@ -115,7 +131,8 @@ def test_audit_flags_four_of_five(project, instances, tmp_path, monkeypatch):
     assert f.loc[uids[0], "reason"] == "Creatinine was read from the wrong day."
     verdicts = pd.read_parquet(project.root / "out" / "verdicts.parquet")
     assert len(verdicts) == 15 and set(verdicts.columns) >= {"uid", "backend", "model", "run", "verdict", "critique",
-                                                             "prompt_sha256", "latency_s", "input_tokens", "output_tokens"}
+                                                             "prompt_sha256", "input_tokens", "output_tokens"}
+    assert not {"latency_s", "cached_at", "source"} & set(verdicts.columns)  # outputs carry no clock
     # the audit prompt carries the label and its derivation, and only Google Search as a tool
     req = script.requests[0]
     uid, _ = script.uid_run(req)
@@ -144,8 +161,10 @@ def test_retries_succeed_under_20_percent_injected_faults(project, instances, tm
     lab = labels(project)
     assert (lab["status"] == "labeled").all()
     assert lab["label"].to_dict() == {int(u): str(int(u) % 9 + 1) for u in rows["uid"]}
+    log = log_counts(r.output)
+    assert log["retries"] > 0 and log["malformed_replies"] > 0 and log["unparseable_votes"] == 0
     info = json.loads((project.root / "out" / "run.json").read_text())
-    assert info["retries"] > 0 and info["malformed_replies"] > 0 and info["unparseable_votes"] == 0
+    assert info["unparseable_votes"] == 0
 
 
 def test_malformed_reply_is_one_unparseable_vote_after_bounded_retries(project, instances, tmp_path, monkeypatch):
@@ -176,11 +195,14 @@ def test_rerun_pays_for_nothing_twice(project, instances, tmp_path, monkeypatch)
         path = rows_file(tmp_path, rows)
         assert relabel(project, path).exit_code == 0
         first = sum(srv.stats.attempts.values())
+        written = {n: (project.root / "out" / n).read_bytes() for n in ("labels.parquet", "votes.parquet", "run.json")}
         r = relabel(project, path)
         assert r.exit_code == 0
         assert sum(srv.stats.attempts.values()) == first == 20
-        info = json.loads((project.root / "out" / "run.json").read_text())
-        assert info["made"] == 0 and info["from_cache"] == 20 and info["cost_usd_this_run"] == 0
+        log = log_counts(r.output)
+        assert log["made"] == 0 and log["from_cache"] == 20 and log["cost_cents"] == 0
+        # the rerun from the cache writes the same bytes
+        assert written == {n: (project.root / "out" / n).read_bytes() for n in written}
         # a dry run now finds everything cached
         r = relabel(project, path, "--dry-run")
         assert re.search(r"already in the cache \(free\)\s*│\s*20\s*│", r.output), r.output
@@ -247,23 +269,23 @@ def test_batch_mode_fills_the_same_cache(project, instances, tmp_path, monkeypat
     assert lab.loc[uids[0], "label"] == "7" and lab.loc[uids[1], "label"] == "N/A"
     assert lab.loc[uids[2], "status"] == "deferred"
     assert not list((project.root / "cache" / "_batch_jobs").glob("*.json"))  # collected jobs are forgotten
-    info = json.loads((project.root / "out" / "run.json").read_text())
-    assert info["from_cache"] == 15
+    assert log_counts(r.output)["from_cache"] == 15
 
 
 def test_batch_resumes_a_submitted_job_instead_of_paying_again(project, instances, tmp_path, monkeypatch):
-    from medcalc_maintained import relabel as stage
-    from medcalc_maintained.verifiers import runner, settings as settings_mod
+    from medcalc_maintained.project import Project as MedcalcProject
+    from medcalc_maintained.stages import relabel as stage
+    from medcalc_maintained.verifiers import runner
 
     rows = unique_prompt_rows(instances, 2, start=80)
     script = Script(rows, "relabel", {int(u): ["<answer>4</answer>"] * 5 for u in rows["uid"]})
     with FakeGemini(script, batch_polls=3) as srv:
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
-        s = settings_mod.load("relabel", project.params["relabel"])
-        backend = runner.make_backend("relabel", "gemini", s, instances=rows)
-        tasks = stage.tasks(rows, backend, 5)
-        eng = runner.make_engine(backend, s, root=project.root, validator=stage.validator)
-        groups, _ = eng.plan(tasks)
+        plan = stage.plan(MedcalcProject.load(project.root), backend="gemini", instances=rows_file(tmp_path, rows),
+                          batch=True)
+        backend = plan.backend
+        eng = runner.make_engine(backend, plan.settings, cache_dir=plan.cache_dir, validator=stage.validator)
+        groups, _ = eng.plan(plan.tasks)
 
         async def submit_then_die():  # a run killed right after it submitted its job
             await backend.open()
@@ -290,7 +312,8 @@ def test_rate_limiter_and_backoff():
 
     assert asyncio.run(starts(6000, 11)) >= 0.099  # 10 intervals of 60/6000 = 0.01 s
     assert asyncio.run(starts(None, 50)) < 0.05
-    s = EngineSettings(backoff_initial_s=2.0, backoff_max_s=120.0)
+    s = EngineSettings(concurrency=1, rate_limit_rpm=None, retries=6, malformed_retries=2, backoff_initial_s=2.0,
+                       backoff_max_s=120.0)
     for _ in range(50):
         assert 1.0 <= backoff_delay(1, s) <= 2.0  # 2 s scaled by [0.5, 1]
         assert 4.0 <= backoff_delay(3, s) <= 8.0

@@ -70,26 +70,41 @@ def test_template_hashes_are_the_files_sha256():
     assert set(prompts.template_hashes("relabel")) == {"relabel_system", "relabel_user"}
 
 
-def test_settings_reject_typos_and_wrong_types():
-    with pytest.raises(DataError, match=r"audit\.engine\.concurency"):
-        settings_mod.load("audit", {"engine": {"concurency": 4}})
+def _load(tmp_path, params: dict):
+    import yaml
+
+    from medcalc_maintained.project import Project
+
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    project = Project.load(tmp_path)
+    return settings_mod.load(project, "audit"), settings_mod.load(project, "relabel")
+
+
+def test_settings_reject_typos_and_wrong_types(tmp_path):
+    with pytest.raises(DataError, match=r"params\.yaml, field 'audit\.engine\.concurency'"):
+        _load(tmp_path, {"audit": {"engine": {"concurency": 4}}})
     with pytest.raises(DataError, match=r"audit\.prices\.input_per_1m.*expected float"):
-        settings_mod.load("audit", {"prices": {"input_per_1m": "cheap"}})
-    with pytest.raises(DataError, match="unknown backend"):
-        settings_mod.load("relabel", {"backend": "gpt"})
-    with pytest.raises(DataError, match="threshold"):
-        settings_mod.load("relabel", {"runs": 3, "threshold": 4})
-    s = settings_mod.load("relabel", {"engine": {"rate_limit_rpm": 60}})
-    assert s.engine.rate_limit_rpm == 60.0 and s.gemini.tools == ["google_search", "code_execution"]
-    assert settings_mod.load("audit", None).gemini.tools == ["google_search"]
+        _load(tmp_path, {"audit": {"prices": {"input_per_1m": "cheap"}}})
+    with pytest.raises(DataError, match=r"params\.yaml, field 'relabel\.backend'.*unknown backend"):
+        _load(tmp_path, {"relabel": {"backend": "gpt"}})
+    with pytest.raises(DataError, match=r"field 'relabel\.threshold'"):
+        _load(tmp_path, {"relabel": {"runs": 3, "threshold": 4}})
+    with pytest.raises(DataError, match=r"field 'audit\.gemini\.tools'.*unknown tool"):
+        _load(tmp_path, {"audit": {"gemini": {"tools": ["web_browse"]}}})
+    with pytest.raises(DataError, match=r"field 'audit\.engine\.concurrency'.*at least 1"):
+        _load(tmp_path, {"audit": {"engine": {"concurrency": 0}}})
+    with pytest.raises(DataError, match=r"field 'relabel\.prices\.batch_discount'"):
+        _load(tmp_path, {"relabel": {"prices": {"batch_discount": 1.0}}})
+    a, r = _load(tmp_path, {"relabel": {"engine": {"rate_limit_rpm": 60}}})
+    assert r.engine.rate_limit_rpm == 60 and r.gemini.tools == ["google_search", "code_execution"]
+    assert a.gemini.tools == ["google_search"]
 
 
 def test_params_yaml_sections_load():
-    from medcalc_maintained import config
+    from medcalc_maintained.project import Project
 
-    params = config.load_params(Path(__file__).resolve().parents[2])
-    a = settings_mod.load("audit", params["audit"])
-    r = settings_mod.load("relabel", params["relabel"])
+    project = Project.load(Path(__file__).resolve().parents[2])
+    a, r = settings_mod.load(project, "audit"), settings_mod.load(project, "relabel")
     assert (a.backend, a.runs, a.threshold, a.out) == ("rules", 5, 4, "data/audit_llm")
     assert (r.backend, r.runs, r.threshold, r.out) == ("replay", 5, 4, "data/relabel")
     assert "code_execution" in r.gemini.tools and "code_execution" not in a.gemini.tools

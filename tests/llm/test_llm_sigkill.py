@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from fake_gemini import FakeGemini
-from llm_helpers import Script, unique_prompt_rows
+from llm_helpers import Script, log_counts, unique_prompt_rows
 
 pytestmark = pytest.mark.slow
 
@@ -27,6 +27,8 @@ def test_sigkill_mid_run_then_rerun_pays_each_call_once(project, instances, tmp_
     rows.to_parquet(path, index=False)
     script = Script(rows, "relabel", {int(u): [f"<answer>{int(u) % 5}</answer>"] * RUNS for u in rows["uid"]})
     out, cache = project.root / "out", project.root / "cache"
+    for stage in ("audit", "relabel"):  # the subprocess reads the shipped defaults (no batch here)
+        project.set(stage, batch={"poll_interval_s": 1})
     cmd = [sys.executable, "-m", "medcalc_maintained.cli", "relabel", "--backend", "gemini", "--instances", str(path),
            "--out", str(out), "--concurrency", "4"]
     with FakeGemini(script, latency_s=0.05) as srv:
@@ -61,5 +63,5 @@ def test_sigkill_mid_run_then_rerun_pays_each_call_once(project, instances, tmp_
         assert set(srv.stats.successes.values()) == {1}
     labels = pd.read_parquet(out / "labels.parquet").set_index("uid")
     assert labels["label"].to_dict() == {int(u): str(int(u) % 5) for u in rows["uid"]}
-    info = json.loads((out / "run.json").read_text())
-    assert info["from_cache"] == len(entries) and info["made"] == ROWS * RUNS - len(entries)
+    log = log_counts(r.stdout)
+    assert log["from_cache"] == len(entries) and log["made"] == ROWS * RUNS - len(entries)

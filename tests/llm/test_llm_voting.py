@@ -7,8 +7,7 @@ import datetime as dt
 
 import pytest
 
-from medcalc_maintained.verifiers import settings as settings_mod
-from medcalc_maintained.verifiers.voting import audit_tally, supermajority, vote_key
+from medcalc_maintained.verifiers.voting import audit_tally, required_votes, supermajority, vote_key
 from medcalc_maintained.core.answers import parse_answer
 
 
@@ -76,6 +75,7 @@ def test_audit_flag_needs_four_no_votes():
 
 
 def test_required_votes_scale_with_runs():
-    s = settings_mod.load("relabel", {"runs": 5, "threshold": 4})
-    # ceil(n * 4 / 5)
-    assert [s.required_votes(n) for n in (1, 2, 3, 4, 5, 10)] == [1, 2, 3, 4, 4, 8]
+    # ceil(n * 4 / 5): 0.8 -> 1, 1.6 -> 2, 2.4 -> 3, 3.2 -> 4, 4 -> 4, 8 -> 8
+    assert [required_votes(n, 4, 5) for n in (1, 2, 3, 4, 5, 10)] == [1, 2, 3, 4, 4, 8]
+    # 2 of 3 scaled to 6 runs is 4; no run still needs one vote
+    assert required_votes(6, 2, 3) == 4 and required_votes(0, 4, 5) == 1

@@ -67,6 +67,8 @@ class Stats:
     search_queries: int = 0
     grounded_calls: int = 0
     batch: bool = False
+    latency_total_s: float = 0.0  # wall-clock seconds of the calls made this run (for the log only)
+    latency_max_s: float = 0.0
 
     def cost(self, prices: Prices) -> float:
         """USD spent by this run's calls (cached replies cost nothing now)."""
@@ -79,6 +81,8 @@ class Stats:
         self.output_tokens += entry.output_tokens
         self.search_queries += entry.search_queries
         self.grounded_calls += 1 if entry.search_queries else 0
+        self.latency_total_s += entry.latency_s
+        self.latency_max_s = max(self.latency_max_s, entry.latency_s)
 
 
 class RateLimiter:
@@ -115,8 +119,8 @@ ProgressHook = Callable[[Stats, int], None]  # (stats, rows completed now) -> No
 
 
 class Engine:
-    def __init__(self, backend: Backend, settings: EngineSettings, *, cache: Cache | None = None,
-                 timeout_s: float = 600.0, validator: Validator | None = None,
+    def __init__(self, backend: Backend, settings: EngineSettings, *, timeout_s: float, cache: Cache | None = None,
+                 validator: Validator | None = None,
                  on_progress: ProgressHook | None = None, seed: int | None = None):
         self.backend = backend
         self.settings = settings

@@ -51,9 +51,9 @@ class GeminiBackend(Backend):
     name = "gemini"
     cacheable = True
 
-    def __init__(self, settings: GeminiSettings, batch: BatchSettings | None = None, stage: str = "llm"):
+    def __init__(self, settings: GeminiSettings, batch: BatchSettings, stage: str):
         self.settings = settings
-        self.batch = batch or BatchSettings()
+        self.batch = batch
         self.model = settings.model
         self.stage = stage
         self.client: Any = None

@@ -21,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.answers import format_answer, parse_answer
+from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.labels import write_label
 from medcalc_maintained.ledger.campaign import read_workbooks
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.verifiers.base import Backend, Completion, Task
@@ -132,13 +133,11 @@ class PublishedConsensus(_Replay):
             if uid not in inst.index:
                 raise DataError(sampled, "uid is not a v1.0 test row", row=uid, field="uid")
             otype = str(inst.loc[uid, "Output Type"])
-            original = parse_answer(inst.loc[uid, "Ground Truth Answer"], otype)
             value = parse_answer(row["y_new"], otype)
             if not value.is_valid:
                 raise DataError(final, f"y_new {row['y_new']!r} is not a valid {otype} answer: {value.reason}",
                                 row=uid, field="y_new")
-            style = "gestational_age" if original.kind == "gestational_age" else None
-            text = format_answer(value, otype, style)
+            text = write_label(value, otype, inst.loc[uid, "Ground Truth Answer"])
             self.records[(uid, 0)] = {
                 "text": f"<answer>{text}</answer>",
                 "model": CONSENSUS_MODEL,

@@ -4,7 +4,7 @@ tasks, the ``--dry-run`` cost estimate, and running the engine."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -45,7 +45,7 @@ def select_rows(instances: pd.DataFrame, split: str, limit: int | None, source: 
 
 
 def make_backend(stage: str, name: str, settings: StageSettings, *, instances: pd.DataFrame,
-                 replay_file: Path | None = None, campaign: Mapping[str, Any] | None = None) -> Backend:
+                 replay_file: Path | None = None, campaign: tuple[Path, Path] | None = None) -> Backend:
     """The backend ``name`` for ``stage`` (``rules`` only audits; ``replay`` without a file replays
     the published consensus labels for ``relabel``)."""
     if name == "rules":
@@ -61,10 +61,10 @@ def make_backend(stage: str, name: str, settings: StageSettings, *, instances: p
         if replay_file is not None:
             return RecordedReplay(replay_file)
         if stage == "relabel":
-            if not campaign or not campaign.get("sampled") or not campaign.get("final"):
+            if not campaign:
                 raise DataError("params.yaml", "campaign.sampled and campaign.final are needed to replay the "
                                 "published consensus labels", field="campaign")
-            return PublishedConsensus(campaign["sampled"], campaign["final"], instances)
+            return PublishedConsensus(campaign[0], campaign[1], instances)
         raise DataError("params.yaml", "audit --backend replay needs a file of recorded replies (--replay-file or "
                         "audit.replay_file): the per-run audit verdicts were not published", field="audit.replay_file")
     if name == "gemini":
@@ -102,17 +102,16 @@ def build_tasks(rows: pd.DataFrame, backend: Backend, runs: int, kind: str, rend
     return tasks
 
 
-def make_engine(backend: Backend, settings: StageSettings, *, root: Path, cache_dir: Path | None = None,
-                concurrency: int | None = None, validator: Validator | None = None,
-                on_progress: ProgressHook | None = None) -> Engine:
+def make_engine(backend: Backend, settings: StageSettings, *, cache_dir: Path, concurrency: int | None = None,
+                validator: Validator | None = None, on_progress: ProgressHook | None = None) -> Engine:
+    """The engine of a stage: ``settings.engine`` (``concurrency`` overridden when given) and the
+    call cache in ``cache_dir`` (an absolute path)."""
     eng = settings.engine
     if concurrency is not None:
         if concurrency < 1:
             raise DataError("--concurrency", f"must be at least 1, got {concurrency}")
-        eng = type(eng)(**{**eng.__dict__, "concurrency": concurrency})
-    cdir = cache_dir or Path(settings.cache_dir)
-    cdir = cdir if cdir.is_absolute() else root / cdir
-    return Engine(backend, eng, cache=Cache(cdir), timeout_s=settings.gemini.timeout_s, validator=validator,
+        eng = replace(eng, concurrency=concurrency)
+    return Engine(backend, eng, cache=Cache(cache_dir), timeout_s=settings.gemini.timeout_s, validator=validator,
                   on_progress=on_progress)
 
 

@@ -15,6 +15,7 @@ the agreeing group (ties: the earliest run).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -23,6 +24,14 @@ from typing import Any
 from medcalc_maintained.core.answers import Answer, parse_answer
 
 VERDICTS = ("yes", "no", "abstain", "unparseable")
+
+
+def required_votes(runs: int, threshold: int, of_runs: int) -> int:
+    """Votes needed out of ``runs``: the supermajority ``threshold`` of ``of_runs`` scaled to
+    ``runs`` and rounded up (4 of 5: 1 of 1, 3 of 3, 8 of 10); 1 when there is no run."""
+    if runs <= 0:
+        return 1
+    return max(1, math.ceil(runs * threshold / of_runs - 1e-9))
 
 
 def audit_tally(verdicts: list[str], required: int) -> dict[str, Any]:

@@ -9,18 +9,23 @@ audit, the offline default) runs once per row and flags a row when that single v
 (see :mod:`medcalc_maintained.verifiers.rules`).
 
 Outputs: ``verdicts.parquet`` (one row per run: uid, backend, model, run, verdict, critique,
-prompt sha256, latency, tokens) and ``flags.parquet`` (one row per instance: vote counts, votes
-required, flagged, the critique of the first ``no`` run).
+prompt sha256, tokens, attempts) and ``flags.parquet`` (one row per instance: vote counts, votes
+required, flagged, the critique of the first ``no`` run), and ``run.json``. Running the stage
+twice on the same inputs writes the same bytes (see :mod:`medcalc_maintained.stages._llm`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
 
+from medcalc_maintained.project import Project
+from medcalc_maintained.stages._llm import LLMRun, Plan, ProgressFactory, StageKind, run_stage
+from medcalc_maintained.stages import _llm
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers.base import Backend, Task, last_tag
 from medcalc_maintained.verifiers.engine import Outcome
@@ -28,9 +33,9 @@ from medcalc_maintained.verifiers.runner import build_tasks
 from medcalc_maintained.verifiers.settings import StageSettings
 from medcalc_maintained.verifiers.voting import audit_tally
 
-VERDICT_COLUMNS = ["uid", "split", "backend", "model", "run", "verdict", "critique", "prompt_sha256", "latency_s",
-                   "input_tokens", "output_tokens", "thoughts_tokens", "search_queries", "attempts", "source",
-                   "finish_reason", "model_version", "cached_at"]
+VERDICT_COLUMNS = ["uid", "split", "backend", "model", "run", "verdict", "critique", "prompt_sha256",
+                   "input_tokens", "output_tokens", "thoughts_tokens", "search_queries", "attempts",
+                   "finish_reason", "model_version"]
 FLAG_COLUMNS = ["uid", "split", "calculator_id", "backend", "model", "runs", "votes_wrong", "votes_correct",
                 "votes_abstain", "votes_unparseable", "required", "flagged", "rule", "reason"]
 
@@ -78,9 +83,8 @@ def rule_text(backend: Backend, settings: StageSettings, runs: int) -> str:
             f"(threshold {settings.threshold} of {settings.runs}, scaled up)")
 
 
-def assemble(rows: pd.DataFrame, outcomes: list[Outcome], backend: Backend, settings: StageSettings
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(verdicts, flags)`` from the engine's outcomes."""
+def verdict_rows(outcomes: list[Outcome], backend: Backend) -> list[dict[str, Any]]:
+    """One row per run, in (uid, run) order."""
     vrows = []
     for o in sorted(outcomes, key=lambda o: (o.task.uid, o.task.run)):
         e = o.entry
@@ -88,12 +92,17 @@ def assemble(rows: pd.DataFrame, outcomes: list[Outcome], backend: Backend, sett
         vrows.append({
             "uid": o.task.uid, "split": o.task.split, "backend": backend.name, "model": backend.model,
             "run": o.task.run, "verdict": verdict, "critique": critique, "prompt_sha256": o.task.prompt_sha256,
-            "latency_s": float(e.latency_s), "input_tokens": int(e.input_tokens), "output_tokens": int(e.output_tokens),
+            "input_tokens": int(e.input_tokens), "output_tokens": int(e.output_tokens),
             "thoughts_tokens": int(e.thoughts_tokens), "search_queries": int(e.search_queries),
-            "attempts": int(e.attempts), "source": o.source, "finish_reason": e.finish_reason,
-            "model_version": e.model_version, "cached_at": e.created_at if o.source == "cache" else "",
+            "attempts": int(e.attempts), "finish_reason": e.finish_reason, "model_version": e.model_version,
         })
-    verdicts = pd.DataFrame(vrows, columns=VERDICT_COLUMNS)
+    return vrows
+
+
+def assemble(rows: pd.DataFrame, outcomes: list[Outcome], backend: Backend, settings: StageSettings
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(verdicts, flags)`` from the engine's outcomes."""
+    vrows = verdict_rows(outcomes, backend)
     by_uid: dict[int, list[dict[str, Any]]] = {}
     for r in vrows:
         by_uid.setdefault(r["uid"], []).append(r)
@@ -108,5 +117,31 @@ def assemble(rows: pd.DataFrame, outcomes: list[Outcome], backend: Backend, sett
                       "backend": backend.name, "model": backend.model, **tally,
                       "rule": rule_text(backend, settings, n) if n else "no recorded verdict",
                       "reason": first_no if tally["flagged"] else ""})
-    flags = pd.DataFrame(frows, columns=FLAG_COLUMNS)
-    return verdicts, flags
+    return pd.DataFrame(vrows, columns=VERDICT_COLUMNS), pd.DataFrame(frows, columns=FLAG_COLUMNS)
+
+
+def summary(verdicts: pd.DataFrame, flags: pd.DataFrame, backend: Backend, settings: StageSettings,
+            runs: int) -> dict[str, Any]:
+    """The audit's own entries of ``run.json``."""
+    return {"flagged": int(flags["flagged"].sum()),
+            "rule": rule_text(backend, settings, 1 if backend.deterministic else runs),
+            "verdicts": {k: int(v) for k, v in verdicts["verdict"].value_counts().items()}}
+
+
+KIND = StageKind("audit", ("verdicts", "flags"), tasks, validator, assemble, summary)
+
+
+def plan(project: Project, **options: Any) -> Plan:
+    """The planned calls (``--dry-run`` passes ``dry_run=True``); see :func:`_llm.plan`."""
+    return _llm.plan(project, KIND, **options)
+
+
+def run(project: Project, *, backend: str | None = None, runs: int | None = None, limit: int | None = None,
+        concurrency: int | None = None, out: Path | None = None, batch: bool = False,
+        instances: Path | None = None, replay_file: Path | None = None, cache_dir: Path | None = None,
+        split: str | None = None, progress: ProgressFactory | None = None) -> LLMRun:
+    """The whole stage: select rows, make backend and engine, run, assemble, write
+    ``verdicts.parquet``, ``flags.parquet`` and ``run.json``."""
+    return run_stage(project, KIND, progress=progress, backend=backend, runs=runs, limit=limit,
+                     concurrency=concurrency, out=out, batch=batch, instances=instances,
+                     replay_file=replay_file, cache_dir=cache_dir, split=split)

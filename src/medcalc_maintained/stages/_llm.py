@@ -1,0 +1,174 @@
+"""What the ``audit`` and ``relabel`` stages share: plan the calls (settings, rows, backend, tasks),
+estimate them (``--dry-run``), run them through the engine, and write the two tables and
+``run.json``.
+
+The outputs are a function of the inputs, the parameters and the recorded replies: running a stage
+twice on the same inputs writes byte-identical files. What one invocation did to obtain the replies
+(calls made now or read from the cache, retries, cost, wall-clock time) is returned in
+:attr:`LLMRun.execution` for the command's log and is never written to an output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ContextManager
+
+import pandas as pd
+
+from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_json, write_parquet
+from medcalc_maintained.project import Project
+from medcalc_maintained.verifiers import prompts, runner
+from medcalc_maintained.verifiers import settings as settings_mod
+from medcalc_maintained.verifiers.base import Backend, Task
+from medcalc_maintained.verifiers.engine import Outcome, ProgressHook, Stats, Validator
+from medcalc_maintained.verifiers.gemini import api_key_present
+from medcalc_maintained.verifiers.settings import Prices, StageSettings
+
+#: ``(description, rows, prices) -> (context manager around the run, progress hook)``
+ProgressFactory = Callable[[str, int, Prices], tuple[ContextManager, ProgressHook]]
+
+
+class Refused(Exception):
+    """The options ask for something the stage cannot do (nothing was called or written)."""
+
+
+@dataclass(frozen=True)
+class StageKind:
+    """What differs between ``audit`` and ``relabel``: how tasks are built, replies checked, and the
+    two output tables and the stage's own ``run.json`` entries assembled."""
+
+    stage: str
+    outputs: tuple[str, str]  # file stems of the two tables, in the order ``assemble`` returns them
+    tasks: Callable[[pd.DataFrame, Backend, int], list[Task]]
+    validator: Validator
+    assemble: Callable[[pd.DataFrame, list[Outcome], Backend, StageSettings],
+                       tuple[pd.DataFrame, pd.DataFrame]]
+    summary: Callable[[pd.DataFrame, pd.DataFrame, Backend, StageSettings, int], dict[str, Any]]
+
+
+@dataclass
+class Plan:
+    kind: StageKind
+    settings: StageSettings
+    backend: Backend
+    rows: pd.DataFrame
+    tasks: list[Task]
+    runs: int  # runs requested per row
+    split: str
+    out_dir: Path
+    cache_dir: Path
+    concurrency: int | None
+    batch: bool
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LLMRun:
+    plan: Plan
+    tables: dict[str, pd.DataFrame]  # by output stem (``verdicts``, ``flags`` / ``labels``, ``votes``)
+    info: dict[str, Any]  # what run.json holds
+    written: list[Path]
+    execution: dict[str, Any]  # what this invocation did: calls, cache hits, retries, cost, time (log only)
+
+
+def plan(project: Project, kind: StageKind, *, backend: str | None = None, runs: int | None = None,
+         limit: int | None = None, concurrency: int | None = None, out: Path | None = None, batch: bool = False,
+         instances: Path | None = None, replay_file: Path | None = None, cache_dir: Path | None = None,
+         split: str | None = None, dry_run: bool = False) -> Plan:
+    """Settings, rows, backend and tasks of one run of ``kind.stage``; raises on bad options."""
+    stage = kind.stage
+    settings = settings_mod.load(project, stage)
+    name = backend or settings.backend
+    n_runs = settings.runs if runs is None else runs
+    if n_runs < 1:
+        raise DataError("--runs", f"must be at least 1, got {n_runs}")
+    if batch and name != "gemini":
+        raise DataError("--batch", f"only the gemini backend has a batch mode (backend is {name!r})")
+    inst_path = instances or project.instances
+    inst = read_parquet(inst_path, "instances", "ingest")
+    replay = replay_file or (project.path(settings.replay_file) if settings.replay_file else None)
+    chosen_split = split or settings.split
+    rows = runner.select_rows(inst, chosen_split, limit, inst_path)
+    made = runner.make_backend(stage, name, settings, instances=inst, replay_file=replay,
+                               campaign=project.campaign_workbooks)
+    if name == "gemini" and not dry_run and not api_key_present():
+        raise Refused("the gemini backend needs an API key: set GEMINI_API_KEY (or GOOGLE_API_KEY); "
+                      "`--dry-run` shows the planned calls and their cost without one")
+    if concurrency is not None and concurrency < 1:
+        raise DataError("--concurrency", f"must be at least 1, got {concurrency}")
+    notes = []
+    if made.deterministic and n_runs != 1:
+        notes.append(f"{name} is deterministic: one run per row is a complete record (runs=1)")
+    return Plan(kind, settings, made, rows, kind.tasks(rows, made, n_runs), n_runs, chosen_split,
+                out or project.llm_out(stage), project.path(cache_dir) if cache_dir else project.llm_cache(stage),
+                concurrency, batch, notes)
+
+
+def estimate(p: Plan) -> runner.Estimate:
+    """The planned calls and their estimated cost (``--dry-run``): nothing is called or written."""
+    eng = runner.make_engine(p.backend, p.settings, cache_dir=p.cache_dir, concurrency=p.concurrency)
+    return runner.estimate(eng, p.tasks, p.settings, len(p.rows))
+
+
+def execute(p: Plan, progress: ProgressFactory | None = None) -> LLMRun:
+    """Run the planned calls, assemble the tables and write them with ``run.json``.
+
+    Raises :class:`~medcalc_maintained.verifiers.runner.CallsFailed` or
+    :class:`~medcalc_maintained.verifiers.engine.FatalCallError` (nothing written; completed
+    calls are cached)."""
+    bar, hook = (progress(f"{p.kind.stage} {p.backend.name}", len(p.tasks), p.settings.prices) if progress
+                 else (contextlib.nullcontext(), None))
+    eng = runner.make_engine(p.backend, p.settings, cache_dir=p.cache_dir, concurrency=p.concurrency,
+                             validator=p.kind.validator, on_progress=hook)
+    t0 = time.monotonic()
+    with bar:
+        outcomes = runner.execute(eng, p.tasks, batch=p.batch)
+    elapsed = time.monotonic() - t0
+    first, second = p.kind.assemble(p.rows, outcomes, p.backend, p.settings)
+    info = run_info(p, outcomes)
+    info.update(p.kind.summary(first, second, p.backend, p.settings, p.runs))
+    tables = dict(zip(p.kind.outputs, (first, second)))
+    written = [write_parquet(p.out_dir / f"{stem}.parquet", df) for stem, df in tables.items()]
+    written.append(write_json(p.out_dir / "run.json", info))
+    return LLMRun(p, tables, info, written, execution_log(eng.stats, p, elapsed))
+
+
+def run_stage(project: Project, kind: StageKind, *, progress: ProgressFactory | None = None,
+              **options: Any) -> LLMRun:
+    """Plan and execute one run of ``kind.stage`` (the whole stage)."""
+    return execute(plan(project, kind, **options), progress)
+
+
+def run_info(p: Plan, outcomes: list[Outcome]) -> dict[str, Any]:
+    """The part of ``run.json`` both stages share. Only what the outputs follow from: the same
+    inputs and recorded replies give the same file (no clock, no cache-hit counts, no cost)."""
+    entries = {o.key: o.entry for o in outcomes if o.entry is not None}
+    b = p.backend
+    info: dict[str, Any] = {
+        "stage": p.kind.stage, "backend": b.name, "model": b.model, "split": p.split,
+        "rows": int(len(p.rows)), "runs_requested": int(p.runs), "calls": len(p.tasks),
+        "distinct_calls": len(entries), "unparseable_votes": sum(1 for e in entries.values() if not e.ok),
+        "input_tokens": sum(int(e.input_tokens) for e in entries.values()),
+        "output_tokens": sum(int(e.output_tokens) for e in entries.values()),
+    }
+    if b.uses_prompt and not b.consensus:
+        info["prompts_sha256"] = prompts.template_hashes(p.kind.stage)
+    if b.name == "gemini":
+        info["gemini"] = p.settings.gemini.generation()
+    if b.name == "replay":
+        sources = getattr(b, "sources", None) or [getattr(b, "path", None)]
+        info["replayed"] = {Path(s).name: sha256_file(s) for s in sources if s is not None}
+    return info
+
+
+def execution_log(stats: Stats, p: Plan, elapsed_s: float) -> dict[str, Any]:
+    """What this invocation did, for the printed log only."""
+    return {"made": stats.calls, "from_cache": stats.cached, "retries": stats.retries,
+            "malformed_replies": stats.malformed, "unparseable_votes": stats.unparseable,
+            "input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens,
+            "cost_usd": stats.cost(p.settings.prices), "batch": p.batch, "elapsed_s": elapsed_s,
+            "latency_mean_s": stats.latency_total_s / stats.calls if stats.calls else 0.0,
+            "latency_max_s": stats.latency_max_s}
