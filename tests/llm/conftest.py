@@ -15,28 +15,6 @@ if str(HERE) not in sys.path:
 
 from llm_helpers import LLMProject, stage_params  # noqa: E402
 
-# Durations that defaults.yaml writes as integers (30, 172800, 600, 150) but that are seconds or
-# rates, so a fractional value is legitimate (the fast test settings use 0.05 s). Until
-# defaults.yaml writes them as floats, the tests see them as floats.
-FLOAT_LEAVES = ("gemini.timeout_s", "engine.rate_limit_rpm", "batch.poll_interval_s", "batch.max_wait_s")
-
-
-@pytest.fixture(autouse=True)
-def _float_durations(monkeypatch):
-    import copy
-
-    from medcalc_maintained import project as project_mod
-
-    base = copy.deepcopy(project_mod._defaults())
-    for stage in ("audit", "relabel"):
-        for dotted in FLOAT_LEAVES:
-            part, leaf = dotted.split(".")
-            value = base[stage][part][leaf]
-            if isinstance(value, int) and not isinstance(value, bool):
-                base[stage][part][leaf] = float(value)
-    monkeypatch.setattr(project_mod, "_defaults", lambda: base)
-
-
 @pytest.fixture(scope="session")
 def instances(real_instances) -> pd.DataFrame:
     return real_instances
