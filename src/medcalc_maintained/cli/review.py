@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,41 +14,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, project_path as _path, fail as _fail
-from medcalc_maintained import config
+from medcalc_maintained.cli.common import console, fail
 from medcalc_maintained.core.io import DataError
-
+from medcalc_maintained.project import Project
 
 review_app = typer.Typer(
     help=("Single-blind physician review: export a reviewer's rows of the triage queue as an .xlsx "
           "packet (note and question only), and import the filled packet as ledger records."),
     no_args_is_help=True,
 )
-
-
-
-
-
-
-def _parquet(path: Path, what: str):
-    import pandas as pd
-
-    if not path.is_file():
-        raise DataError(path, f"{what} not found (run the stage that makes it, or `dvc repro`)")
-    return pd.read_parquet(path)
-
-
-def _settings(root: Path) -> tuple[dict[str, Any], dict[str, Path]]:
-    from medcalc_maintained.project import Project
-
-    project = Project.load(root)
-    inputs = {"instances": project.instances, "recompute": project.recompute, "relabel": project.relabel_labels,
-              "audit_flags": project.audit_flags, "maintained": project.maintained}
-    return project.section("triage"), inputs
-
-
-def _ledger_paths(root: Path) -> list[Path]:
-    return [_path(root, x) for x in config.section("apply", root).get("ledger", ["data/corrections"])]
 
 
 def triage(
@@ -67,30 +39,21 @@ def triage(
     (precision@k against the maintained labels' adjudicated changes next to uniform sampling, errors
     found per review) and DIR/errors_found.csv/.png (the curve, for `dvc plots`).
     """
-    from medcalc_maintained import ledger
-    from medcalc_maintained import triage as stage
+    from medcalc_maintained.stages import triage as stage
 
-    root = config.project_root()
     try:
-        section, inputs = _settings(root)
-        cfg = stage.TriageConfig.from_params(section, str(root / "params.yaml"))
-        if budget is not None:
-            cfg.budget = budget
-        inst = _parquet(inputs["instances"], "instances")
-        rec = _parquet(inputs["recompute"], "recompute audit")
-        rl = _parquet(inputs["relabel"], "relabel labels")
-        flags = _parquet(inputs["audit_flags"], "audit flags")
-        maintained = _parquet(inputs["maintained"], "maintained instances")
-        deferred = stage.deferred_reviews(ledger.load(_ledger_paths(root)))
-        queue = stage.score(inst, rec, rl, flags, cfg, deferred, relabel_path=str(inputs["relabel"]),
-                            flags_path=str(inputs["audit_flags"]))
-        queue = stage.route(queue, maintained, cfg, deferred)
-        summary, curve = stage.metrics(queue, maintained, cfg)
-        paths = stage.write_outputs(queue, summary, curve, out or _path(root, section.get("out", "data/triage")))
+        run = stage.run(Project.load(), out_dir=out, budget=budget)
     except DataError as exc:
-        _fail(exc)
+        fail(exc)
+    _print_routing(run.queue, run.summary, run.config.budget)
+    _print_metrics(run.summary)
+    paths = run.paths
+    console.print(f"wrote {paths['queue']}, {paths['metrics']}, {paths['plot']}")
+
+
+def _print_routing(queue: Any, summary: dict[str, Any], budget: int) -> None:
     routed = queue[queue["in_budget"]]
-    t = Table(title=f"triage: {len(routed)} of {summary['eligible']} eligible rows routed (budget {cfg.budget})")
+    t = Table(title=f"triage: {len(routed)} of {summary['eligible']} eligible rows routed (budget {budget})")
     for c in ("reviewer", "specialty", "rows", "second reviews", "top priority"):
         t.add_column(c, justify="left" if c in ("reviewer", "specialty") else "right")
     for rid, g in routed.groupby("reviewer", sort=True):
@@ -101,6 +64,9 @@ def triage(
     if len(unrouted):
         console.print(f"[yellow]{len(unrouted)} eligible row(s) had no reviewer: "
                       f"{escape(str(unrouted['routing'].value_counts().to_dict()))}[/]")
+
+
+def _print_metrics(summary: dict[str, Any]) -> None:
     p = Table(title=f"precision@k against {summary['truth']['errors']} adjudicated label changes "
                     f"(base rate {summary['base_rate']:.3f})")
     for c in ("k", "triage", "without relabel", "uniform (expected)", "uniform (simulated, 95% CI)", "unverified in top k"):
@@ -114,7 +80,6 @@ def triage(
     if e["reviews"]:
         console.print(f"errors found per review inside the budget: {e['triage']:.3f} "
                       f"({e['errors_found']}/{e['reviews']}) vs {e['uniform']:.3f} for uniform sampling")
-    console.print(f"wrote {paths['queue']}, {paths['metrics']}, {paths['plot']}")
 
 
 @review_app.command("export")
@@ -131,30 +96,14 @@ def export(
     Instructions sheet. The answer, timepoint, guideline and comment cells are the only editable
     cells and carry data validation.
     """
-    from medcalc_maintained import review as rv
-    from medcalc_maintained import triage as stage
+    from medcalc_maintained.review import workflow
 
-    root = config.project_root()
     try:
-        if out.suffix.lower() != ".xlsx":
-            raise DataError(out, "the packet must be an .xlsx file")
-        section, inputs = _settings(root)
-        cfg = stage.TriageConfig.from_params(section, str(root / "params.yaml"))
-        who = cfg.reviewer(reviewer)
-        q = stage.read_queue(queue or _path(root, section.get("out", "data/triage")) / "queue.csv")
-        rows = rv.select_rows(q, who.id, max_rows)
-        if rows.empty:
-            raise DataError(queue or "queue.csv", f"no rows inside the budget are routed to reviewer {who.id!r}")
-        inst = _parquet(inputs["instances"], "instances")
-        target = rv.export_packet(inst, zip(rows["split"], rows["uid"]), who, out)
+        done = workflow.export(Project.load(), reviewer, out, queue=queue, max_rows=max_rows)
     except DataError as exc:
-        _fail(exc)
-    console.print(f"wrote {target}: {len(rows)} row(s) for {who.id} ({who.specialty or 'no specialty'})")
-
-
-def _slug(text: str) -> str:
-    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "packet"
-    return s if s.lower().startswith("review") else f"review-{s}"
+        fail(exc)
+    who = done.reviewer
+    console.print(f"wrote {done.path}: {len(done.rows)} row(s) for {who.id} ({who.specialty or 'no specialty'})")
 
 
 @review_app.command("import")
@@ -173,30 +122,14 @@ def import_(
     reviewer. Every problem is reported with its sheet and cell and nothing is written; the records
     are checked against the schema and the whole ledger before the file is written.
     """
-    from medcalc_maintained import review as rv
-    from medcalc_maintained import triage as stage
+    from medcalc_maintained.review import workflow
 
-    root = config.project_root()
-    day = decided_at or dt.date.today().isoformat()
     try:
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-            raise DataError("--decided-at", f"{day!r} is not a date YYYY-MM-DD")
-        section, inputs = _settings(root)
-        cfg = stage.TriageConfig.from_params(section, str(root / "params.yaml"))
-        adj = rv.Adjudication.from_params(section)
-        paths = _ledger_paths(root)
-        corrections = next((p for p in reversed(paths) if p.is_dir()), root / "data" / "corrections")
-        target = out or corrections / f"{_slug(packet.stem)}.yaml"
-        inst = _parquet(inputs["instances"], "instances")
-        relabel = _parquet(inputs["relabel"], "relabel labels") if inputs["relabel"].is_file() else None
-        recompute = _parquet(inputs["recompute"], "recompute audit") if inputs["recompute"].is_file() else None
-        records, pk = rv.import_packet(packet, instances=inst, ledger_paths=paths, relabel=relabel, recompute=recompute,
-                                       reviewers=cfg.reviewers, adjudication=adj, out=target, decided_at=day,
-                                       id_prefix=str((section.get("adjudication") or {}).get("id_prefix", "review")),
-                                       partial=partial)
+        done = workflow.import_(Project.load(), packet, out=out, decided_at=decided_at, partial=partial)
     except DataError as exc:
-        _fail(exc)
-    t = Table(title=f"review import: {len(records)} record(s) by {pk.reviewer_id} -> {target}")
+        fail(exc)
+    records, pk = done.records, done.packet
+    t = Table(title=f"review import: {len(records)} record(s) by {pk.reviewer_id} -> {done.target}")
     for c in ("row", "answer", "decision", "status", "vs current label"):
         t.add_column(c)
     for r in records:

@@ -1,0 +1,208 @@
+"""Reading a filled review packet: every answered row, checked, or every problem with its cell."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.core.answers import Answer, parse_answer
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.labels import GESTATIONAL_AGE
+from medcalc_maintained.review.packet import (
+    COL, COLUMNS, MAX_TEXT, META, PACKET_FORMAT, REVIEW, ROW_ID, PacketError, PacketProblem, answer_kind, keyed,
+)
+
+
+@dataclass
+class Item:
+    """One answered row of a packet."""
+
+    split: str
+    uid: int
+    row: int  # spreadsheet row
+    answer: Answer
+    raw: Any
+    timepoint: str | None
+    guideline: str | None
+    comment: str
+
+
+@dataclass
+class Packet:
+    path: Path
+    reviewer_id: str
+    reviewer_role: str
+    reviewer_specialty: str | None
+    items: list[Item]
+    skipped: list[str]  # row ids left empty (partial import)
+
+
+def answer_problem(answer: Answer, output_type: str, style: str | None = None) -> str | None:
+    """Why ``answer`` does not fit a label of ``output_type`` written in ``style`` (``None`` when
+    it fits). ``N/A`` always fits; a gestational-age style (:func:`core.labels.label_style`) needs
+    weeks and days; a date needs a date; an integer a whole number; a decimal any number but weeks
+    and days."""
+    if answer.kind == "invalid":
+        return answer.reason
+    if answer.is_abstain:
+        return None
+    if style == GESTATIONAL_AGE:
+        return None if answer.kind == GESTATIONAL_AGE else "write weeks and days, as W weeks D days"
+    if output_type == "date":
+        return None if answer.kind == "date" else "expected MM/DD/YYYY"
+    if answer.kind == GESTATIONAL_AGE:
+        return "weeks and days are not a number"
+    if output_type == "integer" and answer.kind != "integer":
+        return "not a whole number"
+    return None
+
+
+def _text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return str(v).strip()
+
+
+class _Problems:
+    """The problems of one packet file, collected in reading order."""
+
+    def __init__(self, path: Path):
+        self.where = str(path)
+        self.items: list[PacketProblem] = []
+
+    def add(self, sheet: str | None, cell: str | None, msg: str) -> None:
+        self.items.append(PacketProblem(self.where, sheet, cell, msg))
+
+    def raise_any(self) -> None:
+        if self.items:
+            raise PacketError(self.items)
+
+
+def _open(path: Path):
+    from openpyxl import load_workbook
+
+    if not path.is_file():
+        raise DataError(path, "file not found")
+    try:
+        return load_workbook(path, data_only=True)
+    except Exception as exc:  # openpyxl raises many types for a broken file
+        raise DataError(path, f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from None
+
+
+def _meta(wb, bad: _Problems) -> dict[str, Any]:
+    """The ``Packet`` sheet's entries (name -> value cell), after checking the sheets and headers."""
+    for name in (REVIEW, META):
+        if name not in wb.sheetnames:
+            bad.add(None, None, f"sheet {name!r} is missing (sheets: {wb.sheetnames}); is this a review packet?")
+    bad.raise_any()
+    meta_ws = wb[META]
+    meta = {_text(meta_ws.cell(row=i, column=1).value): meta_ws.cell(row=i, column=2) for i in range(1, meta_ws.max_row + 1)}
+    for k in ("format", "reviewer id", "reviewer role", "rows"):
+        if k not in meta:
+            bad.add(META, None, f"entry {k!r} is missing in column A")
+    bad.raise_any()
+    if _text(meta["format"].value) != PACKET_FORMAT:
+        bad.add(META, meta["format"].coordinate, f"format {_text(meta['format'].value)!r} is not {PACKET_FORMAT!r}")
+    if not _text(meta["reviewer id"].value):
+        bad.add(META, meta["reviewer id"].coordinate, "reviewer id is empty")
+    ws = wb[REVIEW]
+    for j, (_, header, _) in enumerate(COLUMNS, start=1):
+        got = _text(ws.cell(row=1, column=j).value)
+        if got != header:
+            bad.add(REVIEW, ws.cell(row=1, column=j).coordinate, f"expected the header {header!r}, found {got!r}")
+    bad.raise_any()
+    return meta
+
+
+def _row_key(cells: dict[str, Any], seen: dict[str, int], exported: list[str], inst: pd.DataFrame, r: int,
+             bad: _Problems) -> tuple[str, tuple[str, int]] | None:
+    """The row id and key of a sheet row, or ``None`` (with a problem) when it is not a packet row."""
+    rid = _text(cells["row_id"].value)
+    where = cells["row_id"].coordinate
+    m = ROW_ID.match(rid)
+    if not m:
+        bad.add(REVIEW, where, f"{rid!r} is not a row id (expected split-uid, e.g. test-00042)")
+        return None
+    if rid in seen:
+        bad.add(REVIEW, where, f"row {rid} appears twice (first in row {seen[rid]})")
+        return None
+    seen[rid] = r
+    if rid not in exported:
+        bad.add(REVIEW, where, f"row {rid} was not exported in this packet")
+        return None
+    key = (m.group("split"), int(m.group("uid")))
+    if key not in inst.index:
+        bad.add(REVIEW, where, f"row {rid} is not in the instances")
+        return None
+    return rid, key
+
+
+def _item(cells: dict[str, Any], rid: str, key: tuple[str, int], r: int, otype: str, kind: str,
+          bad: _Problems) -> Item | None:
+    """The answered item of a row, or ``None`` (with a problem) when its cells do not check."""
+    raw = cells["answer"].value
+    ans = parse_answer(raw, otype)
+    shown = raw.strftime("%m/%d/%Y") if isinstance(raw, (dt.date, dt.datetime)) else raw
+    problem = answer_problem(ans, otype, GESTATIONAL_AGE if kind == GESTATIONAL_AGE else None)
+    if problem:
+        what = "gestational age" if kind == GESTATIONAL_AGE else otype
+        bad.add(REVIEW, cells["answer"].coordinate, f"{_text(shown)!r} is not a valid {what} answer ({problem})")
+        return None
+    texts = {k: _text(cells[k].value) for k in ("timepoint", "guideline", "comment")}
+    for k, v in texts.items():
+        if len(v) > MAX_TEXT:
+            bad.add(REVIEW, cells[k].coordinate, f"text is longer than {MAX_TEXT} characters")
+    if ans.is_abstain and not texts["comment"]:
+        bad.add(REVIEW, cells["comment"].coordinate,
+                f"row {rid} is answered N/A without a comment (say what the note lacks or why it does not apply)")
+        return None
+    return Item(key[0], key[1], r, ans, raw, texts["timepoint"] or None, texts["guideline"] or None, texts["comment"])
+
+
+def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False) -> Packet:
+    """Read and check a filled packet; raises :class:`PacketError` listing every problem."""
+    path = Path(path)
+    wb = _open(path)
+    bad = _Problems(path)
+    meta = _meta(wb, bad)
+    exported = _text(meta["rows"].value).split()
+    ws = wb[REVIEW]
+    inst = keyed(instances)
+    kinds = answer_kind(instances)
+    items: list[Item] = []
+    skipped: list[str] = []
+    seen: dict[str, int] = {}
+    for r in range(2, ws.max_row + 1):
+        cells = {k: ws.cell(row=r, column=COL[k]) for k, _, _ in COLUMNS}
+        if all(_text(c.value) == "" for c in cells.values()):
+            continue
+        found = _row_key(cells, seen, exported, inst, r, bad)
+        if found is None:
+            continue
+        rid, key = found
+        raw = cells["answer"].value
+        if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+            if partial:
+                skipped.append(rid)
+            else:
+                bad.add(REVIEW, cells["answer"].coordinate,
+                        f"the answer of row {rid} is empty (write the value, or N/A with a comment)")
+            continue
+        rec = inst.loc[key]
+        item = _item(cells, rid, key, r, str(rec["Output Type"]), kinds[int(rec["calculator_id"])], bad)
+        if item is not None:
+            items.append(item)
+    missing = [x for x in exported if x not in seen]
+    if missing:
+        bad.add(REVIEW, None, f"exported row(s) {missing} are missing from the sheet")
+    if not items and not bad.items:
+        bad.add(REVIEW, None, "no answered rows to import")
+    bad.raise_any()
+    return Packet(path, _text(meta["reviewer id"].value), _text(meta["reviewer role"].value),
+                  _text(meta["reviewer specialty"].value) if "reviewer specialty" in meta else None, items, skipped)

@@ -1,0 +1,77 @@
+"""The ``review export`` and ``review import`` commands' work, with every path from the project."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.project import Project
+from medcalc_maintained.quality.triage import Reviewer, TriageConfig
+from medcalc_maintained.review.adjudicate import Adjudication, import_packet
+from medcalc_maintained.review.packet import export_packet, select_rows
+from medcalc_maintained.review.reader import Packet
+from medcalc_maintained.stages.triage import read_queue
+
+
+@dataclass
+class Export:
+    path: Path
+    rows: pd.DataFrame
+    reviewer: Reviewer
+
+
+@dataclass
+class Import:
+    records: list[dict[str, Any]]
+    packet: Packet
+    target: Path
+
+
+def export(project: Project, reviewer_id: str, out: Path, *, queue: Path | None = None,
+           max_rows: int | None = None) -> Export:
+    """The packet of the rows the triage queue routed to ``reviewer_id``, written to ``out``."""
+    out = Path(out)
+    if out.suffix.lower() != ".xlsx":
+        raise DataError(out, "the packet must be an .xlsx file")
+    who = TriageConfig.from_project(project).reviewer(reviewer_id)
+    q = read_queue(queue or project.triage_queue)
+    rows = select_rows(q, who.id, max_rows)
+    if rows.empty:
+        raise DataError(queue or "queue.csv", f"no rows inside the budget are routed to reviewer {who.id!r}")
+    inst = read_parquet(project.instances, "instances", "ingest")
+    return Export(export_packet(inst, zip(rows["split"], rows["uid"]), who, out), rows, who)
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "packet"
+    return s if s.lower().startswith("review") else f"review-{s}"
+
+
+def _optional(path: Path, what: str, stage: str) -> pd.DataFrame | None:
+    return read_parquet(path, what, stage) if path.is_file() else None
+
+
+def import_(project: Project, packet: Path, *, out: Path | None = None, decided_at: str | None = None,
+            partial: bool = False) -> Import:
+    """A filled packet's records, adjudicated and written to ``out`` (default: the hand-written
+    ledger directory, ``review-<packet name>.yaml``); ``decided_at`` defaults to today."""
+    day = decided_at or dt.date.today().isoformat()
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        raise DataError("--decided-at", f"{day!r} is not a date YYYY-MM-DD")
+    section = project.section("triage")
+    cfg = TriageConfig.from_section(section, str(project.params_file))
+    adj = Adjudication.from_section(section, str(project.params_file))
+    target = Path(out) if out else project.ledger_dir / f"{_slug(Path(packet).stem)}.yaml"
+    inst = read_parquet(project.instances, "instances", "ingest")
+    relabel = _optional(project.relabel_labels, "relabel labels", "relabel")
+    recompute = _optional(project.recompute, "recompute audit", "recompute")
+    records, pk = import_packet(packet, instances=inst, ledger_paths=project.ledger_paths, relabel=relabel,
+                                recompute=recompute, reviewers=cfg.reviewers, adjudication=adj, out=target,
+                                decided_at=day, partial=partial)
+    return Import(records, pk, target)

@@ -1,0 +1,111 @@
+"""Stage ``triage``: rank every row by how likely its label is wrong and route the top to physicians.
+
+Reads the instances, the recompute audit, the relabel labels, the audit flags, the maintained
+labels and the ledger (for deferred physician reviews) from the project's paths; writes, under
+``project.triage_dir``, ``queue.csv`` (one row per instance: priority, evidence, in_budget and
+reviewer), ``metrics.json`` (precision@k against the maintained labels' adjudicated changes next to
+uniform sampling, errors found per review) and ``errors_found.csv``/``.png`` (the curve, for
+``dvc plots``). The ranking and routing are :mod:`medcalc_maintained.quality.triage`, the metrics
+:mod:`medcalc_maintained.quality.triage_metrics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.core.io import DataError, read_parquet, write_atomic, write_json
+from medcalc_maintained.ledger.records import load
+from medcalc_maintained.project import Project
+from medcalc_maintained.quality import triage as tr
+from medcalc_maintained.quality.triage_metrics import metrics
+
+QUEUE, METRICS, CURVE, PLOT = "queue.csv", "metrics.json", "errors_found.csv", "errors_found.png"
+
+
+@dataclass
+class TriageRun:
+    config: tr.TriageConfig
+    queue: pd.DataFrame
+    summary: dict[str, Any]
+    curve: pd.DataFrame
+    paths: dict[str, Path]
+
+
+def run(project: Project, *, out_dir: Path | None = None, budget: int | None = None) -> TriageRun:
+    """The whole stage; ``out_dir`` and ``budget`` override ``triage.out`` and ``triage.budget``."""
+    cfg = tr.TriageConfig.from_project(project)
+    if budget is not None:
+        cfg.budget = budget
+    inst = read_parquet(project.instances, "instances", "ingest")
+    rec = read_parquet(project.recompute, "recompute audit", "recompute")
+    rl = read_parquet(project.relabel_labels, "relabel labels", "relabel")
+    flags = read_parquet(project.audit_flags, "audit flags", "audit")
+    maintained = read_parquet(project.maintained, "maintained instances", "apply")
+    deferred = tr.deferred_reviews(load(project.ledger_paths))
+    queue = tr.score(inst, rec, rl, flags, cfg, deferred, relabel_path=str(project.relabel_labels),
+                     flags_path=str(project.audit_flags))
+    queue = tr.route(queue, maintained, cfg, deferred)
+    summary, curve = metrics(queue, maintained, cfg)
+    paths = write_outputs(queue, summary, curve, Path(out_dir) if out_dir else project.triage_dir)
+    return TriageRun(cfg, queue, summary, curve, paths)
+
+
+def plot(curve: pd.DataFrame, summary: dict[str, Any], path: Path) -> Path:
+    """Cumulative adjudicated errors found against the number of reviews: queue vs uniform."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    ax.plot(curve["reviews"], curve["triage"], label="triage queue", color="#1f5fa8", linewidth=2)
+    ax.plot(curve["reviews"], curve["triage_without_relabel"], label="queue without relabel evidence",
+            color="#d07a1a", linewidth=1.5, linestyle="--")
+    ax.plot(curve["reviews"], curve["uniform_expected"], label=f"uniform sampling (base rate {summary['base_rate']:.3f})",
+            color="#666666", linewidth=1.5, linestyle=":")
+    for k in summary["precision_at_k"]:
+        kk = int(k)
+        if kk <= len(curve):
+            ax.axvline(kk, color="#dddddd", linewidth=0.8, zorder=0)
+    if summary.get("budget"):
+        ax.axvline(summary["budget"], color="#b03030", linewidth=1, label=f"review budget ({summary['budget']})")
+    ax.set_xlabel("rows reviewed, in queue order")
+    ax.set_ylabel("adjudicated label changes found")
+    ax.set_title("Triage: label errors found per physician review")
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    ax.grid(alpha=0.2)
+    fig.tight_layout()
+    target = Path(path)
+    write_atomic(target, lambda p: fig.savefig(p, format="png", metadata={"Software": None}))
+    plt.close(fig)
+    return target
+
+
+def write_outputs(queue: pd.DataFrame, summary: dict[str, Any], curve: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
+    out_dir = Path(out_dir)
+    q = queue[tr.QUEUE_COLUMNS].copy()
+    q["relabel_rel_err"] = q["relabel_rel_err"].round(4)
+    paths = {
+        "queue": write_atomic(out_dir / QUEUE, lambda p: q.to_csv(p, index=False)),
+        "metrics": write_json(out_dir / METRICS, summary),
+        "curve": write_atomic(out_dir / CURVE, lambda p: curve.to_csv(p, index=False)),
+    }
+    paths["plot"] = plot(curve, summary, out_dir / PLOT)
+    return paths
+
+
+def read_queue(path: Path) -> pd.DataFrame:
+    """``queue.csv`` as written by the stage (reviewer and specialty as text)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "triage queue not found (run `medcalc-maintained triage` first)")
+    q = pd.read_csv(path, dtype={"reviewer": "string", "specialty": "string", "split": "string"},
+                    keep_default_na=False)
+    tr.require_columns(q, ["split", "uid", "in_budget", "reviewer"], str(path))
+    q["in_budget"] = q["in_budget"].astype(str).str.lower().eq("true")
+    q["uid"] = q["uid"].astype(int)
+    return q
