@@ -131,9 +131,6 @@ def test_second_reviewer_agreeing_with_the_first_physician_is_accepted(real, tmp
         ["09/20/2014", "corrected", "physician"]
 
 
-@pytest.mark.xfail(reason="ledger.write.write_checked checks the candidate under its scratch path, which sorts "
-                          "before the ledger files: the earlier acceptance is blamed instead (fix: give the "
-                          "candidate records the target path before check_and_apply)")
 def test_a_third_acceptance_is_reported_at_its_packet_row_and_nothing_written(real, tmp_path):
     inst, camp = real["instances"], real["campaign"]
     corrections = tmp_path / "corrections"

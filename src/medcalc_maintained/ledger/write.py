@@ -29,6 +29,8 @@ def write_checked(target: Path, text: str, *, others: list[Record], instances: p
         cand.write_text(text, encoding="utf-8")
         try:
             new = load([cand])
+            for rec in new:  # checked as if it were at target: same order and names as after the write
+                rec.path = str(target)
             check_and_apply(instances, list(others) + new, upto=None)
         except LedgerError as exc:
             for p in exc.problems:
@@ -36,6 +38,4 @@ def write_checked(target: Path, text: str, *, others: list[Record], instances: p
                     p.path = str(target)
             raise
     write_text_atomic(target, text)
-    for rec in new:
-        rec.path = str(target)
     return new
