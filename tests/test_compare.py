@@ -9,14 +9,15 @@ import pytest
 import yaml
 
 from medcalc_maintained.ledger import apply as apply_stage
-from medcalc_maintained import compare
-from medcalc_maintained.stages.ingest import ingest
-from medcalc_maintained.reward import compute_score
+from medcalc_maintained.project import Project
+from medcalc_maintained.scoring.arms import export_arms
+from medcalc_maintained.scoring.noise import reward_noise
+from medcalc_maintained.scoring.reward import compute_score
 
 
 @pytest.fixture(scope="module")
-def instances(v1_test_csv):
-    return ingest([("test", v1_test_csv)]).instances
+def instances(real_instances):
+    return real_instances
 
 
 def _ledger(tmp_path, instances):
@@ -39,7 +40,7 @@ def test_reward_noise_on_hand_made_ledger(instances, tmp_path):
     led = _ledger(tmp_path, instances)
     base = apply_stage.build(instances, [led], upto="1.0.0")
     new = apply_stage.build(instances, [led], upto="2.0.0")
-    rows, summary = compare.reward_noise(base, new)
+    rows, summary = reward_noise(base, new, rows="verified", lam=0.1)
     assert summary["rows"] == 3  # only the rows 2.0.0 verified
     by = rows.set_index("uid")
     # uid 1: answering 25.5 under the v1.0 label 25.238 (band 23.976..26.500) is correct -> no flip
@@ -56,8 +57,8 @@ def test_reward_noise_on_hand_made_ledger(instances, tmp_path):
 
 def test_arms_share_prompts_and_differ_only_in_ground_truth(instances, tmp_path):
     led = _ledger(tmp_path, instances)
-    arms = compare.export_arms(apply_stage.build(instances, [led], upto="1.0.0"),
-                               apply_stage.build(instances, [led], upto="2.0.0"))
+    arms = export_arms(apply_stage.build(instances, [led], upto="1.0.0"),
+                       apply_stage.build(instances, [led], upto="2.0.0"), rows="verified")
     o, m = arms["original"]["verl"], arms["maintained"]["verl"]
     assert len(o) == len(m) == 3
     assert o["prompt"].tolist() == m["prompt"].tolist()
@@ -74,21 +75,47 @@ def test_arms_share_prompts_and_differ_only_in_ground_truth(instances, tmp_path)
     assert list(trl.columns) == ["prompt", "ground_truth", "lower", "upper", "output_type", "uid"]
 
 
-def test_real_release_flip_rate_matches_status_counts(instances, campaign_dir, tmp_path):
-    from medcalc_maintained import ledger
-    from medcalc_maintained.ledger import campaign
-    from medcalc_maintained.quality.recompute import recompute
+def test_compare_stage_on_the_real_releases(project_root, campaign_records):
+    """`compare` on releases 1.0.0 and 2.0.0 of the pipeline: outputs where the project says, and
+    an answer equal to the 2.0.0 label is rewarded under v1.0 exactly on the confirmed rows."""
+    from medcalc_maintained.stages import compare as stage
 
-    sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"
-    final = campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx"
-    records, _ = campaign.build_records(campaign.read_workbooks(sampled, final), instances, recompute(instances),
-                                        decided_at="2025-12-22", release="2.0.0", id_prefix="a",
-                                        workbook_names=(sampled.name, final.name))
-    p = tmp_path / "c.yaml"
-    p.write_text(ledger.dump(records, p))
-    base, new = apply_stage.build(instances, [p], upto="1.0.0"), apply_stage.build(instances, [p], upto="2.0.0")
-    _, summary = compare.reward_noise(base, new)
-    statuses = pd.Series([r["label_status"] for r in records]).value_counts()
-    assert summary["rows"] == len(records)
-    # an answer equal to the maintained label is rewarded under v1.0 exactly on the confirmed rows
-    assert summary["new_answer_rewarded_under_base"] == pytest.approx(statuses["confirmed"] / len(records), abs=1e-4)
+    project = Project.load(project_root)
+    analyzed, exported = stage.run(project)
+    statuses = pd.Series([r["label_status"] for r in campaign_records]).value_counts()
+    n = len(campaign_records)
+    summary = json.loads((project.compare_dir / "reward_noise.json").read_text())
+    assert (summary["base"], summary["new"], summary["rows"], summary["lambda"]) == ("1.0.0", "2.0.0", n, 0.1)
+    assert summary["new_answer_rewarded_under_base"] == pytest.approx(statuses["confirmed"] / n, abs=1e-4)
+    assert summary["flip_rate"] == pytest.approx(1 - statuses["confirmed"] / n, abs=1e-4)
+    flips = pd.read_parquet(project.compare_dir / "reward_flips.parquet")
+    assert len(flips) == n and int(flips["flipped"].sum()) == n - statuses["confirmed"]
+    per = pd.read_csv(project.compare_dir / "flip_rates.csv")
+    assert list(per.columns) == ["calculator", "flip_rate"] and per["flip_rate"].between(0, 1).all()
+    assert (project.compare_dir / "flip_rates.png").read_bytes()[:4] == b"\x89PNG"
+    assert exported.n_rows == n
+    for fmt in ("verl", "trl"):
+        o = pd.read_parquet(project.arms_dir / fmt / "original.parquet")
+        m = pd.read_parquet(project.arms_dir / fmt / "maintained.parquet")
+        assert len(o) == len(m) == n
+    assert set(analyzed.written) | set(exported.written) == {
+        project.compare_dir / name for name in ("reward_flips.parquet", "flip_rates.csv", "reward_noise.json",
+                                                "flip_rates.png")} | {
+        project.arms_dir / fmt / f"{arm}.parquet" for fmt in ("verl", "trl") for arm in ("original", "maintained")}
+
+
+def test_cli_compare_options(project_root, monkeypatch):
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
+    out = project_root / "elsewhere"
+    res = CliRunner().invoke(app, ["compare", "analyze", "--base", "1.0.0", "--new", "1.0.0", "--rows", "all",
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "reward_noise.json").read_text())
+    # the same labels on both sides: nothing flips, over every row
+    assert summary["flip_rate"] == 0 and summary["row_selection"] == "all" and summary["rows"] == 1047
+    res = CliRunner().invoke(app, ["compare", "export", "--new", "9.9.9", "--out", str(out)])
+    assert res.exit_code == 2 and "release '9.9.9' is not listed" in res.output

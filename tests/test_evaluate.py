@@ -10,14 +10,15 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from medcalc_maintained.cli.compare import app
-from medcalc_maintained.evaluate import (
+from medcalc_maintained.cli import app
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.scoring.evaluate import (
     bootstrap_accuracy_ci,
     evaluate,
     mcnemar_exact,
     read_predictions,
 )
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.scoring.labels import label_sets
 
 runner = CliRunner()
 
@@ -144,7 +145,7 @@ def test_mcnemar_exact_hand_worked(a_only, b_only, p):
 
 def test_only_common_uids_are_paired(preds):
     smaller = {u: v for u, v in MAINTAINED.items() if u != 9}
-    report = evaluate(preds, {"original": frame(ORIGINAL), "maintained": frame(smaller)}, n_boot=500)
+    report = evaluate(preds, {"original": frame(ORIGINAL), "maintained": frame(smaller)}, n_boot=500, seed=0)
     assert report.accuracy.set_index("label_set").loc["maintained", "n"] == 8
     assert report.comparisons.iloc[0]["n_paired"] == 8
     assert any("present in both" in n for n in report.notes)
@@ -168,16 +169,17 @@ def test_bad_predictions_name_file_line_and_rule(tmp_path, lines, message):
 
 def test_bad_label_sets_and_stray_predictions(preds):
     with pytest.raises(DataError, match="Calculator Name"):
-        evaluate(preds, {"a": frame(ORIGINAL).drop(columns=["Calculator Name"])})
+        evaluate(preds, {"a": frame(ORIGINAL).drop(columns=["Calculator Name"])}, n_boot=500, seed=0)
     broken = {**ORIGINAL, 3: ("four", "4", "4", "integer", HASBLED)}
     with pytest.raises(DataError, match="uid 3.*Ground Truth Answer"):
-        evaluate(preds, {"a": frame(broken)})
+        evaluate(preds, {"a": frame(broken)}, n_boot=500, seed=0)
     fewer = {u: v for u, v in ORIGINAL.items() if u not in (1, 2)}
     with pytest.raises(DataError, match="2 prediction uid"):
-        evaluate(preds, {"a": frame(fewer)})
+        evaluate(preds, {"a": frame(fewer)}, n_boot=500, seed=0)
 
 
-def test_cli_evaluate(preds, tmp_path):
+def test_cli_evaluate(preds, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDCALC_ROOT", str(tmp_path))  # no params.yaml there: built-in defaults
     a, b = tmp_path / "a.parquet", tmp_path / "v2.parquet"
     frame(ORIGINAL).to_parquet(a)
     frame(MAINTAINED).to_parquet(b)
@@ -196,3 +198,40 @@ def test_cli_evaluate(preds, tmp_path):
     assert "line 2" in res.output and "not valid JSON" in res.output
     res = runner.invoke(app, ["evaluate", str(preds), "--against", str(tmp_path / "nope.parquet"), "--out", str(out)])
     assert res.exit_code == 2 and "label file not found" in res.output
+
+
+def test_label_sets_from_versions_tags_and_paths(tmp_path):
+    sets = label_sets(["1.0.0", "v2.0.0", "old=v1.0.0", str(tmp_path / "mine.parquet"), f"x={tmp_path / 'y.csv'}"])
+    assert sets == {"v1.0.0": "1.0.0", "v2.0.0": "2.0.0", "old": "1.0.0", "mine": tmp_path / "mine.parquet",
+                    "x": tmp_path / "y.csv"}
+    with pytest.raises(ValueError, match="two label sets are called 'v1.0.0'"):
+        label_sets(["1.0.0", "v1.0.0"])
+    with pytest.raises(ValueError, match="empty label set name"):
+        label_sets(["=1.0.0"])
+
+
+def test_evaluate_example_stage(project_root, real_instances):
+    """The worked example: relabel labels -> predictions -> graded under releases 1.0.0 and 2.0.0."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import evaluate_example
+
+    first = real_instances.head(5)
+    relabel = pd.DataFrame({"split": ["test"] * 5 + ["train"], "uid": first["uid"].tolist() + [1],
+                            "status": ["labeled"] * 4 + ["deferred", "labeled"],
+                            "label": first["Ground Truth Answer"].tolist() + ["1"]})
+    project = Project.load(project_root)
+    project.relabel_labels.parent.mkdir(parents=True, exist_ok=True)
+    relabel.to_parquet(project.relabel_labels)
+    preds, run = evaluate_example.run(project)
+    # 4 labeled test rows; the deferred row and the train row are left out
+    assert preds.n == 4 and preds.target == project.example_predictions
+    lines = [json.loads(x) for x in preds.target.read_text().splitlines()]
+    assert lines[0] == {"uid": int(first["uid"].iloc[0]), "output": f"<answer>{first['Ground Truth Answer'].iloc[0]}</answer>"}
+    acc = run.report.accuracy.set_index("label_set")
+    assert list(acc.index) == ["v1.0.0", "v2.0.0"]
+    # 1.0.0's default config is every upstream row; the 4 predictions answer their own v1.0 label
+    assert acc.loc["v1.0.0", "n"] == len(real_instances) and acc.loc["v1.0.0", "correct"] == 4
+    assert acc.loc["v1.0.0", "missing"] == len(real_instances) - 4
+    data = json.loads((project.evaluation_dir / "evaluation.json").read_text())
+    assert data["bootstrap"]["resamples"] == project.param("compare.evaluate.n_boot")
+    assert (project.evaluation_dir / "accuracy.png").is_file()

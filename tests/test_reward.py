@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
-from medcalc_maintained.reward import (
+from medcalc_maintained.core.answers import extract_answer
+from medcalc_maintained.scoring.reward import (
+    completion_text,
     compute_score,
-    extract_answer,
     ground_truth_json,
     make_trl_reward,
     score,
@@ -39,9 +39,15 @@ def test_extract_answer(text, expected):
 
 def test_extract_answer_from_chat_messages():
     msgs = [{"role": "assistant", "content": "so <answer>9</answer>"}]
-    assert extract_answer(msgs) == "9"
+    assert extract_answer(completion_text(msgs)) == "9"
     parts = [{"role": "assistant", "content": [{"type": "text", "text": "<answer>"}, {"type": "text", "text": "8</answer>"}]}]
-    assert extract_answer(parts) == "8"
+    assert extract_answer(completion_text(parts)) == "8"
+    # the assistant's messages only, joined in order; a bare string is itself
+    chat = [{"role": "user", "content": "<answer>1</answer>"}, {"role": "assistant", "content": "a"},
+            {"role": "assistant", "content": "b"}]
+    assert completion_text(chat) == "a\nb" and completion_text("x") == "x" and completion_text(None) == ""
+    with pytest.raises(TypeError):
+        completion_text(["not a message"])
 
 
 @pytest.mark.parametrize(
@@ -134,9 +140,9 @@ def test_trl_reward_strings_and_messages():
         trl_reward(strings, **{**cols, "ground_truth": ["1"]})
 
 
-def test_every_v1_label_rewards_itself(v1_test_csv):
+def test_every_v1_label_rewards_itself(real_instances):
     """On the real split, answering the label itself earns 1 and an abstention earns 0.1."""
-    df = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
+    df = real_instances
     cols = dict(ground_truth=df["Ground Truth Answer"].tolist(), lower=df["Lower Limit"].tolist(),
                 upper=df["Upper Limit"].tolist(), output_type=df["Output Type"].tolist())
     own = trl_reward([f"<answer>{a}</answer>" for a in df["Ground Truth Answer"]], **cols)

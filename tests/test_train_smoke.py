@@ -14,12 +14,16 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from medcalc_maintained.train import (
-    SYSTEM_PROMPT,
+from medcalc_maintained.project import defaults
+from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
+from medcalc_maintained.scoring.train import (
     TrainParams,
     build_arm_dataset,
     check_dataset,
 )
+
+# compare.train of the built-in defaults (a project without params.yaml)
+TRAIN = defaults()["compare"]["train"]
 
 HAVE_TRAIN = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "trl"))
 needs_train = pytest.mark.skipif(not HAVE_TRAIN, reason="torch/transformers/trl not installed: pip install -e '.[train]'")
@@ -66,8 +70,11 @@ def test_arm_datasets_share_prompts_and_differ_in_labels():
         build_arm_dataset(train.drop(columns=["Question"]))
 
 
-def test_params_defaults_are_the_papers_and_bad_values_are_refused():
-    p = TrainParams.from_dict({})
+def test_params_defaults_are_the_papers_and_bad_values_are_refused(tmp_path):
+    from medcalc_maintained.project import Project
+
+    assert Project.load(tmp_path).section("compare.train") == TRAIN
+    p = TrainParams.from_dict(TRAIN)
     assert (p.learning_rate, p.beta, p.num_generations, p.max_completion_length) == (1e-6, 1e-3, 8, 1600)
     assert (p.temperature, p.top_p, p.format_weight, p.prompts_per_step) == (1.0, 1.0, 0.1, 256)
     assert (p.scale_rewards, p.loss_type) == ("none", "dr_grpo")
@@ -75,13 +82,15 @@ def test_params_defaults_are_the_papers_and_bad_values_are_refused():
     assert p.gradient_accumulation(world_size=8) == 32
     assert p.gradient_accumulation(world_size=1) == 256
     with pytest.raises(ValueError, match="unknown key"):
-        TrainParams.from_dict({"lr": 1e-6})
+        TrainParams.from_dict({**TRAIN, "lr": 1e-6})
+    with pytest.raises(ValueError, match=r"missing key\(s\) \['beta'\]"):
+        TrainParams.from_dict({k: v for k, v in TRAIN.items() if k != "beta"})
     with pytest.raises(ValueError, match="num_generations"):
-        TrainParams.from_dict({"num_generations": 1})
+        TrainParams.from_dict({**TRAIN, "num_generations": 1})
     with pytest.raises(ValueError, match="format_weight"):
-        TrainParams.from_dict({"format_weight": 1.5})
+        TrainParams.from_dict({**TRAIN, "format_weight": 1.5})
     with pytest.raises(ValueError, match="not a multiple"):
-        TrainParams.from_dict({"prompts_per_step": 3, "num_generations": 3}).gradient_accumulation(1)
+        TrainParams.from_dict({**TRAIN, "prompts_per_step": 3, "num_generations": 3}).gradient_accumulation(1)
 
 
 def test_dataset_check():
@@ -93,16 +102,17 @@ def test_dataset_check():
         check_dataset(ds.map(lambda e: {"output_type": "fraction"}))
 
 
+@pytest.mark.slow
 @needs_train
 def test_smoke_grpo_two_steps(tmp_path):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from medcalc_maintained.train import run_grpo
+    from medcalc_maintained.scoring.train import run_grpo
 
     dataset = build_arm_dataset(INSTANCES)
     start = time.perf_counter()
-    result = run_grpo(dataset, None, {"seed": 0}, smoke=True, output_dir=tmp_path, progress=False)
+    result = run_grpo(dataset, None, TRAIN, smoke=True, output_dir=tmp_path, progress=False)
     elapsed = time.perf_counter() - start
     assert elapsed < 120, f"smoke training took {elapsed:.0f}s"
 
@@ -135,9 +145,10 @@ def test_smoke_grpo_two_steps(tmp_path):
     assert saved["steps"] == 2 and saved["params"]["beta"] == 1e-3 and saved["params"]["num_generations"] == 4
 
 
+@pytest.mark.slow
 @needs_train
 def test_cli_compare_train_smoke(tmp_path, monkeypatch):
-    from medcalc_maintained.cli.compare import app
+    from medcalc_maintained.cli import app
 
     inst = tmp_path / "instances.parquet"
     INSTANCES.to_parquet(inst)
@@ -145,29 +156,30 @@ def test_cli_compare_train_smoke(tmp_path, monkeypatch):
     MAINTAINED.to_csv(labels, index=False)
     monkeypatch.setenv("MEDCALC_ROOT", str(tmp_path))  # no params.yaml there: built-in defaults
     out = tmp_path / "run"
-    res = CliRunner().invoke(app, ["train", "--arm", "maintained", "--smoke", "--instances", str(inst),
+    res = CliRunner().invoke(app, ["compare", "train", "--arm", "maintained", "--smoke", "--instances", str(inst),
                                    "--labels", str(labels), "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert "3 prompts (1 instance(s) without a label left out)" in res.output
     assert json.loads((out / "train_result.json").read_text())["steps"] == 2
 
-    res = CliRunner().invoke(app, ["train", "--arm", "original", "--instances", str(inst)])
+    res = CliRunner().invoke(app, ["compare", "train", "--arm", "original", "--instances", str(inst)])
     assert res.exit_code == 2 and "--model PATH is required" in res.output
-    res = CliRunner().invoke(app, ["train", "--arm", "original", "--model", str(tmp_path), "--instances", str(inst)])
+    res = CliRunner().invoke(app, ["compare", "train", "--arm", "original", "--model", str(tmp_path),
+                                   "--instances", str(inst)])
     assert res.exit_code == 2 and "no config.json" in res.output
 
 
 @needs_train
 def test_training_from_a_local_checkpoint(tmp_path):
     """The non-smoke path: load a checkpoint directory (here a tiny one saved by the test)."""
-    from medcalc_maintained.train import build_char_tokenizer, build_tiny_model, run_grpo
+    from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model, run_grpo
 
     dataset = build_arm_dataset(INSTANCES[INSTANCES.split == "train"], MAINTAINED)  # 3 prompts
     tok = build_char_tokenizer([m["content"] for p in dataset["prompt"] for m in p])
     ckpt = tmp_path / "base"
     build_tiny_model(tok).save_pretrained(ckpt)
     tok.save_pretrained(ckpt)
-    params = {"prompts_per_step": 1, "num_generations": 2, "per_device_train_batch_size": 2,
+    params = {**TRAIN, "prompts_per_step": 1, "num_generations": 2, "per_device_train_batch_size": 2,
               "max_completion_length": 8, "max_steps": 1, "bf16": False, "activation_checkpointing": False}
     result = run_grpo(dataset, ckpt, params, output_dir=tmp_path / "out", progress=False)
     assert result.steps == 1 and (tmp_path / "out" / "final-model" / "config.json").is_file()

@@ -1,8 +1,9 @@
-"""Command line of the label comparison (paper section 4): ``compare train`` and ``compare evaluate``.
+"""Command line of the label comparison (paper section 4): the ``compare`` group and ``evaluate``.
 
-A typer sub-app; ``cli.py`` mounts it as ``medcalc-maintained compare``. Heavy imports (torch,
-transformers, trl, matplotlib) happen inside the commands, so ``--help`` stays fast and the rest of
-the CLI works without the ``train`` extra.
+Argument parsing and printing only: the work is done by :mod:`medcalc_maintained.stages.compare`,
+:mod:`medcalc_maintained.stages.evaluate_example` and :mod:`medcalc_maintained.scoring`. Heavy
+imports (torch, transformers, trl, matplotlib) happen inside the commands, so ``--help`` stays fast
+and the rest of the CLI works without the ``train`` extra.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, project_path as _path, fail as _fail
-from medcalc_maintained import config
+from medcalc_maintained.cli.common import console, fail
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.project import Project
 
 compare_app = typer.Typer(
     help=(
-        "Does the choice of labels matter for training? Train one GRPO arm per label set "
-        "(`compare train`) and grade predictions against several label sets (`compare evaluate`)."
+        "Does the choice of labels matter for training? Reward noise between two releases "
+        "(`compare analyze`), the two GRPO training arms (`compare export`, `compare train`) and the "
+        "worked example of `evaluate` (`compare predictions`)."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -29,25 +31,10 @@ compare_app = typer.Typer(
     rich_markup_mode="markdown",
 )
 
-DEFAULT_INSTANCES = "data/interim/instances.parquet"
-DEFAULT_MAINTAINED = "data/maintained/instances.parquet"
-DEFAULT_EVAL_OUT = "data/compare/evaluation"
-
 
 class Arm(str, Enum):
     original = "original"
     maintained = "maintained"
-
-
-
-
-
-
-def _compare_params(root: Path, name: str) -> dict:
-    section = (config.load_params(root).get("compare") or {}).get(name) or {}
-    if not isinstance(section, dict):
-        _fail(ValueError(f"params.yaml: compare.{name} must be a mapping"))
-    return dict(section)
 
 
 @compare_app.command("train")
@@ -55,70 +42,43 @@ def train_command(
     arm: Arm = typer.Option(..., "--arm", help="Which labels the reward is computed against."),
     model: Optional[Path] = typer.Option(None, "--model", help="Local checkpoint directory of the base model (not needed with --smoke)."),
     smoke: bool = typer.Option(False, "--smoke", help="Tiny random model built in code, 2 GRPO steps on CPU, no download."),
-    instances: Optional[Path] = typer.Option(None, "--instances", help=f"Prompts: instances parquet (default {DEFAULT_INSTANCES})."),
+    instances: Optional[Path] = typer.Option(None, "--instances", help="Prompts: instances parquet (default: the ingest stage's output)."),
     labels: Optional[Path] = typer.Option(None, "--labels", help=(
         "Label file of the arm (parquet or CSV with uid, Ground Truth Answer, Lower Limit, Upper Limit, Output Type). "
-        f"Default: original = the instances' own v1.0 labels; maintained = {DEFAULT_MAINTAINED}.")),
+        "Default: original = the instances' own v1.0 labels; maintained = the apply stage's output.")),
     split: Optional[str] = typer.Option(None, "--split", help="Split to train on (default: params compare.train.split)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.train.output_dir/ARM; a temporary directory with --smoke)."),
 ) -> None:
-    """Train one arm of the comparison with GRPO (TRL) and the Eq. 2 reward of `reward.py`.
+    """Train one arm of the comparison with GRPO (TRL) and the Eq. 2 reward of `scoring/reward.py`.
 
     Prompts, order, seed and hyperparameters come from `compare.train` in params.yaml and are the
     same for both arms; only the labels behind the reward differ. Needs the `train` extra.
     """
-    import pandas as pd
+    from medcalc_maintained.scoring import train
 
-    from medcalc_maintained import train as stage
-    from medcalc_maintained.evaluate import read_label_file
-
-    root = config.project_root()
-    params = _compare_params(root, "train")
+    project = Project.load()
     try:
-        tp = stage.TrainParams.from_dict(params)
+        params = train.TrainParams.from_dict(project.section("compare.train"))
     except (TypeError, ValueError) as exc:
-        _fail(ValueError(f"params.yaml: {exc}"))
+        fail(ValueError(f"params.yaml: {exc}"))
     if not smoke and model is None:
-        _fail(ValueError("--model PATH is required (a local checkpoint directory), or pass --smoke"))
-
-    inst_path = instances or _path(root, DEFAULT_INSTANCES)
-    if not inst_path.is_file():
-        _fail(DataError(inst_path, "instances file not found (run `medcalc-maintained ingest` or `dvc repro`)"))
-    inst = pd.read_parquet(inst_path)
-    want = split or tp.split
-    if "split" in inst.columns:
-        chosen = inst[inst["split"] == want]
-        if chosen.empty and smoke and split is None:
-            present = sorted(inst["split"].unique())
-            console.print(f"[dim]no '{want}' split in {inst_path}; the smoke run uses split '{present[0]}'[/]")
-            chosen = inst[inst["split"] == present[0]]
-        if chosen.empty:
-            _fail(DataError(inst_path, f"no instances of split {want!r} (present: {sorted(inst['split'].unique())}); "
-                            "pass --split"))
-        inst = chosen
-
-    label_df = None
-    if labels is not None or arm is Arm.maintained:
-        lab_path = labels or _path(root, DEFAULT_MAINTAINED)
-        try:
-            label_df = read_label_file(lab_path)
-        except DataError as exc:
-            _fail(exc)
+        fail(ValueError("--model PATH is required (a local checkpoint directory), or pass --smoke"))
     try:
-        dataset = stage.build_arm_dataset(inst, label_df)
-    except ValueError as exc:
-        _fail(exc)
-    dropped = len(inst) - len(dataset)
-    console.print(f"arm [bold]{arm.value}[/]: {len(dataset)} prompts"
-                  + (f" ({dropped} instance(s) without a label left out)" if dropped else ""))
+        data = train.arm_data(project, arm.value, instances=instances, labels=labels, split=split, smoke=smoke)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    if data.note:
+        console.print(f"[dim]{data.note}[/]")
+    console.print(f"arm [bold]{arm.value}[/]: {len(data.dataset)} prompts"
+                  + (f" ({data.dropped} instance(s) without a label left out)" if data.dropped else ""))
 
-    out_dir = out if out is not None else (None if smoke else _path(root, tp.output_dir) / arm.value)
+    out_dir = out if out is not None else (None if smoke else project.models_dir / arm.value)
     try:
-        result = stage.run_grpo(dataset, model, params, smoke=smoke, output_dir=out_dir)
+        result = train.run_grpo(data.dataset, model, params, smoke=smoke, output_dir=out_dir)
     except ValueError as exc:
-        _fail(exc)
+        fail(exc)
     except RuntimeError as exc:
-        _fail(exc, code=1)
+        fail(exc, code=1)
     table = Table(title=f"GRPO {arm.value}{' (smoke)' if smoke else ''}")
     for col in ("steps", "mean reward per step", "model"):
         table.add_column(col)
@@ -127,58 +87,7 @@ def train_command(
     console.print(f"wrote {Path(result.output_dir) / 'train_result.json'}")
 
 
-VERSION = __import__("re").compile(r"^v?\d+\.\d+\.\d+$")
-
-
-def _label_sets(against: list[str]) -> dict[str, Path | str]:
-    """NAME -> label file path, or a release version (``1.0.0``: its ``default`` config)."""
-    sets: dict[str, Path | str] = {}
-    for item in against:
-        name, sep, value = item.partition("=")
-        value = value if sep else item
-        if VERSION.match(value):
-            path: Path | str = value.lstrip("v")
-            name = name if sep else f"v{path}"
-        else:
-            path = Path(value)
-            name = name if sep else path.stem
-        if not name:
-            _fail(ValueError(f"--against {item!r}: empty label set name; use NAME=PATH"))
-        if name in sets:
-            _fail(ValueError(f"--against: two label sets are called {name!r}; name them with NAME=PATH"))
-        sets[name] = path
-    return sets
-
-
-def evaluate_command(
-    predictions: Path = typer.Argument(..., help='JSONL, one {"uid": int, "output": str} per line.'),
-    against: list[str] = typer.Option(..., "--against", help="Label set: a release version (1.0.0: its default config), or PATH / NAME=PATH of a parquet/CSV label file. Repeat it."),
-    out: Optional[Path] = typer.Option(None, "--out", help=f"Output directory (default: params compare.evaluate.out, {DEFAULT_EVAL_OUT})."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed, 0)."),
-    n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot, 10000)."),
-) -> None:
-    """Grade PREDICTIONS under each label set: accuracy with 95% bootstrap intervals, McNemar's
-    exact test between label sets, per-calculator accuracy and a bar chart.
-
-    A uid of a label set without a prediction counts as wrong. Writes evaluation.json,
-    per_calculator.csv, graded.csv and accuracy.png to the output directory.
-    """
-    from medcalc_maintained.evaluate import DEFAULT_N_BOOT, DEFAULT_SEED, evaluate, read_label_file
-
-    root = config.project_root()
-    params = _compare_params(root, "evaluate")
-    out_dir = out or _path(root, params.get("out", DEFAULT_EVAL_OUT))
-    try:
-        frames = {name: (release_frame(root, path, "default") if isinstance(path, str) else read_label_file(path))
-                  for name, path in _label_sets(against).items()}
-        report = evaluate(predictions, frames, out_dir=out_dir,
-                          seed=params.get("seed", DEFAULT_SEED) if seed is None else seed,
-                          n_boot=params.get("n_boot", DEFAULT_N_BOOT) if n_boot is None else n_boot)
-    except DataError as exc:
-        _fail(exc)
-    except ValueError as exc:
-        _fail(exc)
-
+def _print_report(report) -> None:
     table = Table(title=f"accuracy of {report.n_predictions} predictions")
     for col in ("label set", "n", "correct", "accuracy", "95% CI", "wrong", "abstained", "unparsable", "missing"):
         table.add_column(col, justify="right" if col != "label set" else "left")
@@ -198,40 +107,46 @@ def evaluate_command(
         console.print(comp)
     for note in report.notes:
         console.print(f"[dim]{note}[/]")
-    console.print(f"wrote {out_dir}/evaluation.json, per_calculator.csv, graded.csv, accuracy.png")
 
 
-
-def release_frame(root: Path, version: str, config_name: str = "full"):
-    """One config of release ``version`` (all splits), built as ``release build`` builds it."""
-    import pandas as pd
-
-    from medcalc_maintained import release
-
-    inputs = release.Inputs.from_root(root)
-    plan = release.load_releases(inputs.releases)
-    tables = release.build_tables(inputs, plan.get(version), inputs.releases)
-    frames = []
-    for split, df in tables.tables[config_name].items():
-        df = df.copy()
-        if "split" not in df.columns:
-            df["split"] = split
-        if "uid" not in df.columns:
-            df["uid"] = df["Row Number"].astype("int64")
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
+def _print_evaluation(run) -> None:
+    _print_report(run.report)
+    console.print(f"wrote {run.out_dir}/evaluation.json, per_calculator.csv, graded.csv, accuracy.png")
 
 
-def _release_pair(root: Path, params: dict, base: str | None, new: str | None, rows: str | None):
-    """The options of `compare export|analyze` resolved against their params section, and the
-    full tables of both releases: ``(base, new, rows, base_df, new_df)``."""
-    base = base or str(params.get("base", "1.0.0"))
-    new = new or str(params.get("new", "2.0.0"))
-    rows = rows or str(params.get("rows", "verified"))
+def evaluate_command(
+    predictions: Path = typer.Argument(..., help='JSONL, one {"uid": int, "output": str} per line.'),
+    against: list[str] = typer.Option(..., "--against", help="Label set: a release version or tag (1.0.0, v1.0.0: its default config), or PATH / NAME=PATH of a parquet/CSV label file. Repeat it."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.evaluate.out)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
+    n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
+) -> None:
+    """Grade PREDICTIONS under each label set: accuracy with 95% bootstrap intervals, McNemar's
+    exact test between label sets, per-calculator accuracy and a bar chart.
+
+    The answer of an output is the text of its last `<answer>...</answer>`, else the whole output.
+    A uid of a label set without a prediction counts as wrong. Writes evaluation.json,
+    per_calculator.csv, graded.csv and accuracy.png to the output directory.
+    """
+    from medcalc_maintained.stages import evaluate_example as stage
+
     try:
-        return base, new, rows, release_frame(root, base), release_frame(root, new)
-    except DataError as exc:
-        _fail(exc)
+        run = stage.evaluate(Project.load(), predictions, against, out_dir=out, seed=seed, n_boot=n_boot)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    _print_evaluation(run)
+
+
+def _print_analyze(run) -> None:
+    s = run.summary
+    console.print(f"compare analyze: {s['rows']} rows; a policy answering the {run.new} label is rewarded under "
+                  f"{run.base} labels on {100 * s['new_answer_rewarded_under_base']:.1f}% of rows "
+                  f"(flip rate {100 * s['flip_rate']:.1f}%); expected reward gap {s['expected_reward_gap']:.3f}")
+
+
+def _print_export(run) -> None:
+    console.print(f"compare export: {run.n_rows} rows per arm ({run.base} vs {run.new}, rows={run.rows}) -> "
+                  f"{run.out_dir}/{{verl,trl}}/{{original,maintained}}.parquet")
 
 
 @compare_app.command("export")
@@ -247,22 +162,13 @@ def export_command(
     Both arms hold identical prompts in identical order and differ only in ground truth; this is
     asserted before anything is written.
     """
-    from medcalc_maintained import compare
-    from medcalc_maintained.core.io import write_atomic
+    from medcalc_maintained.stages import compare as stage
 
-    root = config.project_root()
-    params = _compare_params(root, "export")
-    out_dir = out or _path(root, params.get("out", "data/compare/arms"))
-    base, new, rows, base_df, new_df = _release_pair(root, params, base, new, rows)
     try:
-        arms = compare.export_arms(base_df, new_df, rows=rows)
-    except ValueError as exc:
-        _fail(exc)
-    for arm, frames in arms.items():
-        for fmt, df in frames.items():
-            write_atomic(out_dir / fmt / f"{arm}.parquet", lambda p, df=df: df.to_parquet(p, index=False))
-    n = len(arms["original"]["verl"])
-    console.print(f"compare export: {n} rows per arm ({base} vs {new}, rows={rows}) -> {out_dir}/{{verl,trl}}/{{original,maintained}}.parquet")
+        run = stage.export(Project.load(), base=base, new=new, rows=rows, out_dir=out)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    _print_export(run)
 
 
 @compare_app.command("analyze")
@@ -275,56 +181,55 @@ def analyze_command(
     """Reward-noise analysis: for each row, is a policy answering the new label rewarded under the
     base labels (and vice versa)? Writes flip rates overall and per calculator (JSON metric, CSV for
     `dvc plots`, PNG chart) and the expected reward gap."""
-    import json
+    from medcalc_maintained.stages import compare as stage
 
-    from medcalc_maintained import compare
-    from medcalc_maintained.core.io import write_atomic, write_text_atomic
+    try:
+        run = stage.analyze(Project.load(), base=base, new=new, rows=rows, out_dir=out)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    _print_analyze(run)
 
-    root = config.project_root()
-    params = _compare_params(root, "analyze")
-    out_dir = out or _path(root, params.get("out", "data/compare"))
-    base, new, rows, base_df, new_df = _release_pair(root, params, base, new, rows)
-    rows_df, summary = compare.reward_noise(base_df, new_df, rows=rows, lam=float(params.get("lambda", 0.1)))
-    summary.update({"base": base, "new": new})
-    write_atomic(out_dir / "reward_flips.parquet", lambda p: rows_df.to_parquet(p, index=False))
-    per = [{"calculator": d["calculator"], "flip_rate": d["flip_rate"]} for d in summary["per_calculator"]]
-    import pandas as pd
 
-    write_atomic(out_dir / "flip_rates.csv", lambda p: pd.DataFrame(per).to_csv(p, index=False))
-    write_text_atomic(out_dir / "reward_noise.json", json.dumps(summary, indent=2) + "\n")
-    write_atomic(out_dir / "flip_rates.png", lambda p: compare.plot_flip_rates(
-        summary["per_calculator"], p, f"Reward flips: {new} labels scored under {base} labels ({summary['rows']} rows)"))
-    console.print(f"compare analyze: {summary['rows']} rows; a policy answering the {new} label is rewarded under "
-                  f"{base} labels on {100 * summary['new_answer_rewarded_under_base']:.1f}% of rows "
-                  f"(flip rate {100 * summary['flip_rate']:.1f}%); expected reward gap {summary['expected_reward_gap']:.3f}")
+@compare_app.command("run")
+def run_command() -> None:
+    """The `compare` stage: `compare analyze` and `compare export` with the parameters of params.yaml."""
+    from medcalc_maintained.stages import compare as stage
+
+    try:
+        analyzed, exported = stage.run(Project.load())
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    _print_analyze(analyzed)
+    _print_export(exported)
 
 
 @compare_app.command("predictions")
 def predictions_command(
     labels: Optional[Path] = typer.Option(None, "--labels", help="Relabel output (default: DIR/labels.parquet of params relabel.out)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="JSONL to write (default: data/compare/relabel_predictions.jsonl)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="JSONL to write (default: params compare.evaluate.predictions)."),
 ) -> None:
     """Turn the relabel stage's labels into a predictions file (one `{"uid", "output"}` per labeled
     test row): the worked example `make run` grades under each release with `evaluate`."""
-    import pandas as pd
+    from medcalc_maintained.stages import evaluate_example as stage
 
-    from medcalc_maintained import compare
-    from medcalc_maintained.core.io import write_atomic
+    try:
+        run = stage.write_predictions(Project.load(), labels=labels, out=out)
+    except DataError as exc:
+        fail(exc)
+    console.print(f"compare predictions: {run.n} predictions from {run.source} -> {run.target}")
 
-    root = config.project_root()
-    src = labels or _path(root, config.section("relabel", root).get("out", "data/relabel")) / "labels.parquet"
-    if not src.is_file():
-        _fail(DataError(src, "relabel labels not found (run `dvc repro relabel`)"))
-    df = pd.read_parquet(src)
-    missing = [c for c in ("uid", "status", "label") if c not in df.columns]
-    if missing:
-        _fail(DataError(src, f"missing column(s) {missing}"))
-    if "split" in df.columns:
-        df = df[df["split"] == "test"]
-    target = out or _path(root, "data/compare/relabel_predictions.jsonl")
-    counts = {}
-    write_atomic(target, lambda p: counts.setdefault("n", compare.write_jsonl_predictions(df, p)))
-    console.print(f"compare predictions: {counts['n']} predictions from {src} -> {target}")
+
+@compare_app.command("example")
+def example_command() -> None:
+    """The `evaluate-example` stage: `compare predictions`, then `evaluate` of them under 1.0.0 and 2.0.0."""
+    from medcalc_maintained.stages import evaluate_example as stage
+
+    try:
+        preds, evaluation = stage.run(Project.load())
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    console.print(f"compare predictions: {preds.n} predictions from {preds.source} -> {preds.target}")
+    _print_evaluation(evaluation)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,6 @@
 """Grade one set of model predictions against several label sets and compare them.
 
-``evaluate(predictions.jsonl, {"original": df_a, "maintained": df_b})`` returns an
+``evaluate(predictions.jsonl, {"original": df_a, "maintained": df_b}, n_boot=..., seed=...)`` returns an
 :class:`EvaluationReport` with
 
 * accuracy under each label set with a seeded bootstrap 95% interval;
@@ -8,8 +8,8 @@
   predictions (uids present in both sets) and a bootstrap interval of the accuracy difference;
 * a per-calculator accuracy table; and, with ``out_dir``, a bar chart (PNG) and the tables on disk.
 
-Grading follows the reward rules of :mod:`medcalc_maintained.reward`: when the output contains
-``<answer>...</answer>`` the last one is the answer, otherwise the whole output is; an empty or
+Grading uses the one extraction rule of :func:`medcalc_maintained.core.answers.graded_answer`
+(the last tagged answer, else the whole output) and the reward's parsing; an empty or
 unparsable answer is wrong; an abstention (``N/A``) is correct only when the label is ``N/A``;
 otherwise :func:`medcalc_maintained.core.answers.is_correct` decides. **A uid of a label set that has no
 prediction counts as wrong** (its status is ``missing``), so accuracies are always over the whole
@@ -39,8 +39,6 @@ from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomi
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 STATUSES = ("correct", "wrong", "abstained", "unparsable", "missing")
-DEFAULT_N_BOOT = 10_000
-DEFAULT_SEED = 0
 
 
 # ---------------------------------------------------------------------------------------- input
@@ -83,21 +81,6 @@ def read_predictions(path: os.PathLike | str) -> dict[int, str]:
     if not out:
         raise DataError(path, "no predictions in the file")
     return out
-
-
-def read_label_file(path: os.PathLike | str) -> pd.DataFrame:
-    """A label set from a parquet (or CSV) file, every column as text except ``uid``."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "label file not found")
-    if path.suffix.lower() == ".csv":
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    else:
-        try:
-            df = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises several types for a non-parquet file
-            raise DataError(path, f"not a readable parquet file ({exc})") from exc
-    return df
 
 
 def check_label_set(name: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -233,22 +216,8 @@ class EvaluationReport:
         return paths
 
 
-def evaluate(predictions_jsonl: os.PathLike | str, label_sets: dict[str, pd.DataFrame], *,
-             n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED,
-             out_dir: os.PathLike | str | None = None) -> EvaluationReport:
-    """Grade the predictions under every label set; see the module docstring for the rules."""
-    if not label_sets:
-        raise ValueError("at least one label set is needed")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
-        raise ValueError(f"n_boot must be an integer of at least 100, got {n_boot!r}")
-    preds = read_predictions(predictions_jsonl)
-    sets = {name: check_label_set(name, df) for name, df in label_sets.items()}
-    known = set().union(*(set(s.index) for s in sets.values()))
-    stray = sorted(set(preds) - known)
-    if stray:
-        raise DataError(predictions_jsonl, f"{len(stray)} prediction uid(s) are in no label set, e.g. {stray[:10]}; "
-                        "are the predictions for another split?")
-
+def _grade_all(preds: dict[int, str], sets: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per (label set, uid) with its status."""
     rows = []
     for name, labels in sets.items():
         for rec in labels.to_dict("records"):
@@ -257,12 +226,13 @@ def evaluate(predictions_jsonl: os.PathLike | str, label_sets: dict[str, pd.Data
             rows.append({"label_set": name, "uid": rec["uid"], "calculator": rec["Calculator Name"],
                          "label": rec["Ground Truth Answer"], "output_type": rec["Output Type"],
                          "status": status, "correct": status == "correct"})
-    graded = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
 
-    rng = np.random.default_rng(seed)
-    notes = ["a label-set uid without a prediction counts as wrong (status 'missing')"]
+
+def _accuracy(graded: pd.DataFrame, names: list[str], rng: np.random.Generator, n_boot: int,
+              notes: list[str]) -> pd.DataFrame:
     acc_rows = []
-    for name in sets:
+    for name in names:
         g = graded[graded["label_set"] == name]
         n, k = len(g), int(g["correct"].sum())
         counts = g["status"].value_counts()
@@ -273,8 +243,15 @@ def evaluate(predictions_jsonl: os.PathLike | str, label_sets: dict[str, pd.Data
                                               zip(g["label"], g["output_type"])))})
         if counts.get("missing", 0):
             notes.append(f"{name}: {int(counts['missing'])} of {n} uids have no prediction and count as wrong")
-    accuracy = pd.DataFrame(acc_rows)
+    return pd.DataFrame(acc_rows)
 
+
+COMPARISON_COLUMNS = ["a", "b", "n_paired", "both_correct", "a_only", "b_only", "neither", "accuracy_a",
+                      "accuracy_b", "difference", "diff_ci_low", "diff_ci_high", "mcnemar_p"]
+
+
+def _comparisons(graded: pd.DataFrame, sets: dict[str, pd.DataFrame], rng: np.random.Generator, n_boot: int,
+                 notes: list[str]) -> pd.DataFrame:
     comp_rows = []
     for a, b in itertools.combinations(sets, 2):
         ga = graded[graded["label_set"] == a].set_index("uid")["correct"]
@@ -292,16 +269,40 @@ def evaluate(predictions_jsonl: os.PathLike | str, label_sets: dict[str, pd.Data
                           "diff_ci_low": lo, "diff_ci_high": hi, "mcnemar_p": mcnemar_exact(a_only, b_only)})
         if n < max(len(sets[a]), len(sets[b])):
             notes.append(f"{a} vs {b}: compared on the {n} uids present in both label sets")
-    comparisons = pd.DataFrame(comp_rows, columns=["a", "b", "n_paired", "both_correct", "a_only", "b_only",
-                                                   "neither", "accuracy_a", "accuracy_b", "difference",
-                                                   "diff_ci_low", "diff_ci_high", "mcnemar_p"])
+    return pd.DataFrame(comp_rows, columns=COMPARISON_COLUMNS)
 
+
+def _per_calculator(graded: pd.DataFrame) -> pd.DataFrame:
     per_calc = (graded.groupby(["calculator", "label_set"], sort=True)
                 .agg(n=("correct", "size"), correct=("correct", "sum")).reset_index())
     per_calc["correct"] = per_calc["correct"].astype(int)
     per_calc["accuracy"] = per_calc["correct"] / per_calc["n"]
+    return per_calc
 
-    report = EvaluationReport(accuracy=accuracy, comparisons=comparisons, per_calculator=per_calc,
+
+def evaluate(predictions_jsonl: os.PathLike | str, label_sets: dict[str, pd.DataFrame], *,
+             n_boot: int, seed: int, out_dir: os.PathLike | str | None = None) -> EvaluationReport:
+    """Grade the predictions under every label set; see the module docstring for the rules.
+
+    ``n_boot`` and ``seed`` are ``compare.evaluate.n_boot`` / ``.seed`` in the pipeline."""
+    if not label_sets:
+        raise ValueError("at least one label set is needed")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an integer of at least 100, got {n_boot!r}")
+    preds = read_predictions(predictions_jsonl)
+    sets = {name: check_label_set(name, df) for name, df in label_sets.items()}
+    known = set().union(*(set(s.index) for s in sets.values()))
+    stray = sorted(set(preds) - known)
+    if stray:
+        raise DataError(predictions_jsonl, f"{len(stray)} prediction uid(s) are in no label set, e.g. {stray[:10]}; "
+                        "are the predictions for another split?")
+
+    graded = _grade_all(preds, sets)
+    rng = np.random.default_rng(seed)
+    notes = ["a label-set uid without a prediction counts as wrong (status 'missing')"]
+    accuracy = _accuracy(graded, list(sets), rng, n_boot, notes)
+    comparisons = _comparisons(graded, sets, rng, n_boot, notes)
+    report = EvaluationReport(accuracy=accuracy, comparisons=comparisons, per_calculator=_per_calculator(graded),
                               graded=graded, n_predictions=len(preds), seed=seed, n_boot=n_boot, notes=notes)
     if out_dir is not None:
         report.write(out_dir)

@@ -2,7 +2,7 @@
 
 The two arms differ only in the labels their reward is computed against; everything else (prompts,
 order of minibatches, hyperparameters, seed) comes from the ``compare.train`` section of
-``params.yaml`` and is the same for both. The reward is :func:`medcalc_maintained.reward.make_trl_reward`
+``params.yaml`` and is the same for both. The reward is :func:`medcalc_maintained.scoring.reward.make_trl_reward`
 (Eq. 2, lambda_f = ``format_weight``).
 
 ``run_grpo(dataset, model_path, params)`` trains a local checkpoint. ``smoke=True`` needs no
@@ -21,37 +21,23 @@ import math
 import os
 import string
 import tempfile
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES
+from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.project import Project
+from medcalc_maintained.scoring.prompts import build_prompt
 
 DATASET_COLUMNS = ("prompt", "ground_truth", "lower", "upper", "output_type", "uid")
-
-SYSTEM_PROMPT = (
-    "You are a careful clinical calculation assistant. You are given a patient note and a question "
-    "that names one medical calculator. Work out which values the calculator needs, find them in the "
-    "note (converting units where needed), and compute the result step by step. End your reply with "
-    "the final result alone between <answer> and </answer>: a number for scores and measurements, a "
-    "date as MM/DD/YYYY, or a gestational age as ('W weeks', 'D days'). If the note does not contain "
-    "what the calculator needs, or the calculator does not apply to this patient, reply "
-    "<answer>N/A</answer> instead of guessing."
-)
-
-
-def build_prompt(note: str, question: str) -> list[dict[str, str]]:
-    """The chat messages of one instance: the fixed system prompt, then the note and the question."""
-    user = f"Patient note:\n{note.strip()}\n\nQuestion: {question.strip()}"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
 
 def build_arm_dataset(instances: pd.DataFrame, labels: pd.DataFrame | None = None):
     """A ``datasets.Dataset`` for one arm: prompts from ``instances``, reward labels from ``labels``.
 
-    ``instances`` has ``uid``, ``Patient Note`` and ``Question`` (``data/interim/instances.parquet``);
+    ``instances`` has ``uid``, ``Patient Note`` and ``Question`` (the ingest stage's output);
     ``labels`` has ``uid``, ``Ground Truth Answer``, ``Lower Limit``, ``Upper Limit`` and
     ``Output Type`` (default: the instances' own v1.0 labels, i.e. the original arm). Only uids
     present in both are kept, in the instances' order.
@@ -90,30 +76,75 @@ def build_arm_dataset(instances: pd.DataFrame, labels: pd.DataFrame | None = Non
 
 
 @dataclass
-class TrainParams:
-    """``compare.train`` of params.yaml. Defaults are the paper's section 4 settings."""
+class ArmData:
+    """The training set of one arm for ``compare train``."""
 
-    seed: int = 0
-    learning_rate: float = 1.0e-6
-    beta: float = 1.0e-3  # KL coefficient
-    num_generations: int = 8  # group size G
-    max_completion_length: int = 1600
-    temperature: float = 1.0
-    top_p: float = 1.0
-    format_weight: float = 0.1  # lambda_f of Eq. 2
-    prompts_per_step: int = 256  # distinct (note, question) pairs per optimizer step
-    per_device_train_batch_size: int = 8  # completions per forward/backward pass on one device
-    max_steps: int = 200
-    scale_rewards: str = "none"  # no reward standardisation (paper: unbiased advantages)
-    loss_type: str = "dr_grpo"  # no length normalisation
-    lr_scheduler_type: str = "constant"
-    bf16: bool = True
-    activation_checkpointing: bool = True  # recompute activations in backward: less memory
-    logging_steps: int = 1
-    save_steps: int = 50
-    output_dir: str = "models/grpo"
-    split: str = "train"  # split of the instances to train on (used by `compare train`)
-    smoke: dict[str, Any] = field(default_factory=dict)
+    dataset: Any  # datasets.Dataset
+    instances: int  # instances of the chosen split (rows without a label are left out)
+    note: str | None = None  # what was chosen for the caller to show (e.g. the smoke run's split)
+
+    @property
+    def dropped(self) -> int:
+        return self.instances - len(self.dataset)
+
+
+def _choose_split(inst: pd.DataFrame, want: str, where: Path, fall_back: bool) -> tuple[pd.DataFrame, str | None]:
+    if "split" not in inst.columns:
+        return inst, None
+    chosen, note = inst[inst["split"] == want], None
+    if chosen.empty and fall_back:
+        present = sorted(inst["split"].unique())
+        note = f"no '{want}' split in {where}; the smoke run uses split '{present[0]}'"
+        chosen = inst[inst["split"] == present[0]]
+    if chosen.empty:
+        raise DataError(where, f"no instances of split {want!r} (present: {sorted(inst['split'].unique())}); "
+                        "pass --split")
+    return chosen, note
+
+
+def arm_data(project: Project, arm: str, *, instances: Path | None = None, labels: Path | None = None,
+             split: str | None = None, smoke: bool = False) -> ArmData:
+    """Prompts of ``split`` (default ``compare.train.split``) from the instances, with the labels of
+    ``arm``: ``original`` = the instances' own labels, ``maintained`` = the apply stage's output; an
+    explicit ``labels`` file replaces either. A smoke run without ``split`` falls back to the first
+    split present when the train split is absent."""
+    from medcalc_maintained.scoring.labels import read_label_file
+
+    where = instances or project.instances
+    inst = read_parquet(where, "instances", "ingest")
+    inst, note = _choose_split(inst, split or project.param("compare.train.split"), where,
+                               fall_back=smoke and split is None)
+    label_df = None
+    if labels is not None or arm == "maintained":
+        label_df = read_label_file(labels or project.maintained)
+    return ArmData(build_arm_dataset(inst, label_df), len(inst), note)
+
+
+@dataclass
+class TrainParams:
+    """``compare.train`` of the project's parameters (values: ``defaults.yaml`` / ``params.yaml``)."""
+
+    seed: int
+    learning_rate: float
+    beta: float  # KL coefficient
+    num_generations: int  # group size G
+    max_completion_length: int
+    temperature: float
+    top_p: float
+    format_weight: float  # lambda_f of Eq. 2
+    prompts_per_step: int  # distinct (note, question) pairs per optimizer step
+    per_device_train_batch_size: int  # completions per forward/backward pass on one device
+    max_steps: int
+    scale_rewards: str  # "none": no reward standardisation (paper: unbiased advantages)
+    loss_type: str  # "dr_grpo": no length normalisation
+    lr_scheduler_type: str
+    bf16: bool
+    activation_checkpointing: bool  # recompute activations in backward: less memory
+    logging_steps: int
+    save_steps: int
+    output_dir: str
+    split: str  # split of the instances to train on (used by `compare train`)
+    smoke: dict[str, Any]
 
     @classmethod
     def from_dict(cls, params: dict[str, Any] | None) -> "TrainParams":
@@ -122,6 +153,9 @@ class TrainParams:
         unknown = sorted(set(params) - known)
         if unknown:
             raise ValueError(f"compare.train: unknown key(s) {unknown}; known keys are {sorted(known)}")
+        missing = sorted(known - set(params))
+        if missing:
+            raise ValueError(f"compare.train: missing key(s) {missing} (take the section from the project)")
         p = cls(**params)
         p.validate()
         return p
@@ -160,20 +194,8 @@ class TrainParams:
         return completions // per_pass
 
 
-SMOKE_DEFAULTS = {
-    "prompts": 4,  # prompts kept from the dataset
-    "max_prompt_chars": 160,  # each message is cut to this many characters
-    "prompts_per_step": 2,
-    "num_generations": 4,
-    "per_device_train_batch_size": 8,
-    "max_completion_length": 16,
-    "max_steps": 2,
-    "hidden_size": 32,
-    "num_layers": 2,
-    # Logit bonus, while sampling only, for the answer tags and the digits, so that a random
-    # model sometimes writes a parsable answer, groups get unequal rewards and the update is not 0.
-    "answer_bias": 8.0,
-}
+SMOKE_KEYS = ("prompts", "max_prompt_chars", "prompts_per_step", "num_generations", "per_device_train_batch_size",
+              "max_completion_length", "max_steps", "answer_bias")
 
 
 def check_dataset(dataset) -> None:
@@ -266,77 +288,78 @@ class TrainResult:
         return json.dumps(asdict(self), indent=2, default=str)
 
 
-def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str, Any] | None,
-             smoke: bool = False, output_dir: str | os.PathLike | None = None,
-             progress: bool = True) -> TrainResult:
-    """Train with GRPO on ``arm_dataset`` and save the policy; return what happened.
-
-    ``arm_dataset``: a ``datasets.Dataset`` with the columns of :data:`DATASET_COLUMNS`.
-    ``model_path``: a local checkpoint directory (ignored, and may be ``None``, when ``smoke``).
-    ``params``: the ``compare.train`` mapping (see :class:`TrainParams`).
-    ``output_dir``: where checkpoints, the final model and ``train_result.json`` go (default:
-    ``params.output_dir``; a fresh temporary directory for a smoke run).
-    """
-    p = TrainParams.from_dict(params)
-    check_dataset(arm_dataset)
+def _import_training():
     try:
         import torch  # noqa: F401
-        from transformers import AutoTokenizer
-        from trl import GRPOConfig, GRPOTrainer
+        import trl
         from trl.trainer.callbacks import RichProgressCallback
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise RuntimeError(
             f"training needs the 'train' extra (torch, transformers, trl): pip install -e '.[train]' ({exc})"
         ) from exc
+    return trl, RichProgressCallback
 
-    from medcalc_maintained.reward import make_trl_reward
 
-    if smoke:
-        unknown = sorted(set(p.smoke) - set(SMOKE_DEFAULTS))
-        if unknown:
-            raise ValueError(f"compare.train.smoke: unknown key(s) {unknown}; known: {sorted(SMOKE_DEFAULTS)}")
-        s = {**SMOKE_DEFAULTS, **p.smoke}
-        out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix="grpo-smoke-"))
-        dataset = _smoke_dataset(arm_dataset, s["prompts"], s["max_prompt_chars"])
-        texts = [m["content"] for prompt in dataset["prompt"] for m in prompt]
-        tokenizer = build_char_tokenizer(texts)
-        model = build_tiny_model(tokenizer, s["hidden_size"], s["num_layers"], seed=p.seed)
-        init_dir = out / "init-model"
-        model.save_pretrained(init_dir)
-        tokenizer.save_pretrained(init_dir)
-        model_id = str(init_dir)
-        p.num_generations = s["num_generations"]
-        p.prompts_per_step = s["prompts_per_step"]
-        p.per_device_train_batch_size = s["per_device_train_batch_size"]
-        p.max_completion_length = s["max_completion_length"]
-        p.max_steps = s["max_steps"]
-        p.bf16 = False
-        p.activation_checkpointing = False
-        p.save_steps = max(p.save_steps, p.max_steps + 1)
-        p.validate()
-        bias_tokens = ["<answer>", "</answer>", *"0123456789"]
-        generation_kwargs = {"sequence_bias": [[[tokenizer.convert_tokens_to_ids(t)], float(s["answer_bias"])]
-                                               for t in bias_tokens]} if s["answer_bias"] else None
-    else:
-        if model_path is None:
-            raise ValueError("a model checkpoint directory is required (or use smoke=True)")
-        model_dir = Path(model_path)
-        if not (model_dir / "config.json").is_file():
-            raise ValueError(f"{model_dir}: not a local model checkpoint (no config.json in that directory)")
-        model_id = str(model_dir)
-        tokenizer = AutoTokenizer.from_pretrained(model_id)
-        if tokenizer.chat_template is None:
-            raise ValueError(f"{model_dir}: the tokenizer has no chat template; the prompts are chat messages")
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-        dataset = arm_dataset
-        out = Path(output_dir or p.output_dir)
-        generation_kwargs = None
+@dataclass
+class _Setup:
+    out: Path
+    dataset: Any
+    tokenizer: Any
+    model_id: str
+    generation_kwargs: dict[str, Any] | None
 
+
+def _smoke_setup(p: TrainParams, arm_dataset, output_dir: str | os.PathLike | None) -> _Setup:
+    """A tiny random model over a character tokenizer; shrinks ``p`` to the smoke settings."""
+    unknown = sorted(set(p.smoke) - set(SMOKE_KEYS))
+    missing = sorted(set(SMOKE_KEYS) - set(p.smoke))
+    if unknown or missing:
+        raise ValueError(f"compare.train.smoke: unknown key(s) {unknown}, missing key(s) {missing}; "
+                         f"known: {sorted(SMOKE_KEYS)}")
+    s = p.smoke
+    out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix="grpo-smoke-"))
+    dataset = _smoke_dataset(arm_dataset, s["prompts"], s["max_prompt_chars"])
+    tokenizer = build_char_tokenizer([m["content"] for prompt in dataset["prompt"] for m in prompt])
+    model = build_tiny_model(tokenizer, seed=p.seed)
+    init_dir = out / "init-model"
+    model.save_pretrained(init_dir)
+    tokenizer.save_pretrained(init_dir)
+    for name in ("num_generations", "prompts_per_step", "per_device_train_batch_size", "max_completion_length",
+                 "max_steps"):
+        setattr(p, name, s[name])
+    p.bf16 = False
+    p.activation_checkpointing = False
+    p.save_steps = max(p.save_steps, p.max_steps + 1)
+    p.validate()
+    bias_tokens = ["<answer>", "</answer>", *"0123456789"]
+    generation_kwargs = {"sequence_bias": [[[tokenizer.convert_tokens_to_ids(t)], float(s["answer_bias"])]
+                                           for t in bias_tokens]} if s["answer_bias"] else None
+    return _Setup(out, dataset, tokenizer, str(init_dir), generation_kwargs)
+
+
+def _checkpoint_setup(arm_dataset, model_path: str | os.PathLike | None,
+                      output_dir: str | os.PathLike | None) -> _Setup:
+    from transformers import AutoTokenizer
+
+    if model_path is None:
+        raise ValueError("a model checkpoint directory is required (or use smoke=True)")
+    if output_dir is None:
+        raise ValueError("an output directory is required (the CLI uses compare.train.output_dir/ARM)")
+    model_dir = Path(model_path)
+    if not (model_dir / "config.json").is_file():
+        raise ValueError(f"{model_dir}: not a local model checkpoint (no config.json in that directory)")
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    if tokenizer.chat_template is None:
+        raise ValueError(f"{model_dir}: the tokenizer has no chat template; the prompts are chat messages")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return _Setup(Path(output_dir), arm_dataset, tokenizer, str(model_dir), None)
+
+
+def _grpo_config(trl, p: TrainParams, setup: _Setup, smoke: bool):
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    accumulation = p.gradient_accumulation(world)
-    args = GRPOConfig(
-        output_dir=str(out),
+    return trl.GRPOConfig(
+        output_dir=str(setup.out),
         seed=p.seed,
         data_seed=p.seed,
         learning_rate=p.learning_rate,
@@ -349,9 +372,9 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
         temperature=p.temperature,
         top_p=p.top_p,
         top_k=0,
-        generation_kwargs=generation_kwargs,
+        generation_kwargs=setup.generation_kwargs,
         per_device_train_batch_size=p.per_device_train_batch_size,
-        gradient_accumulation_steps=accumulation,
+        gradient_accumulation_steps=p.gradient_accumulation(world),
         num_iterations=1,  # on-policy: one update per batch of rollouts
         scale_rewards=p.scale_rewards,
         loss_type=p.loss_type,
@@ -366,21 +389,40 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
         disable_tqdm=True,
         dataloader_num_workers=0,
     )
-    trainer = GRPOTrainer(
-        model=model_id,
+
+
+def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str, Any] | TrainParams,
+             smoke: bool = False, output_dir: str | os.PathLike | None = None,
+             progress: bool = True) -> TrainResult:
+    """Train with GRPO on ``arm_dataset`` and save the policy; return what happened.
+
+    ``arm_dataset``: a ``datasets.Dataset`` with the columns of :data:`DATASET_COLUMNS`.
+    ``model_path``: a local checkpoint directory (ignored, and may be ``None``, when ``smoke``).
+    ``params``: the ``compare.train`` section (``project.section("compare.train")``) or its
+    :class:`TrainParams`. ``output_dir``: where checkpoints, the final model and
+    ``train_result.json`` go (required unless ``smoke``: then a fresh temporary directory by default).
+    """
+    p = TrainParams.from_dict(asdict(params) if isinstance(params, TrainParams) else params)
+    check_dataset(arm_dataset)
+    trl, progress_callback = _import_training()
+    from medcalc_maintained.scoring.reward import make_trl_reward
+
+    setup = _smoke_setup(p, arm_dataset, output_dir) if smoke else _checkpoint_setup(arm_dataset, model_path, output_dir)
+    trainer = trl.GRPOTrainer(
+        model=setup.model_id,
         reward_funcs=make_trl_reward(p.format_weight),
-        args=args,
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        callbacks=[RichProgressCallback()] if progress else None,
+        args=_grpo_config(trl, p, setup, smoke),
+        train_dataset=setup.dataset,
+        processing_class=setup.tokenizer,
+        callbacks=[progress_callback()] if progress else None,
     )
     trainer.train()
-    final = out / "final-model"
+    final = setup.out / "final-model"
     trainer.save_model(str(final))
-    tokenizer.save_pretrained(str(final))
+    setup.tokenizer.save_pretrained(str(final))
     history = [dict(h) for h in trainer.state.log_history]
     rewards = [float(h["reward"]) for h in history if "reward" in h]
-    result = TrainResult(output_dir=str(out), model_dir=str(final), steps=int(trainer.state.global_step),
+    result = TrainResult(output_dir=str(setup.out), model_dir=str(final), steps=int(trainer.state.global_step),
                          rewards=rewards, log_history=history, params=asdict(p))
-    (out / "train_result.json").write_text(result.to_json(), encoding="utf-8")
+    (setup.out / "train_result.json").write_text(result.to_json(), encoding="utf-8")
     return result

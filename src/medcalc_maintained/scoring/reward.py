@@ -2,9 +2,10 @@
 
 R = lam * 1{answer parsable} + (1 - lam) * 1{answer correct},   lam = 0.1 by default.
 
-* The answer is the text inside the **last** ``<answer>...</answer>`` of the completion (tags are
-  case-insensitive; everything else, including any reasoning before it, is ignored).
-* *Parsable* means :func:`medcalc_maintained.core.answers.parse_answer` reads that text as a number,
+* The answer is :func:`medcalc_maintained.core.answers.extract_answer` of the completion's text
+  (:func:`completion_text` joins chat messages): the text inside the **last**
+  ``<answer>...</answer>`` (tags are case-insensitive; any reasoning before it is ignored).
+* *Parsable* means :func:`medcalc_maintained.core.answers.parse_model_answer` reads that text as a number,
   date, gestational age or an explicit abstention (``N/A``, ``unknown``, ...) for the calculator's
   output type. A completion with no answer tag, an empty ``<answer></answer>`` or text the parser
   calls ``invalid`` is not parsable and scores 0: an abstention must be written out.
@@ -28,14 +29,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from medcalc_maintained.core.answers import Answer, is_correct, parse_answer, parse_model_answer
-from medcalc_maintained.core.answers import extract_answer as _extract
+from medcalc_maintained.core.answers import extract_answer, is_correct, parse_model_answer
 
-DEFAULT_LAMBDA = 0.1  # lambda_f of Eq. 2
+# lambda_f of Eq. 2 for the framework entry points that run outside a project (verl, TRL); the
+# pipeline passes compare.analyze.lambda / compare.train.format_weight explicitly.
+DEFAULT_LAMBDA = 0.1
 
 
 def completion_text(completion: Any) -> str:
@@ -70,11 +71,6 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
-def extract_answer(completion: Any) -> str | None:
-    """The answer of a completion (a string or chat messages): see :func:`core.answers.extract_answer`."""
-    return _extract(completion_text(completion))
-
-
 def _check_lambda(lam: float) -> float:
     lam = float(lam)
     if math.isnan(lam) or not 0.0 <= lam <= 1.0:
@@ -91,7 +87,7 @@ def score(completion: Any, ground_truth: Any, lower: Any, upper: Any, output_typ
     (a broken label is a data problem, not a zero reward).
     """
     lam = _check_lambda(lam)
-    parsed = parse_model_answer(extract_answer(completion), output_type)
+    parsed = parse_model_answer(extract_answer(completion_text(completion)), output_type)
     if parsed is None:
         return 0.0
     correct = is_correct(parsed, ground_truth, lower, upper, output_type)
