@@ -20,8 +20,6 @@ from medcalc_maintained.scoring.evaluate import EvaluationReport
 from medcalc_maintained.scoring.evaluate import evaluate as grade
 from medcalc_maintained.scoring.labels import label_sets, load_label_sets
 
-EXAMPLE_AGAINST = ("1.0.0", "2.0.0")  # the releases the example grades under
-EXAMPLE_SPLIT = "test"  # the split the relabel stage labels
 
 
 @dataclass
@@ -60,7 +58,7 @@ def write_predictions(project: Project, *, labels: Path | None = None, out: Path
     if missing:
         raise DataError(src, f"missing column(s) {missing}")
     if "split" in df.columns:
-        df = df[df["split"] == EXAMPLE_SPLIT]
+        df = df[df["split"] == project.param("relabel.split")]
     target = out or project.example_predictions
     counts: dict[str, int] = {}
     write_atomic(target, lambda p: counts.setdefault("n", write_jsonl_predictions(df, p)))
@@ -82,4 +80,4 @@ def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir
 def run(project: Project) -> tuple[PredictionsRun, EvaluationRun]:
     """The whole stage: write the example's predictions, then grade them under both releases."""
     preds = write_predictions(project)
-    return preds, evaluate(project, preds.target, list(EXAMPLE_AGAINST))
+    return preds, evaluate(project, preds.target, [str(v) for v in project.param("compare.evaluate.against")])
