@@ -203,23 +203,11 @@ def evaluate_command(
 
 
 def release_frame(root: Path, version: str, config_name: str = "full"):
-    """One config of release ``version`` (all splits), built as ``release build`` builds it."""
-    import pandas as pd
+    """One config of release ``version`` (all splits, with ``split`` and ``uid``), as ``release build`` builds it."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release.tables import load_config
 
-    from medcalc_maintained import release
-
-    inputs = release.Inputs.from_root(root)
-    plan = release.load_releases(inputs.releases)
-    tables = release.build_tables(inputs, plan.get(version), inputs.releases)
-    frames = []
-    for split, df in tables.tables[config_name].items():
-        df = df.copy()
-        if "split" not in df.columns:
-            df["split"] = split
-        if "uid" not in df.columns:
-            df["uid"] = df["Row Number"].astype("int64")
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
+    return load_config(Project.load(root), version, config_name)
 
 
 def _release_pair(root: Path, params: dict, base: str | None, new: str | None, rows: str | None):
