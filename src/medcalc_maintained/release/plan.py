@@ -162,3 +162,14 @@ def load_releases(path: Path) -> Releases:
         _check_order(path, out[-1] if out else None, rel)
         out.append(rel)
     return Releases(path, str(doc.get("repo_id") or DEFAULT_REPO_ID), out)
+
+
+def release_gates(path: Path, version: str) -> dict[str, Any] | None:
+    """The ``gates`` of release ``version`` in ``releases.yaml`` (``None`` when the file, the
+    release or its gates are absent): the QC gate overrides that ``contracts.validate`` applies."""
+    if not Path(path).is_file():
+        return None
+    for entry in read_document(path)["releases"]:
+        if isinstance(entry, dict) and str(entry.get("version")) == str(version):
+            return entry.get("gates")
+    return None
