@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
@@ -87,7 +88,7 @@ def test_two_builds_are_byte_identical(project, builds, tmp_path):
     assert len(snapshot(again)) == 7  # README, CHANGELOG, manifest, 4 parquet files
 
 
-def test_release_layout_and_counts(builds, v1_test_csv):
+def test_release_layout_and_counts(project, builds, v1_test_csv):
     v2 = builds["2.0.0"]
     man = json.loads((v2 / "manifest.json").read_text())
     assert man["version"] == "2.0.0" and man["rows"]["default"] == {"test": 887}
@@ -117,8 +118,11 @@ def test_release_layout_and_counts(builds, v1_test_csv):
     # the changelog of 2.0.0 lists the label changes; uid 3 went from 25.017 to 9 (physician)
     log = (v2 / "CHANGELOG.md").read_text()
     assert "## 2.0.0 (2026-11-22, major)" in log and "## 1.0.0 (2026-11-22, major)" in log
-    # (error types come from the recompute audit, which this copy does not run: "other")
-    assert "| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | other | physician |" in log
+    # (the error type is the one import-campaign recorded in the ledger, from the recompute audit)
+    records = yaml.safe_load((project / "data" / "campaign" / "audit-2025.yaml").read_text())["corrections"]
+    (uid3,) = [r for r in records if int(r["uid"]) == 3]
+    etype = uid3["error_type"]
+    assert f"| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | {etype} | physician |" in log
     assert "### Label changes (279)" in log
 
 

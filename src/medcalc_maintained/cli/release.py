@@ -142,7 +142,7 @@ def next_version_cmd(
         project = Project.load()
         cur, plan = build.current_state(project)
         if previous is None:
-            prev = build.state_of(project, plan.latest, plan, build.read_card(project))
+            prev = build.state_of(project, plan.latest, plan, state.read_card(project))
         else:
             man = build.read_manifest(previous)
             if man.get("version") != plan.latest.version:

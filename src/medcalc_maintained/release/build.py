@@ -30,7 +30,7 @@ from medcalc_maintained.core.versions import UNRELEASED, full_tag
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.plan import Release, Releases, load_releases
-from medcalc_maintained.release.state import card_sha256, next_version, release_state
+from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
 from medcalc_maintained.release.tables import Tables, build_tables, load_tables, stored_state, write_parquet
 
 GENERATOR = "medcalc-maintained release build"
@@ -50,12 +50,6 @@ class BuildResult:
 
 def _files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-
-
-def read_card(project: Project) -> str:
-    if not project.card_template.is_file():
-        raise DataError(project.card_template, "dataset card template not found")
-    return project.card_template.read_text(encoding="utf-8")
 
 
 def check_current(t: Tables, project: Project, plan: Releases) -> None:

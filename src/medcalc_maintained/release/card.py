@@ -59,7 +59,7 @@ def render_changelog(releases: list[Release], records: pd.DataFrame) -> str:
         recs = records[records["release"] == rel.version] if len(records) else records
         out += [f"## {rel.version} ({rel.date}, {rel.kind})", "", rel.description, ""]
         if not len(recs):
-            if i == 0 or not len(records) or not (records["release"].map(version_key) < rel.key).any():
+            if i == 0 or not any(version_key(v) < rel.key for v in records["release"]):
                 out += ["No ledger records: every label is the upstream MedCalc-Bench v1.0 label.", ""]
             else:
                 out += [f"No ledger records: labels are those of {releases[i - 1].version}.", ""]

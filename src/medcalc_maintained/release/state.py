@@ -12,7 +12,9 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import bump
+from medcalc_maintained.project import Project
 from medcalc_maintained.release.tables import arrow_table
 
 
@@ -64,6 +66,13 @@ def release_state(tables: dict[str, dict[str, pd.DataFrame]], card_template: str
         "labels_sha256": labels,
         "card_sha256": card_sha256(card_template),
     }
+
+
+def read_card(project: Project) -> str:
+    """The dataset card template (``release.card``)."""
+    if not project.card_template.is_file():
+        raise DataError(project.card_template, "dataset card template not found")
+    return project.card_template.read_text(encoding="utf-8")
 
 
 def card_sha256(card_template: str) -> str:

@@ -16,9 +16,8 @@ from pathlib import Path
 
 from medcalc_maintained.core.versions import SEMVER
 from medcalc_maintained.project import Project
-from medcalc_maintained.release.build import read_card
 from medcalc_maintained.release.plan import load_releases
-from medcalc_maintained.release.state import release_state
+from medcalc_maintained.release.state import read_card, release_state
 from medcalc_maintained.release.tables import STATE_FILE, build_tables, inputs_fingerprint, write_release_tables
 
 
