@@ -13,10 +13,14 @@ import yaml
 from typer.testing import CliRunner
 
 from paths import ROOT
-from medcalc_maintained import ledger, release
+from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
-from medcalc_maintained.stages.ingest import ingest
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.versions import bump, full_tag, short_tag, version_key
+from medcalc_maintained.project import Project
+from medcalc_maintained.release.plan import load_releases
+from medcalc_maintained.release.state import derive_bump, next_version, release_state
+from medcalc_maintained.release.tables import build_tables
 
 runner = CliRunner()
 
@@ -25,12 +29,12 @@ runner = CliRunner()
 
 
 def test_bump_and_tags():
-    assert release.bump("2.0.0", "major") == "3.0.0"
-    assert release.bump("2.3.4", "minor") == "2.4.0"
-    assert release.bump("2.3.4", "patch") == "2.3.5"
-    assert (release.full_tag("2.1.0"), release.short_tag("2.1.0")) == ("v2.1.0", "v2.1")
+    assert bump("2.0.0", "major") == "3.0.0"
+    assert bump("2.3.4", "minor") == "2.4.0"
+    assert bump("2.3.4", "patch") == "2.3.5"
+    assert (full_tag("2.1.0"), short_tag("2.1.0")) == ("v2.1.0", "v2.1")
     with pytest.raises(ValueError):
-        release.version_key("2.0")
+        version_key("2.0")
 
 
 def tables(rows: list[tuple], extra_column: bool = False) -> dict[str, dict[str, pd.DataFrame]]:
@@ -49,7 +53,7 @@ CARD = "---\nlicense: cc-by-sa-4.0\n---\n# card\n"
 
 
 def state(rows=BASE, card=CARD, **kw):
-    return release.release_state(tables(rows, **kw), card)
+    return release_state(tables(rows, **kw), card)
 
 
 @pytest.mark.parametrize("rows, card, extra, kind, reason", [
@@ -68,7 +72,7 @@ def state(rows=BASE, card=CARD, **kw):
     (BASE, CARD + "\nMore words.\n", False, "patch", "card"),
 ])
 def test_derive_bump(rows, card, extra, kind, reason):
-    got, reasons = release.derive_bump(state(), state(rows, card, extra_column=extra))
+    got, reasons = derive_bump(state(), state(rows, card, extra_column=extra))
     assert got == kind
     if reason:
         assert any(reason in r for r in reasons), reasons
@@ -79,12 +83,12 @@ def test_derive_bump(rows, card, extra, kind, reason):
 def test_decimal_label_that_happens_to_be_whole_is_not_a_label_space_change():
     # 25.238 -> 25 is a correction inside the numeric class of decimal outputs
     after = [(1, 2, "decimal", "25", "corrected"), *BASE[1:]]
-    assert release.next_version("2.0.0", state(), state(after))[:2] == ("2.1.0", "minor")
+    assert next_version("2.0.0", state(), state(after))[:2] == ("2.1.0", "minor")
 
 
 def test_major_wins_over_minor_and_patch():
     after = [(1, 2, "decimal", "N/A", "abstain"), (2, 4, "integer", "5", "corrected"), BASE[2]]
-    assert release.next_version("2.0.0", state(), state(after, CARD + "x"))[:2] == ("3.0.0", "major")
+    assert next_version("2.0.0", state(), state(after, CARD + "x"))[:2] == ("3.0.0", "major")
 
 
 # ---------------------------------------------------------------- releases.yaml
@@ -100,7 +104,7 @@ def entry(version, kind, date="2026-01-01", **kw):
 
 
 def test_project_releases_file_is_valid():
-    plan = release.load_releases(ROOT / "releases.yaml")
+    plan = load_releases(ROOT / "releases.yaml")
     assert [r.version for r in plan.releases][:2] == ["1.0.0", "2.0.0"]
     assert plan.get("1.0.0").default_rows == "all" and plan.get("v2.0.0").default_rows == "verified"
 
@@ -118,7 +122,7 @@ def test_project_releases_file_is_valid():
 ])
 def test_bad_releases_file_names_release_and_field(tmp_path, entries, field, words):
     with pytest.raises(DataError) as exc:
-        release.load_releases(write_releases(tmp_path / "releases.yaml", entries))
+        load_releases(write_releases(tmp_path / "releases.yaml", entries))
     assert words in str(exc.value)
     if field:
         assert exc.value.field == field
@@ -128,8 +132,8 @@ def test_bad_releases_file_names_release_and_field(tmp_path, entries, field, wor
 
 
 @pytest.fixture(scope="module")
-def instances(v1_test_csv) -> pd.DataFrame:
-    return ingest([("test", v1_test_csv)]).instances
+def instances(real_instances) -> pd.DataFrame:
+    return real_instances
 
 
 def rec(**kw) -> dict:
@@ -231,11 +235,11 @@ def test_older_release_uses_the_ledger_at_its_git_ref(tmp_path, instances):
     (root / "data" / "corrections" / "batch.yaml").write_text(ledger.dump([rec(new_value="31")], root))
     write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"),
                                             entry("2.0.0", "major", ledger_ref=ref), entry("2.1.0", "minor")])
-    inputs = release.Inputs.from_root(root)
-    plan = release.load_releases(inputs.releases)
+    project = Project.load(root)
+    plan = load_releases(project.releases_file)
     label = {}
     for v in ("1.0.0", "2.0.0", "2.1.0"):
-        t = release.build_tables(inputs, plan.get(v))
+        t = build_tables(project, plan.get(v))
         full = t.tables["full"]["test"].set_index("uid")
         label[v] = full.at[1, "Ground Truth Answer"]
         assert len(t.tables["default"]["test"]) == (1047 if v == "1.0.0" else 1)
@@ -245,7 +249,7 @@ def test_older_release_uses_the_ledger_at_its_git_ref(tmp_path, instances):
     bad = [entry("1.0.0", "major"), entry("2.0.0", "major", ledger_ref="no-such-ref")]
     write_releases(root / "releases.yaml", bad)
     with pytest.raises(DataError, match="does not exist"):
-        release.build_tables(inputs, release.load_releases(inputs.releases).get("2.0.0"))
+        build_tables(project, load_releases(project.releases_file).get("2.0.0"))
 
 
 def test_build_refuses_to_replace_a_directory_that_is_not_a_release(tmp_path, instances):
@@ -293,3 +297,89 @@ def test_draft_build_previews_the_next_release_and_cannot_be_published(tmp_path,
     r = invoke(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{tmp_path / 'r.git'}")
     assert r.exit_code == 1 and "draft" in r.output
     assert not (tmp_path / "r.git").exists()
+
+
+# ---------------------------------------------------------------- stage release-tables, then release
+
+
+def snapshot(path: Path) -> dict[str, bytes]:
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def count_applications(monkeypatch) -> list[str]:
+    """Wrap ledger.apply.check_and_apply; the list gets the `upto` of every call."""
+    from medcalc_maintained.ledger import apply as apply_module
+
+    calls: list[str] = []
+    real = apply_module.check_and_apply
+
+    def counting(*args, **kw):
+        calls.append(kw.get("upto"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(apply_module, "check_and_apply", counting)
+    return calls
+
+
+def test_release_tables_apply_the_ledger_at_most_once_per_release(project_root, monkeypatch):
+    from medcalc_maintained.stages import release as release_stage
+    from medcalc_maintained.stages import release_tables
+
+    project = Project.load(project_root)
+    calls = count_applications(monkeypatch)
+    written = release_tables.run(project)
+    assert sorted(written) == ["1.0.0", "2.0.0"]
+    assert sorted(calls) == ["1.0.0", "2.0.0"]  # one application per release
+    for v in ("1.0.0", "2.0.0"):
+        for config in ("default", "full", "original", "corrections"):
+            assert project.release_table(v, config).is_file()
+    # building from the stage's tables applies no ledger record at all
+    calls.clear()
+    release_stage.run(project, out=project_root / "built", version="2.0.0")
+    assert calls == []
+
+
+def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tmp_path):
+    from medcalc_maintained.release.tables import load_config
+    from medcalc_maintained.stages import release as release_stage
+    from medcalc_maintained.stages import release_tables
+
+    project = Project.load(project_root)
+    fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0")}
+    fly_full = load_config(project, "2.0.0")
+    assert not project.release_tables.exists()
+    release_tables.run(project)
+    for v in ("1.0.0", "2.0.0"):
+        res = release_stage.run(project, out=tmp_path / f"tab-{v}", version=v)
+        assert snapshot(tmp_path / f"tab-{v}") == snapshot(tmp_path / f"fly-{v}")
+        assert res.files == fly[v].files and res.state == fly[v].state and res.rows == fly[v].rows
+    # the default output directory is params.release.out
+    assert release_stage.run(project).out == project.release_build
+    assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.0.0")
+    # load_config reads the same frame from the stage's file as it builds on the fly
+    stored = load_config(project, "2.0.0")
+    pd.testing.assert_frame_equal(stored, fly_full)
+    assert len(stored) == 1047 and (stored["Label Status"] != "unverified").sum() == 887
+    default = load_config(project, "v1.0.0", "default")
+    assert len(default) == 1047 and {"split", "uid"} <= set(default.columns)
+
+
+def test_stale_tables_are_not_used(project_root, monkeypatch):
+    """A ledger change after release-tables: the stored tables no longer match, and readers build
+    the release from the ledger again."""
+    from medcalc_maintained.release.tables import load_config
+    from medcalc_maintained.stages import release_tables
+
+    project = Project.load(project_root)
+    release_tables.run(project)
+    calls = count_applications(monkeypatch)
+    full = load_config(project, "2.0.0")
+    assert calls == []
+    open_rows = full[(full["Label Status"] == "unverified") & (full["Output Type"] == "integer")]
+    uid, label = int(open_rows["uid"].iloc[0]), str(open_rows["Ground Truth Answer"].iloc[0])
+    new = str(int(label) + 1)
+    (project.ledger_dir / "extra.yaml").write_text(ledger.dump(
+        [rec(id="T-0009", uid=uid, release="2.0.0", old_value=label, new_value=new)], project.ledger_dir))
+    hit = load_config(project, "2.0.0").set_index("uid")
+    assert calls == ["2.0.0"]
+    assert hit.at[uid, "Ground Truth Answer"] == new

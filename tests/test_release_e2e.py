@@ -2,9 +2,9 @@
 repository, serve that repository with a local Hugging Face Hub mirror (olah, offline) and load it
 with `datasets.load_dataset(..., revision=...)` through HF_ENDPOINT.
 
-The project used here is a temporary copy: the real releases.yaml, dataset_card.md, params.yaml
-and expectations/, with instances ingested from the upstream CSV and the campaign ledger imported
-from the published phase-3 workbooks.
+The project used here is a writable copy of the shared ``pipeline_project`` fixture: the real
+releases.yaml, dataset_card.md, params.yaml and expectations/, with the instances ingested from the
+upstream CSV and the campaign ledger imported from the published phase-3 workbooks.
 """
 
 from __future__ import annotations
@@ -24,38 +24,16 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from typer.testing import CliRunner
 
-from paths import ROOT
-from medcalc_maintained import ledger, release
-from medcalc_maintained.ledger import campaign
-from medcalc_maintained.core.answers import same_value
 from medcalc_maintained.cli import app
-from medcalc_maintained.stages.ingest import ingest
+from medcalc_maintained.core.answers import same_value
+from medcalc_maintained.release.state import derive_bump
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
 REPO_ID = "org/medcalc-maintained"
-
-
-def make_project(root: Path, v1_test_csv: Path, campaign_dir: Path) -> Path:
-    for rel in ("releases.yaml", "dataset_card.md", "params.yaml"):
-        shutil.copy(ROOT / rel, root / rel)
-    shutil.copytree(ROOT / "expectations", root / "expectations")
-    inst = ingest([("test", v1_test_csv)]).instances
-    (root / "data" / "interim").mkdir(parents=True)
-    inst.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
-    sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"
-    final = campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx"
-    records, unreadable = campaign.build_records(
-        campaign.read_workbooks(sampled, final), inst, None, decided_at="2025-12-22", release="2.0.0",
-        id_prefix="audit2025", workbook_names=(sampled.name, final.name))
-    assert not unreadable
-    target = root / "data" / "campaign" / "audit-2025.yaml"
-    target.parent.mkdir(parents=True)
-    target.write_text(ledger.dump(records, target), encoding="utf-8")
-    (root / "data" / "corrections").mkdir(parents=True)
-    return root
 
 
 def cli(root: Path, *args: str):
@@ -75,8 +53,10 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, v1_test_csv, campaign_dir) -> Path:
-    return make_project(tmp_path_factory.mktemp("release-project"), v1_test_csv, campaign_dir)
+def project(tmp_path_factory, pipeline_project) -> Path:
+    root = tmp_path_factory.mktemp("release-project") / "project"
+    shutil.copytree(pipeline_project, root)
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +88,7 @@ def test_two_builds_are_byte_identical(project, builds, tmp_path):
     assert len(snapshot(again)) == 7  # README, CHANGELOG, manifest, 4 parquet files
 
 
-def test_release_layout_and_counts(builds, v1_test_csv):
+def test_release_layout_and_counts(project, builds, v1_test_csv):
     v2 = builds["2.0.0"]
     man = json.loads((v2 / "manifest.json").read_text())
     assert man["version"] == "2.0.0" and man["rows"]["default"] == {"test": 887}
@@ -132,14 +112,17 @@ def test_release_layout_and_counts(builds, v1_test_csv):
     assert (full["Label Status"] == "unverified").all()
     assert full["Ground Truth Answer"].tolist() == upstream["Ground Truth Answer"].tolist()
     # 1.0.0 -> 2.0.0 is derived as a major release: N/A enters the decimal and integer label space
-    kind, reasons = release.derive_bump(json.loads((v1 / "manifest.json").read_text())["state"], man["state"])
+    kind, reasons = derive_bump(json.loads((v1 / "manifest.json").read_text())["state"], man["state"])
     assert kind == "major"
     assert "label space of decimal outputs: +['abstain'] -[]" in reasons
     # the changelog of 2.0.0 lists the label changes; uid 3 went from 25.017 to 9 (physician)
     log = (v2 / "CHANGELOG.md").read_text()
     assert "## 2.0.0 (2026-11-22, major)" in log and "## 1.0.0 (2026-11-22, major)" in log
-    # (error types come from the recompute audit, which this copy does not run: "other")
-    assert "| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | other | physician |" in log
+    # (the error type is the one import-campaign recorded in the ledger, from the recompute audit)
+    records = yaml.safe_load((project / "data" / "campaign" / "audit-2025.yaml").read_text())["corrections"]
+    (uid3,) = [r for r in records if int(r["uid"]) == 3]
+    etype = uid3["error_type"]
+    assert f"| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | {etype} | physician |" in log
     assert "### Label changes (279)" in log
 
 

@@ -170,11 +170,12 @@ def test_gate_severity_comes_from_params(project):
 
 @pytest.fixture(scope="module")
 def release_dir(built, tmp_path_factory) -> Path:
-    """A real release 2.0.0 built from the fixture project by `release.build`."""
-    from medcalc_maintained import release
+    """A real release 2.0.0 built from the fixture project by stage `release`."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import release as release_stage
 
     out = tmp_path_factory.mktemp("rel") / "release"
-    release.build(out, version="2.0.0", inputs=release.Inputs.from_root(built))
+    release_stage.run(Project.load(built), out=out, version="2.0.0")
     return out
 
 

@@ -1,4 +1,4 @@
-"""Commands ``release build|publish|next-version|list``."""
+"""Commands ``release tables|build|publish|next-version|list``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, err, fail as _fail, fail_ledger
+from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger
 from medcalc_maintained.core.io import DataError
-
+from medcalc_maintained.project import Project
 
 release_app = typer.Typer(
     help=(
@@ -22,29 +22,61 @@ release_app = typer.Typer(
 )
 
 
+def _print_rows(rows: dict[str, dict[str, int]], title: str = "rows") -> None:
+    table = Table(title=title)
+    splits = sorted({s for by in rows.values() for s in by})
+    table.add_column("config")
+    for s in splits:
+        table.add_column(s, justify="right")
+    for cfg, by in rows.items():
+        table.add_row(cfg, *(str(by.get(s, 0)) for s in splits))
+    console.print(table)
 
 
+@release_app.command("tables")
+def tables_cmd() -> None:
+    """Build every config of every release of releases.yaml once (stage `release-tables`).
+
+    Writes data/releases/<version>/<config>.parquet (all splits, the release's column types) and
+    state.json for each release; `release build` and the comparisons read them instead of applying
+    the ledger again.
+    """
+    from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.stages import release_tables as stage
+
+    project = Project.load()
+    try:
+        with console.status("building the tables of every release"):
+            written = stage.run(project)
+    except LedgerError as exc:
+        fail_ledger(exc)
+    except DataError as exc:
+        _fail(exc)
+    for version, files in written.items():
+        console.print(f"release-tables: {version} -> {files[0].parent} ({len(files)} files)", highlight=False)
 
 
 @release_app.command("build")
 def build_cmd(
-    out: Path = typer.Option(Path("build/release"), "--out", help="Directory to write (replaced atomically)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory to write (replaced atomically; default: params.release.out, build/release)."),
     version: Optional[str] = typer.Option(None, "--version", help="Release to build (default: the latest in releases.yaml)."),
     draft: bool = typer.Option(False, "--draft", help="Preview the next release: apply the unreleased accepted records too, derive its version; cannot be published."),
 ) -> None:
     """Build one release as a Hugging Face dataset repository in OUT.
 
-    Applies the ledger records of the releases up to VERSION to the upstream instances and writes
-    README.md (from dataset_card.md), CHANGELOG.md, data/<config>/<split>-00000-of-00001.parquet for
-    the configs default, full, original and corrections, and manifest.json (sha256 of every file).
-    The same inputs always give byte-identical files. On any problem nothing is written.
+    Applies the ledger records of the releases up to VERSION to the upstream instances (or reads
+    the tables of stage `release-tables` when current) and writes README.md (from
+    dataset_card.md), CHANGELOG.md, data/<config>/<split>-00000-of-00001.parquet for the configs
+    default, full, original and corrections, and manifest.json (sha256 of every file). The same
+    inputs always give byte-identical files. On any problem nothing is written.
     """
-    from medcalc_maintained import release
     from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.stages import release as stage
 
     try:
+        project = Project.load()
         with console.status("building the release") as status:
-            res = release.build(out, version=version, draft=draft, progress=lambda m: status.update(m))
+            res = stage.run(project, out=out, version=version, draft=draft, progress=lambda m: status.update(m))
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:
@@ -53,21 +85,14 @@ def build_cmd(
     console.print(f"{what} {res.release.version} ({res.release.kind}, {res.release.date}) -> {res.out}", highlight=False)
     for r in res.reasons:
         console.print(f"  - {r}", highlight=False)
-    table = Table(title="rows")
-    splits = sorted({s for by in res.rows.values() for s in by})
-    table.add_column("config")
-    for s in splits:
-        table.add_column(s, justify="right")
-    for cfg, by in res.rows.items():
-        table.add_row(cfg, *(str(by.get(s, 0)) for s in splits))
-    console.print(table)
+    _print_rows(res.rows)
     console.print(f"{len(res.files) + 1} files, manifest {res.out / 'manifest.json'}")
 
 
 @release_app.command("publish")
 def publish_cmd(
     target: str = typer.Option(..., "--target", help="hf://ORG/NAME (token from $HF_TOKEN) or file:///path/repo.git (a bare git repository)."),
-    release_dir: Path = typer.Option(Path("build/release"), "--release-dir", help="A built release (`release build`)."),
+    release_dir: Optional[Path] = typer.Option(None, "--release-dir", help="A built release (`release build`; default: params.release.out, build/release)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check and print what would happen; write nothing."),
 ) -> None:
     """Publish a built release: one commit with the release's files, tagged vMAJOR.MINOR.PATCH
@@ -77,12 +102,13 @@ def publish_cmd(
     contracts (`validate`), when its tag already exists (tags are never moved), or when a later
     version is already published. The Hub token is read from HF_TOKEN and never printed.
     """
-    from medcalc_maintained import release
+    from medcalc_maintained.release import publish
 
     try:
+        release_dir = release_dir or Project.load().release_build
         with console.status("checking the release (manifest and data contracts)"):
-            res = release.publish(release_dir, target, dry_run=dry_run)
-    except release.PublishRefused as exc:
+            res = publish.publish(release_dir, target, dry_run=dry_run)
+    except publish.PublishRefused as exc:
         _fail(exc, code=1)
     except DataError as exc:
         _fail(exc)
@@ -100,7 +126,7 @@ def publish_cmd(
 
 @release_app.command("next-version")
 def next_version_cmd(
-    previous: Optional[Path] = typer.Option(None, "--previous", help="A built release of the latest version to compare with (default: build it in a temporary directory)."),
+    previous: Optional[Path] = typer.Option(None, "--previous", help="A built release of the latest version to compare with (default: its tables, from stage `release-tables` or built now)."),
 ) -> None:
     """Derive the next version from what changed since the latest release in releases.yaml.
 
@@ -109,18 +135,16 @@ def next_version_cmd(
     MAJOR for a schema or label-space change, MINOR for label changes, PATCH for the card only.
     Exits 1 when nothing changed.
     """
-    import tempfile
-
-    from medcalc_maintained import release
     from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.release import build, state
 
     try:
-        cur, plan = release.current_state()
+        project = Project.load()
+        cur, plan = build.current_state(project)
         if previous is None:
-            with tempfile.TemporaryDirectory() as tmp:
-                prev = release.build(Path(tmp) / "prev", version=plan.latest.version).state
+            prev = build.state_of(project, plan.latest, plan, state.read_card(project))
         else:
-            man = release.read_manifest(previous)
+            man = build.read_manifest(previous)
             if man.get("version") != plan.latest.version:
                 raise DataError(previous, f"is release {man.get('version')}, not the latest {plan.latest.version}")
             prev = man["state"]
@@ -128,7 +152,7 @@ def next_version_cmd(
         fail_ledger(exc)
     except DataError as exc:
         _fail(exc)
-    version, kind, reasons = release.next_version(plan.latest.version, prev, cur)
+    version, kind, reasons = state.next_version(plan.latest.version, prev, cur)
     if version is None:
         console.print(f"nothing changed since {plan.latest.version}")
         raise typer.Exit(1)
@@ -140,18 +164,18 @@ def next_version_cmd(
 @release_app.command("list")
 def list_cmd() -> None:
     """List the releases of releases.yaml with their tags."""
-    from medcalc_maintained import config, release
+    from medcalc_maintained.core.versions import full_tag, short_tag
+    from medcalc_maintained.release.plan import load_releases
 
     try:
-        plan = release.load_releases(config.project_root() / "releases.yaml")
+        plan = load_releases(Project.load().releases_file)
     except DataError as exc:
         _fail(exc)
     t = Table(title=f"releases of {plan.repo_id}")
     for c in ("version", "date", "kind", "default rows", "ledger ref", "tags"):
         t.add_column(c)
     for r in plan.releases:
-        t.add_row(r.version, r.date, r.kind, r.default_rows, r.ledger_ref or "-",
-                  f"{release.full_tag(r.version)}, {release.short_tag(r.version)}")
+        t.add_row(r.version, r.date, r.kind, r.default_rows, r.ledger_ref or "-", f"{full_tag(r.version)}, {short_tag(r.version)}")
     console.print(t)
 
 

@@ -1,0 +1,225 @@
+"""Building one release as a Hugging Face dataset repository::
+
+    README.md                 rendered from dataset_card.md (YAML front matter with `configs`)
+    CHANGELOG.md              every release up to this one, newest first
+    manifest.json             sha256 of every other file, row counts, and the release state
+    data/<config>/<split>-00000-of-00001.parquet
+
+Two builds from the same inputs are byte-identical: rows are sorted, parquet metadata is fixed,
+and the only date is the release date. The tables come from stage ``release-tables`` when they
+are current (:func:`~medcalc_maintained.release.tables.load_tables`), so the build itself applies
+no ledger record.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from medcalc_maintained import ledger
+from medcalc_maintained.core.io import DataError, sha256_file
+from medcalc_maintained.core.versions import UNRELEASED, full_tag
+from medcalc_maintained.project import Project
+from medcalc_maintained.release.card import render_card, render_changelog
+from medcalc_maintained.release.plan import Release, Releases, load_releases
+from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
+from medcalc_maintained.release.tables import Tables, build_tables, load_tables, stored_state, write_parquet
+
+GENERATOR = "medcalc-maintained release build"
+PROBE_VERSION = "999999.0.0"  # the working tree as a release after every other (every record applied)
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    release: Release
+    rows: dict[str, dict[str, int]]
+    files: dict[str, str]
+    state: dict[str, Any]
+    draft: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def check_current(t: Tables, project: Project, plan: Releases) -> None:
+    """For the latest release without unreleased accepted records, the maintained labels of the
+    pipeline (``apply``) must be the release's labels: otherwise data/maintained is stale."""
+    m = project.maintained
+    if not m.is_file() or t.release.version != plan.latest.version:
+        return
+    records, _ = ledger.collect(project.ledger_paths)
+    if any(r.release == UNRELEASED and r.get("decision") == "accepted" for r in records):
+        return
+    cols = ["split", "uid", "Ground Truth Answer", "Label Status"]
+    have = pd.read_parquet(m, columns=cols).sort_values(["split", "uid"]).reset_index(drop=True).astype(str)
+    want = pd.concat([t.tables["full"][s][cols] for s in t.splits]).sort_values(["split", "uid"]).reset_index(drop=True).astype(str)
+    if not have.equals(want):
+        raise DataError(m, f"maintained labels differ from release {t.release.version} built from the ledger: "
+                           "the file is stale (run `dvc repro apply`)")
+
+
+def state_of(project: Project, release: Release, plan: Releases, template: str) -> dict[str, Any]:
+    """The release state of ``release``: from stage ``release-tables`` when current (and made
+    with this card template), else computed from its tables."""
+    doc = stored_state(project, release)
+    if doc is not None and doc["state"].get("card_sha256") == card_sha256(template):
+        return doc["state"]
+    return release_state(load_tables(project, release, plan.path).tables, template)
+
+
+def _probe(plan: Releases) -> Release:
+    latest = plan.latest
+    return Release(PROBE_VERSION, latest.date, "major", "draft", latest.default_rows, None)
+
+
+def current_state(project: Project) -> tuple[dict[str, Any], Releases]:
+    """The state the working tree would release now: every released and unreleased record applied."""
+    plan = load_releases(project.releases_file)
+    t = build_tables(project, _probe(plan), plan.path, include_unreleased=True)
+    return release_state(t.tables, read_card(project)), plan
+
+
+def draft_release(project: Project, plan: Releases, template: str) -> tuple[Release, list[str]]:
+    """The next release as the working tree would make it (version derived), and why."""
+    latest = plan.latest
+    previous = state_of(project, latest, plan, template)
+    current = release_state(build_tables(project, _probe(plan), plan.path, include_unreleased=True).tables, template)
+    version, kind, reasons = next_version(latest.version, previous, current)
+    if version is None:
+        return latest, ["nothing changed since " + latest.version]
+    text = (f"Draft of {version} ({kind}): the accepted ledger records not yet in a release, applied to "
+            f"{latest.version}. Not a release; it cannot be published.")
+    return Release(version, dt.date.today().isoformat(), kind or "patch", text, latest.default_rows, None), reasons
+
+
+def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], state: dict[str, Any],
+              draft: bool, reasons: list[str]) -> dict[str, Any]:
+    manifest = {
+        "name": plan.repo_id,
+        "version": rel.version,
+        "date": rel.date,
+        "kind": rel.kind,
+        "description": rel.description,
+        "tag": full_tag(rel.version),
+        "default_rows": rel.default_rows,
+        "generator": GENERATOR,
+        "rows": t.rows(),
+        "files": files,
+        "state": state,
+    }
+    if draft:
+        manifest["draft"] = True
+        manifest["draft_reasons"] = reasons
+    return manifest
+
+
+def _replace_dir(tmp: Path, out: Path) -> None:
+    os.chmod(tmp, 0o755)
+    old = None
+    if out.exists():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_build(out: Path, project: Project, plan: Releases, t: Tables, template: str, *, draft: bool = False,
+                reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None) -> BuildResult:
+    """Write the release of tables ``t`` into ``out``; the directory is replaced only when every
+    file was written."""
+    rel, reasons = t.release, list(reasons or [])
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
+        raise DataError(out, "exists and is not a release build (no manifest.json); refusing to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        say("writing parquet files")
+        for cfg, splits in t.published().items():
+            for s in splits:
+                write_parquet(t.tables[cfg][s], tmp / "data" / cfg / f"{s}-00000-of-00001.parquet")
+        say("rendering the card and the changelog")
+        (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan), encoding="utf-8")
+        (tmp / "CHANGELOG.md").write_text(render_changelog(plan.upto(rel.version), t.records), encoding="utf-8")
+        files = {f: sha256_file(tmp / f) for f in _files(tmp)}
+        state = release_state(t.tables, template)
+        manifest = _manifest(plan, rel, t, files, state, draft, reasons)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                                           encoding="utf-8")
+        _replace_dir(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return BuildResult(out, rel, t.rows(), files, state, draft, reasons)
+
+
+def build(project: Project, out: Path, *, version: str | None = None, draft: bool = False,
+          progress: Callable[[str], None] | None = None) -> BuildResult:
+    """Build release ``version`` (default: the latest in releases.yaml) into ``out``, atomically:
+    the directory is replaced only when the whole build succeeded.
+
+    ``draft``: build a preview of the next release instead -- every accepted record applied, the
+    version derived with :func:`~medcalc_maintained.release.state.derive_bump`; its manifest says
+    ``draft: true`` and publish refuses it.
+    """
+    say = progress or (lambda _msg: None)
+    plan = load_releases(project.releases_file)
+    template = read_card(project)
+    reasons: list[str] = []
+    if draft:
+        if version is not None:
+            raise DataError("--version", "a draft's version is derived; do not pass --version with --draft")
+        say("deriving the next version")
+        rel, reasons = draft_release(project, plan, template)
+        draft = rel.version != plan.latest.version
+        if draft:
+            plan = plan.with_draft(rel)
+    else:
+        rel = plan.get(version)
+    if draft:
+        say(f"applying the ledger up to {rel.version}")
+        t = build_tables(project, rel, plan.path, include_unreleased=True)
+    else:
+        say(f"reading the tables of {rel.version}")
+        t = load_tables(project, rel, plan.path)
+        check_current(t, project, plan)
+    return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say)
+
+
+def read_manifest(release_dir: Path) -> dict[str, Any]:
+    path = Path(release_dir) / "manifest.json"
+    if not path.is_file():
+        raise DataError(path, "not found: not a release build (run `medcalc-maintained release build`)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(path, f"malformed JSON: {exc}") from None
+
+
+def verify_manifest(release_dir: Path) -> list[str]:
+    """Problems of a release directory against its manifest: missing, extra or changed files."""
+    release_dir = Path(release_dir)
+    man = read_manifest(release_dir)
+    listed = man.get("files") or {}
+    present = [f for f in _files(release_dir) if f != "manifest.json"]
+    problems = []
+    for f in sorted(set(listed) - set(present)):
+        problems.append(f"{f}: listed in manifest.json but missing")
+    for f in sorted(set(present) - set(listed)):
+        problems.append(f"{f}: not listed in manifest.json")
+    for f in sorted(set(present) & set(listed)):
+        if sha256_file(release_dir / f) != listed[f]:
+            problems.append(f"{f}: sha256 differs from manifest.json")
+    return problems

@@ -1,0 +1,194 @@
+"""The dataset card (README.md, from the ``dataset_card.md`` template) and CHANGELOG.md of a release."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+import yaml
+
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.versions import full_tag, short_tag, version_key
+from medcalc_maintained.release.plan import Release, Releases
+from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
+
+
+def _md(text: Any) -> str:
+    """Text for one Markdown table cell."""
+    if is_missing(text):
+        return ""
+    s = " ".join(str(text).split())
+    return s.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def md_table(header: list[str], rows: Iterable[Iterable[Any]], align: list[str] | None = None) -> str:
+    align = align or ["l"] * len(header)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _counts(series: pd.Series, missing: str = "(none)") -> list[tuple[str, int]]:
+    vals = [missing if (is_missing(v) or v == "") else str(v) for v in series]
+    counts: dict[str, int] = {}
+    for v in vals:
+        counts[v] = counts.get(v, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _uid_text(split: str, uid: int) -> str:
+    return str(uid) if split == "test" else f"{split}:{uid}"
+
+
+def render_changelog(releases: list[Release], records: pd.DataFrame) -> str:
+    """CHANGELOG.md: one section per release (newest first) with counts and the label changes."""
+    out = [
+        "# Changelog",
+        "",
+        "Every label change of the maintained benchmark, newest release first. Each change is a",
+        "reviewed record of the corrections ledger; its full text (evidence, reviewer, date) is in the",
+        "`corrections` config. Releases are tagged `vMAJOR.MINOR.PATCH` on the dataset repository, and",
+        "the first release of a minor line also `vMAJOR.MINOR`.",
+        "",
+    ]
+    for i in range(len(releases) - 1, -1, -1):
+        rel = releases[i]
+        recs = records[records["release"] == rel.version] if len(records) else records
+        out += [f"## {rel.version} ({rel.date}, {rel.kind})", "", rel.description, ""]
+        if not len(recs):
+            if i == 0 or not any(version_key(v) < rel.key for v in records["release"]):
+                out += ["No ledger records: every label is the upstream MedCalc-Bench v1.0 label.", ""]
+            else:
+                out += [f"No ledger records: labels are those of {releases[i - 1].version}.", ""]
+            continue
+        accepted = recs[recs["decision"] == "accepted"]
+        out += [f"{len(recs)} ledger record(s), {len(accepted)} accepted.", ""]
+        out += ["### Accepted records by label status and source", ""]
+        pairs: dict[tuple[str, str], int] = {}
+        for st, src in zip(accepted["label_status"], accepted["source"]):
+            pairs[(st, src)] = pairs.get((st, src), 0) + 1
+        sources = sorted({s for _, s in pairs})
+        statuses = [s for s in ("corrected", "abstain", "confirmed") if any(k[0] == s for k in pairs)]
+        out += [md_table(["label status", *sources, "total"],
+                         [[st, *[pairs.get((st, so), 0) for so in sources], sum(pairs.get((st, so), 0) for so in sources)]
+                          for st in statuses], ["l"] + ["r"] * (len(sources) + 1)), ""]
+        out += ["### Accepted records by error type", ""]
+        out += [md_table(["error type", "records"], _counts(accepted["error_type"], "(none: confirmation)"), ["l", "r"]), ""]
+        if (recs["decision"] != "accepted").any():
+            out += ["### Records by decision", ""]
+            out += [md_table(["decision", "records"], _counts(recs["decision"]), ["l", "r"]), ""]
+        changes = accepted[accepted["label_status"].isin(["corrected", "abstain"])]
+        out += [f"### Label changes ({len(changes)})", ""]
+        if len(changes):
+            out += [md_table(
+                ["uid", "calculator", "old → new", "error type", "reviewer role", "rationale"],
+                [[_uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
+                  r["error_type"], r["reviewer_role"], r["rationale"]] for r in changes.to_dict("records")]), ""]
+        else:
+            out += ["None (confirmations only).", ""]
+        confirmed = int((accepted["label_status"] == "confirmed").sum())
+        if confirmed:
+            out += [f"{confirmed} accepted record(s) confirm the upstream label (listed in the `corrections` config).", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+
+
+def split_card(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    m = FRONT.match(text)
+    if not m:
+        raise DataError(path, "the card must start with YAML front matter between '---' lines")
+    try:
+        front = yaml.safe_load(m.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise DataError(path, f"malformed YAML front matter: {exc}") from None
+    if not isinstance(front, dict):
+        raise DataError(path, "the front matter must be a mapping")
+    return front, text[m.end():]
+
+
+def card_context(t: Tables, plan: Releases) -> dict[str, str]:
+    rel = t.release
+    splits = t.splits
+    full = pd.concat([t.tables["full"][s] for s in splits], ignore_index=True)
+    default_rule = (
+        "every row, with the upstream MedCalc-Bench v1.0 label (no ledger record is applied in this "
+        "release, so every `Label Status` is `unverified`)"
+        if rel.default_rows == "all" else
+        "the rows whose label was verified by the maintenance process (`Label Status` is `confirmed`, "
+        "`corrected` or `abstain`); rows still `unverified` are only in `full`"
+    )
+    configs_rows = [
+        ["default", "every row, upstream labels" if rel.default_rows == "all" else "verified rows (`Label Status` ≠ `unverified`)",
+         "the 14 upstream columns + `Label Status`"],
+        ["full", "every row: maintained label and provenance", "all the fields below"],
+        ["original", "every row exactly as published upstream (v1.0 labels)", "the 14 upstream columns"],
+        ["corrections", "one row per ledger record of the releases up to this one", "the record's fields"],
+    ]
+    published = t.published()
+    for row in configs_rows:
+        if row[0] not in published:
+            row[1] = "no rows in this release: the config is absent"
+    splits_rows = [[c, *[len(t.tables[c][s]) for s in splits]] for c in CONFIGS]
+    status = _counts(full["Label Status"])
+    acc = t.records[t.records["decision"] == "accepted"] if len(t.records) else t.records
+    if len(acc):
+        reviewers = [[role, n] for role, n in _counts(acc["reviewer_role"])]
+        blinded = int(acc["blinded"].sum())
+        etypes = _counts(acc["error_type"], "(none: confirmation)")
+    else:
+        reviewers, blinded, etypes = [], 0, []
+    history = [[r.version, r.date, r.kind, f"`{full_tag(r.version)}`", r.description.split(". ")[0].rstrip(".")]
+               for r in plan.upto(rel.version)]
+    unverified = int((full["Label Status"] == "unverified").sum())
+    return {
+        "version": rel.version,
+        "date": rel.date,
+        "kind": rel.kind,
+        "description": rel.description,
+        "repo_id": plan.repo_id,
+        "tag": full_tag(rel.version),
+        "short_tag": short_tag(rel.version),
+        "rows": f"{len(full):,}",
+        "default_rows": f"{sum(len(t.tables['default'][s]) for s in splits):,}",
+        "unverified_rows": f"{unverified:,}",
+        "default_rule": default_rule,
+        "splits": ", ".join(f"`{s}`" for s in splits),
+        "configs_table": md_table(["config", "rows", "columns"], configs_rows),
+        "splits_table": md_table(["config", *splits], splits_rows, ["l"] + ["r"] * len(splits)),
+        "status_table": md_table(["Label Status", "rows"], status, ["l", "r"]),
+        "reviewers_table": (md_table(["reviewer role", "accepted records"], reviewers, ["l", "r"])
+                            + f"\n\n{blinded} of {len(acc)} accepted records were decided blind to the upstream label."
+                            if len(acc) else "No ledger record is part of this release."),
+        "error_types_table": (md_table(["error type", "accepted records"], etypes, ["l", "r"]) if etypes
+                              else "No ledger record is part of this release."),
+        "releases_table": md_table(["version", "date", "kind", "tag", "summary"], history),
+    }
+
+
+def render_card(template: str, path: Path, t: Tables, plan: Releases) -> str:
+    front, body = split_card(template, path)
+    for key in ("configs", "version"):
+        if key in front:
+            raise DataError(path, f"front matter key {key!r} is generated by the release build; remove it", field=key)
+    front = dict(front)
+    front["version"] = t.release.version
+    front["configs"] = [
+        {"config_name": c, **({"default": True} if c == "default" else {}),
+         "data_files": [{"split": s, "path": f"data/{c}/{s}-00000-of-00001.parquet"} for s in splits]}
+        for c, splits in t.published().items()
+    ]
+    body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
+    ctx = card_context(t, plan)
+    unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
+    if unknown:
+        raise DataError(path, f"unknown placeholder(s) {unknown}; known: {sorted(ctx)}")
+    body = PLACEHOLDER.sub(lambda m: ctx[m.group(1)], body)
+    head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
+    return f"---\n{head}---\n{body}"

@@ -1,0 +1,247 @@
+"""Publishing a built release: one commit with its files, tagged ``vMAJOR.MINOR.PATCH`` (and
+``vMAJOR.MINOR`` for the first release of a minor line), to a bare git repository
+(``file:///path/repo.git``) or a Hugging Face dataset repository (``hf://ORG/NAME``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.versions import from_tag, full_tag, short_tag, version_key
+from medcalc_maintained.release import git
+from medcalc_maintained.release.build import read_manifest, verify_manifest
+
+
+class PublishRefused(DataError):
+    """Publishing was refused before anything was written."""
+
+
+@dataclass
+class Target:
+    scheme: str  # "hf" | "file"
+    location: str  # repo id or absolute path
+
+    @classmethod
+    def parse(cls, text: str) -> "Target":
+        if text.startswith("hf://"):
+            repo = text[len("hf://"):].strip("/")
+            if not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*", repo):
+                raise DataError("--target", f"{text!r}: expected hf://ORG/NAME")
+            return cls("hf", repo)
+        if text.startswith("file://"):
+            path = text[len("file://"):]
+            if not path.startswith("/"):
+                raise DataError("--target", f"{text!r}: expected file:///absolute/path/repo.git")
+            return cls("file", path)
+        raise DataError("--target", f"{text!r}: expected hf://ORG/NAME or file:///path/repo.git")
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.location}" if self.scheme == "hf" else f"file://{self.location}"
+
+
+@dataclass
+class PublishResult:
+    target: str
+    version: str
+    tags: list[str]
+    actions: list[str]
+    dry_run: bool
+    commit: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def check_release(release_dir: Path) -> tuple[list[str], list[str]]:
+    """(problems, notes) of a built release: manifest integrity, then the data contracts
+    (``medcalc_maintained.contracts.validate.validate_release``)."""
+    problems = verify_manifest(release_dir)
+    notes: list[str] = []
+    from medcalc_maintained.contracts import validate as contracts
+
+    result = contracts.validate_release(Path(release_dir))
+    failures = list(getattr(result, "failures", []) or [])
+    blocking = list(getattr(result, "blocking", failures))
+    if not result.success:
+        problems += [f"contract: {f}" for f in (blocking or ["validation failed"])]
+    warnings = [f for f in failures if f not in blocking]
+    if warnings:
+        names = sorted({getattr(w, "expectation", str(w)) for w in warnings})
+        notes.append(f"{len(warnings)} non-blocking contract warning(s) ({', '.join(names)}); "
+                     "`medcalc-maintained validate DIR` shows them")
+    return problems, notes
+
+
+def _version_tags(names: Iterable[str]) -> list[str]:
+    return sorted((v for n in names if n.startswith("v") and (v := from_tag(n))), key=version_key)
+
+
+def _plan_tags(version: str, existing: set[str], where: str) -> tuple[list[str], list[str]]:
+    tag = full_tag(version)
+    if tag in existing:
+        raise PublishRefused(where, f"tag {tag} already exists; tags are never moved or overwritten")
+    published = _version_tags(existing)
+    if published and version_key(published[-1]) > version_key(version):
+        raise PublishRefused(where, f"v{published[-1]} is already published; {tag} would move the branch backwards")
+    short = short_tag(version)
+    notes = []
+    tags = [tag]
+    if short in existing:
+        notes.append(f"{short} already marks the first release of {short[1:]}; it is not moved")
+    else:
+        tags.append(short)
+    return tags, notes
+
+
+def _file_refs(git_dir: Path) -> dict[str, str]:
+    out = {}
+    for line in git.text("for-each-ref", "--format=%(refname) %(objectname)", git_dir=git_dir).splitlines():
+        name, sha = line.split(" ", 1)
+        out[name] = sha
+    return out
+
+
+def _commit_env(date: str, index: Path) -> dict[str, str]:
+    """Author, committer and date fixed by the release, so a publish is reproducible."""
+    stamp = f"{date} 00:00:00 +0000"
+    who = "medcalc-maintained release"
+    mail = "release@medcalc-maintained.invalid"
+    return git.clean_env(GIT_AUTHOR_NAME=who, GIT_AUTHOR_EMAIL=mail, GIT_COMMITTER_NAME=who, GIT_COMMITTER_EMAIL=mail,
+                         GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp, GIT_INDEX_FILE=str(index))
+
+
+def _commit_release(repo: Path, release_dir: Path, man: dict[str, Any], head: str, parent: str | None,
+                    tags: list[str]) -> str:
+    """One commit of the files of ``release_dir`` on ``head``, and its tags, in one ref transaction."""
+    with tempfile.TemporaryDirectory(prefix="medcalc-publish-") as tmp:
+        env = _commit_env(man["date"], Path(tmp) / "index")
+        git.git(f"--work-tree={release_dir}", "add", "--all", "--force", ".", git_dir=repo, env=env)
+        tree = git.text("write-tree", git_dir=repo, env=env)
+        message = f"Release {man['version']} ({man['kind']})\n\n{man.get('description') or ''}".rstrip() + "\n"
+        commit = git.text("commit-tree", tree, *(["-p", parent] if parent else []), git_dir=repo, env=env,
+                          input=message.encode())
+        lines = ["start", f"update {head} {commit} {parent or '0' * 40}"]
+        lines += [f"create refs/tags/{t} {commit}" for t in tags]
+        lines += ["prepare", "commit", ""]
+        git.git("update-ref", "--stdin", git_dir=repo, env=env, input="\n".join(lines).encode())
+    return commit
+
+
+def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None]
+                  ) -> PublishResult:
+    repo = Path(target.location)
+    version = man["version"]
+    exists = repo.exists()
+    if exists:
+        if not (repo / "HEAD").is_file() or not (repo / "objects").is_dir():
+            raise PublishRefused(repo, "exists but is not a bare git repository (create one with `git init --bare`)")
+        refs = _file_refs(repo)
+        head = git.text("symbolic-ref", "HEAD", git_dir=repo)
+    else:
+        refs, head = {}, "refs/heads/main"
+    tags_present = {r[len("refs/tags/"):] for r in refs if r.startswith("refs/tags/")}
+    tags, notes = _plan_tags(version, tags_present, str(repo))
+    parent = refs.get(head)
+    branch = head[len("refs/heads/"):]
+    actions = ([] if exists else [f"create bare git repository {repo} (branch {branch})"])
+    actions.append(f"commit {len(man['files']) + 1} files of release {version} on {branch}"
+                   + (f" (parent {parent[:12]})" if parent else " (first commit)"))
+    actions += [f"create tag {t}" for t in tags]
+    result = PublishResult(str(target), version, tags, actions, dry_run, notes=notes)
+    if dry_run:
+        return result
+    created = False
+    try:
+        if not exists:
+            repo.parent.mkdir(parents=True, exist_ok=True)
+            git.git("init", "--bare", "-q", "-b", "main", str(repo), env=git.clean_env())
+            created = True
+        result.commit = _commit_release(repo, release_dir, man, head, parent, tags)
+        say(f"committed {result.commit[:12]} and tagged {', '.join(tags)}")
+        return result
+    except BaseException:
+        if created:
+            shutil.rmtree(repo, ignore_errors=True)
+        raise
+
+
+def _hub_error(exc: Exception) -> str:
+    """A one-line description of a Hub error without secrets (the token is never part of it)."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    token = os.environ.get("HF_TOKEN")
+    if token:
+        first = first.replace(token, "***")
+    return f"{type(exc).__name__}: {first}"[:300]
+
+
+def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None]
+                ) -> PublishResult:
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    token = os.environ.get("HF_TOKEN") or None
+    if token is None and not dry_run:
+        raise PublishRefused("HF_TOKEN", "is not set: a write token is needed to publish to the Hub")
+    api = HfApi(token=token)
+    version = man["version"]
+    notes: list[str] = []
+    try:
+        refs = api.list_repo_refs(target.location, repo_type="dataset")
+        existing = {t.name for t in refs.tags}
+        exists = True
+    except RepositoryNotFoundError:
+        existing, exists = set(), False
+    except Exception as exc:  # network or Hub errors: say which, never the token
+        raise PublishRefused(str(target), f"cannot list the tags of the dataset repository ({_hub_error(exc)})") from None
+    tags, tag_notes = _plan_tags(version, existing, str(target))
+    notes += tag_notes
+    actions = ([] if exists else [f"create dataset repository {target.location}"])
+    actions.append(f"upload {len(man['files']) + 1} files of release {version} to main (files not in the release are deleted)")
+    actions += [f"create tag {t}" for t in tags]
+    result = PublishResult(str(target), version, tags, actions, dry_run, notes=notes)
+    if dry_run:
+        return result
+    try:
+        if not exists:
+            api.create_repo(target.location, repo_type="dataset", exist_ok=True)
+        info = api.upload_folder(repo_id=target.location, folder_path=str(release_dir), repo_type="dataset",
+                                 commit_message=f"Release {version} ({man['kind']})",
+                                 commit_description=man.get("description") or None, delete_patterns="*")
+        commit = getattr(info, "oid", None)
+        for t in tags:
+            api.create_tag(target.location, tag=t, revision=commit, repo_type="dataset",
+                           tag_message=f"medcalc-maintained {version}")
+    except Exception as exc:
+        raise DataError(str(target), f"publishing failed ({_hub_error(exc)})") from None
+    result.commit = commit
+    say(f"uploaded commit {str(commit)[:12]} and tagged {', '.join(tags)}")
+    return result
+
+
+def publish(release_dir: Path, target: str, *, dry_run: bool = False, say: Callable[[str], None] | None = None
+            ) -> PublishResult:
+    """Publish a built release to ``hf://ORG/NAME`` or ``file:///path/repo.git``.
+
+    Refuses (raising :class:`PublishRefused`, with nothing written) when the release fails its
+    manifest or data contracts, when its tag exists, or when a later version is already published.
+    """
+    say = say or (lambda _m: None)
+    release_dir = Path(release_dir).resolve()
+    tgt = Target.parse(target)
+    man = read_manifest(release_dir)
+    if man.get("draft"):
+        raise PublishRefused(release_dir, f"is a draft of {man.get('version')} (`release build --draft`); "
+                                          "add the release to releases.yaml and build it to publish")
+    problems, notes = check_release(release_dir)
+    if problems:
+        shown = "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else "")
+        raise PublishRefused(release_dir, f"validation failed, nothing published: {shown}")
+    fn = _publish_hf if tgt.scheme == "hf" else _publish_file
+    result = fn(release_dir, tgt, man, dry_run, say)
+    result.notes = notes + result.notes
+    return result
