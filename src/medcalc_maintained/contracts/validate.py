@@ -25,6 +25,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.project import Project
 from medcalc_maintained.core.io import DataError, sha256_file
+from medcalc_maintained.core.versions import RELEASE_DATA_DIR
 
 ID_COLUMNS = {
     "instances": ["split", "uid"],
@@ -83,9 +84,9 @@ class Target:
 # --- loading targets ---------------------------------------------------------------------------
 
 def _read_config(release: Path, name: str) -> pd.DataFrame:
-    parts = sorted((release / "data" / name).glob("*.parquet"))
+    parts = sorted((release / RELEASE_DATA_DIR / name).glob("*.parquet"))
     if not parts:
-        raise DataError(release / "data" / name, f"release has no parquet files for config {name!r}")
+        raise DataError(release / RELEASE_DATA_DIR / name, f"release has no parquet files for config {name!r}")
     frames = []
     for p in parts:
         df = pd.read_parquet(p)
@@ -113,30 +114,21 @@ def manifest_files(release: Path) -> pd.DataFrame:
         rows.append({"path": rel, "sha256_matches": p.is_file() and sha256_file(p) == digest, "listed": p.is_file()})
     present = {str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()} - {"manifest.json"}
     for rel in sorted(present - set(listed)):
-        if rel.startswith("data/"):
+        if rel.startswith(f"{RELEASE_DATA_DIR}/"):
             rows.append({"path": rel, "sha256_matches": False, "listed": False})
     return contracts.manifest_view(rows)
 
 
 def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
-    """Gate overrides recorded for this release version in releases.yaml (if any)."""
-    import yaml
+    """Gate overrides recorded for this release's version in releases.yaml (if any)."""
+    from medcalc_maintained.release.plan import release_gates as gates_of
 
-    version = None
     m = release / "manifest.json"
-    if m.is_file():
-        try:
-            version = json.loads(m.read_text()).get("version")
-        except json.JSONDecodeError:
-            version = None
-    rel_file = project.releases_file
-    if not version or not rel_file.is_file():
-        return None
-    doc = yaml.safe_load(rel_file.read_text()) or {}
-    for entry in doc.get("releases", []):
-        if str(entry.get("version")) == str(version):
-            return entry.get("gates")
-    return None
+    try:
+        version = json.loads(m.read_text()).get("version") if m.is_file() else None
+    except json.JSONDecodeError:
+        version = None
+    return gates_of(project.releases_file, version) if version else None
 
 
 def load_target(target: Path | None, project: Project) -> Target:
@@ -144,7 +136,7 @@ def load_target(target: Path | None, project: Project) -> Target:
         release = Path(target)
         maintained = _read_config(release, "full")
         upstream = _read_config(release, "original")
-        records = _read_config(release, "corrections") if (release / "data" / "corrections").is_dir() else pd.DataFrame()
+        records = _read_config(release, "corrections") if (release / RELEASE_DATA_DIR / "corrections").is_dir() else pd.DataFrame()
         return Target(str(release), maintained, upstream, records, manifest_files(release), release_gates(release, project))
     if target is not None and not Path(target).is_dir():
         raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")

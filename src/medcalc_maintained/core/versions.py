@@ -53,3 +53,13 @@ def from_tag(text: str) -> str | None:
     """``2.1.0`` for ``v2.1.0`` or ``2.1.0``; ``None`` when ``text`` is no full version or tag."""
     m = TAG.match(str(text).strip())
     return m[1] if m and SEMVER.match(m[1]) else None
+
+
+# The layout of a built release (a Hugging Face dataset repository): one parquet file per config
+# and split under this folder.
+RELEASE_DATA_DIR = "data"
+
+
+def release_data_file(config: str, split: str) -> str:
+    """Path, inside a release directory, of one config's split: ``data/<config>/<split>-00000-of-00001.parquet``."""
+    return f"{RELEASE_DATA_DIR}/{config}/{split}-00000-of-00001.parquet"

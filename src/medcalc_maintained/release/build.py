@@ -26,7 +26,7 @@ import pandas as pd
 
 from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, sha256_file
-from medcalc_maintained.core.versions import UNRELEASED, full_tag
+from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.plan import Release, Releases, load_releases
@@ -149,7 +149,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         say("writing parquet files")
         for cfg, splits in t.published().items():
             for s in splits:
-                write_parquet(t.tables[cfg][s], tmp / "data" / cfg / f"{s}-00000-of-00001.parquet")
+                write_parquet(t.tables[cfg][s], tmp / release_data_file(cfg, s))
         say("rendering the card and the changelog")
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan), encoding="utf-8")
         (tmp / "CHANGELOG.md").write_text(render_changelog(plan.upto(rel.version), t.records), encoding="utf-8")

@@ -10,7 +10,7 @@ import pandas as pd
 import yaml
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import full_tag, short_tag, version_key
+from medcalc_maintained.core.versions import full_tag, release_data_file, short_tag, version_key
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
 
@@ -181,7 +181,7 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases) -> str:
     front["version"] = t.release.version
     front["configs"] = [
         {"config_name": c, **({"default": True} if c == "default" else {}),
-         "data_files": [{"split": s, "path": f"data/{c}/{s}-00000-of-00001.parquet"} for s in splits]}
+         "data_files": [{"split": s, "path": release_data_file(c, s)} for s in splits]}
         for c, splits in t.published().items()
     ]
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card

@@ -18,22 +18,11 @@ from medcalc_maintained.project import Project
 
 
 def release_labels(project: Project, version: str, config: str = "full") -> pd.DataFrame:
-    """One config of release ``version``, all splits in one frame with ``split`` and ``uid``."""
-    # switch to release.tables.load_config at merge
-    from medcalc_maintained import release
+    """One config of release ``version``, all splits in one frame with ``split`` and ``uid``
+    (the release-tables stage's file when current, else built on the fly)."""
+    from medcalc_maintained.release.tables import load_config
 
-    inputs = release.Inputs.from_root(project.root)
-    plan = release.load_releases(inputs.releases)
-    tables = release.build_tables(inputs, plan.get(version), inputs.releases)
-    frames = []
-    for split, df in tables.tables[config].items():
-        df = df.copy()
-        if "split" not in df.columns:
-            df["split"] = split
-        if "uid" not in df.columns:
-            df["uid"] = df["Row Number"].astype("int64")
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
+    return load_config(project, version, config)
 
 
 def read_label_file(path: os.PathLike | str) -> pd.DataFrame:
