@@ -75,6 +75,7 @@ def test_arms_share_prompts_and_differ_only_in_ground_truth(instances, tmp_path)
     assert list(trl.columns) == ["prompt", "ground_truth", "lower", "upper", "output_type", "uid"]
 
 
+@pytest.mark.slow
 def test_compare_stage_on_the_real_releases(project_root, campaign_records):
     """`compare` on releases 1.0.0 and 2.0.0 of the pipeline: outputs where the project says, and
     an answer equal to the 2.0.0 label is rewarded under v1.0 exactly on the confirmed rows."""
@@ -104,6 +105,7 @@ def test_compare_stage_on_the_real_releases(project_root, campaign_records):
         project.arms_dir / fmt / f"{arm}.parquet" for fmt in ("verl", "trl") for arm in ("original", "maintained")}
 
 
+@pytest.mark.slow
 def test_cli_compare_options(project_root, monkeypatch):
     from typer.testing import CliRunner
 

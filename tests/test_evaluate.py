@@ -210,6 +210,7 @@ def test_label_sets_from_versions_tags_and_paths(tmp_path):
         label_sets(["=1.0.0"])
 
 
+@pytest.mark.slow
 def test_evaluate_example_stage(project_root, real_instances):
     """The worked example: relabel labels -> predictions -> graded under releases 1.0.0 and 2.0.0."""
     from medcalc_maintained.project import Project

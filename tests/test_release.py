@@ -321,6 +321,7 @@ def count_applications(monkeypatch) -> list[str]:
     return calls
 
 
+@pytest.mark.slow
 def test_release_tables_apply_the_ledger_at_most_once_per_release(project_root, monkeypatch):
     from medcalc_maintained.stages import release as release_stage
     from medcalc_maintained.stages import release_tables
@@ -339,6 +340,7 @@ def test_release_tables_apply_the_ledger_at_most_once_per_release(project_root, 
     assert calls == []
 
 
+@pytest.mark.slow
 def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tmp_path):
     from medcalc_maintained.release.tables import load_config
     from medcalc_maintained.stages import release as release_stage
@@ -364,6 +366,7 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
     assert len(default) == 1047 and {"split", "uid"} <= set(default.columns)
 
 
+@pytest.mark.slow
 def test_stale_tables_are_not_used(project_root, monkeypatch):
     """A ledger change after release-tables: the stored tables no longer match, and readers build
     the release from the ledger again."""

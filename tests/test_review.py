@@ -62,6 +62,7 @@ def test_adjudication_comes_from_the_triage_parameters():
         adjudicate.Adjudication.from_section(project(adjudication={"agree_with": ["nurse"]}).section("triage"))
 
 
+@pytest.mark.slow
 def test_round_trip_export_fill_import_apply(real, tmp_path):
     inst, camp = real["instances"], real["campaign"]
     before = real["maintained"].set_index("uid")
@@ -113,6 +114,7 @@ def test_round_trip_export_fill_import_apply(real, tmp_path):
     assert after.loc[928, "Ground Truth Answer"] == "09/12/2014" and after.loc[15, "Label Status"] == "unverified"
 
 
+@pytest.mark.slow
 def test_second_reviewer_agreeing_with_the_first_physician_is_accepted(real, tmp_path):
     inst, camp = real["instances"], real["campaign"]
     corrections = tmp_path / "corrections"
@@ -131,6 +133,7 @@ def test_second_reviewer_agreeing_with_the_first_physician_is_accepted(real, tmp
         ["09/20/2014", "corrected", "physician"]
 
 
+@pytest.mark.slow
 def test_a_third_acceptance_is_reported_at_its_packet_row_and_nothing_written(real, tmp_path):
     inst, camp = real["instances"], real["campaign"]
     corrections = tmp_path / "corrections"
@@ -282,6 +285,7 @@ def project(project_root, campaign_dir, monkeypatch):
     return project_root
 
 
+@pytest.mark.slow
 def test_cli_triage_export_import_apply(project):
     r = runner.invoke(app, ["triage"])
     assert r.exit_code == 0, r.output

@@ -170,6 +170,7 @@ def test_cli_compare_train_smoke(tmp_path, monkeypatch):
 
 
 @needs_train
+@pytest.mark.slow
 def test_training_from_a_local_checkpoint(tmp_path):
     """The non-smoke path: load a checkpoint directory (here a tiny one saved by the test)."""
     from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model, run_grpo

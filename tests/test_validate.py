@@ -18,6 +18,9 @@ from medcalc_maintained.project import Project
 
 runner = CliRunner()
 
+# every test here runs Great Expectations over the whole real split or a whole release (5-15 s each)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def built(pipeline_project) -> Path:
