@@ -47,9 +47,9 @@ def real(real_instances, real_recompute, real_maintained, campaign_ledger, campa
     ("abc", "decimal", None, "not a number, date, gestational age or N/A"),
 ])
 def test_answer_fits_its_output_type_and_label_style(raw, otype, style, problem):
-    from medcalc_maintained.review.reader import answer_problem
+    from medcalc_maintained.core.labels import fit_problem
 
-    assert answer_problem(parse_answer(raw, otype), otype, style) == problem
+    assert fit_problem(parse_answer(raw, otype), otype, style) == problem
 
 
 def test_adjudication_comes_from_the_triage_parameters():

@@ -17,21 +17,22 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
+from medcalc_maintained.core.labels import fit_problem, label_style
 from medcalc_maintained.core.versions import UNRELEASED, release_key as _release_key
 from medcalc_maintained.ledger.apply import replay
 
 REL_TOL = 1e-6
-_KINDS_FOR_TYPE = {"decimal": {"decimal", "integer"}, "integer": {"integer", "gestational_age"}, "date": {"date"}}
 
 
 def _num(a) -> float | None:
     return float(a.value) if a.is_number else None
 
 
-def answer_facts(otype: str, answer: str, lower: str, upper: str) -> dict[str, bool]:
-    """``answer_parses``, ``within_limits``, ``limits_rule_ok`` for one row."""
+def answer_facts(otype: str, answer: str, lower: str, upper: str, style: str | None = None) -> dict[str, bool]:
+    """``answer_parses`` (the label fits its row: :func:`core.labels.fit_problem`), ``within_limits``,
+    ``limits_rule_ok`` for one row whose labels are written in ``style``."""
     a, lo, hi = (parse_answer(x, otype) for x in (answer, lower, upper))
-    parses = a.is_abstain or a.kind in _KINDS_FOR_TYPE.get(otype, set())
+    parses = fit_problem(a, otype, style) is None
     if a.is_abstain:
         ok = lo.is_abstain and hi.is_abstain
         return {"answer_parses": parses, "within_limits": ok, "limits_rule_ok": ok}
@@ -59,8 +60,9 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     up = upstream.set_index(["split", "uid"])["Ground Truth Answer"].astype(str)
     accepted = records[records.get("decision", pd.Series(dtype=str)) == "accepted"] if len(records) else records
     rationale_by_id = dict(zip(accepted["id"], accepted["rationale"].fillna(""))) if len(accepted) else {}
-    facts = [answer_facts(str(o), str(a), str(l), str(h)) for o, a, l, h in
-             zip(df["Output Type"], df["Ground Truth Answer"], df["Lower Limit"], df["Upper Limit"])]
+    styles = [label_style(o, t) for o, t in zip(df["Original Ground Truth Answer"].astype(str), df["Output Type"])]
+    facts = [answer_facts(str(o), str(a), str(l), str(h), st) for o, a, l, h, st in
+             zip(df["Output Type"], df["Ground Truth Answer"], df["Lower Limit"], df["Upper Limit"], styles)]
     for key in ("answer_parses", "within_limits", "limits_rule_ok"):
         df[key] = [f[key] for f in facts]
     ids = df["Correction IDs"].fillna("").astype(str).map(lambda s: [x for x in s.split(";") if x])

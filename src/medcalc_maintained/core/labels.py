@@ -50,3 +50,23 @@ def row_style(row: Any) -> str | None:
 def write_label(value: Any, output_type: str, original: Any) -> str:
     """``value`` written as a label of a row whose upstream label is ``original``."""
     return format_answer(value, output_type, label_style(original, output_type))
+
+
+def fit_problem(answer: Answer, output_type: str, style: str | None = None) -> str | None:
+    """Why ``answer`` does not fit a label of ``output_type`` written in ``style`` (``None`` when
+    it fits): the one rule of "is this a label of this row". ``N/A`` always fits; the
+    gestational-age style (:func:`label_style`) needs weeks and days; a date needs a date; an
+    integer a whole number; a decimal any number but weeks and days."""
+    if answer.kind == "invalid":
+        return answer.reason
+    if answer.is_abstain:
+        return None
+    if style == GESTATIONAL_AGE:
+        return None if answer.kind == GESTATIONAL_AGE else "write weeks and days, as W weeks D days"
+    if output_type == "date":
+        return None if answer.kind == "date" else "expected MM/DD/YYYY"
+    if answer.kind == GESTATIONAL_AGE:
+        return "weeks and days are not a number"
+    if output_type == "integer" and answer.kind != "integer":
+        return "not a whole number"
+    return None

@@ -11,7 +11,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import Answer, parse_answer
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.labels import GESTATIONAL_AGE
+from medcalc_maintained.core.labels import GESTATIONAL_AGE, fit_problem
 from medcalc_maintained.review.packet import (
     COL, COLUMNS, MAX_TEXT, META, PACKET_FORMAT, REVIEW, ROW_ID, PacketError, PacketProblem, answer_kind, keyed,
 )
@@ -39,26 +39,6 @@ class Packet:
     reviewer_specialty: str | None
     items: list[Item]
     skipped: list[str]  # row ids left empty (partial import)
-
-
-def answer_problem(answer: Answer, output_type: str, style: str | None = None) -> str | None:
-    """Why ``answer`` does not fit a label of ``output_type`` written in ``style`` (``None`` when
-    it fits). ``N/A`` always fits; a gestational-age style (:func:`core.labels.label_style`) needs
-    weeks and days; a date needs a date; an integer a whole number; a decimal any number but weeks
-    and days."""
-    if answer.kind == "invalid":
-        return answer.reason
-    if answer.is_abstain:
-        return None
-    if style == GESTATIONAL_AGE:
-        return None if answer.kind == GESTATIONAL_AGE else "write weeks and days, as W weeks D days"
-    if output_type == "date":
-        return None if answer.kind == "date" else "expected MM/DD/YYYY"
-    if answer.kind == GESTATIONAL_AGE:
-        return "weeks and days are not a number"
-    if output_type == "integer" and answer.kind != "integer":
-        return "not a whole number"
-    return None
 
 
 def _text(v: Any) -> str:
@@ -149,7 +129,7 @@ def _item(cells: dict[str, Any], rid: str, key: tuple[str, int], r: int, otype: 
     raw = cells["answer"].value
     ans = parse_answer(raw, otype)
     shown = raw.strftime("%m/%d/%Y") if isinstance(raw, (dt.date, dt.datetime)) else raw
-    problem = answer_problem(ans, otype, GESTATIONAL_AGE if kind == GESTATIONAL_AGE else None)
+    problem = fit_problem(ans, otype, GESTATIONAL_AGE if kind == GESTATIONAL_AGE else None)
     if problem:
         what = "gestational age" if kind == GESTATIONAL_AGE else otype
         bad.add(REVIEW, cells["answer"].coordinate, f"{_text(shown)!r} is not a valid {what} answer ({problem})")
