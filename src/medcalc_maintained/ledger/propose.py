@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
-import yaml
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, load_yaml
 from medcalc_maintained.core.labels import status_of, write_label
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.records import ERROR_TYPES, SOURCES, collect, dump, ledger_files, load
@@ -97,7 +96,7 @@ def _existing(target: Path) -> tuple[str, Any, list[Any]]:
         if not line.startswith("#"):
             break
         lead.append(line[1:].lstrip(" ") if line.startswith("# ") or line == "#" else line[1:])
-    doc = yaml.safe_load(text) or {}
+    doc = load_yaml(text) or {}
     if not isinstance(doc, dict):
         raise DataError(target, "expected a mapping with a 'corrections' list", field="corrections")
     return "\n".join(lead), doc.get("batch"), list(doc.get("corrections") or [])

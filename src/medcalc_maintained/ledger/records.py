@@ -46,7 +46,7 @@ import yaml
 from medcalc_maintained.core.answers import NA
 from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, RECORD_STATUSES
 from medcalc_maintained.core.versions import UNRELEASED
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, dump_yaml, load_yaml
 
 DECISIONS = ("accepted", "rejected", "deferred")
 STATUSES = RECORD_STATUSES
@@ -141,7 +141,7 @@ def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
     path = Path(path)
     problems: list[LedgerProblem] = []
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -231,7 +231,7 @@ def dump(records: list[dict[str, Any]], path: Path, batch: dict[str, Any] | None
     if batch:
         doc["batch"] = batch
     doc["corrections"] = records
-    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    text = dump_yaml(doc, sort_keys=False, allow_unicode=True, width=100)
     if header:
         text = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + text
     return text
