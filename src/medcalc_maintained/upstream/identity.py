@@ -31,18 +31,23 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable
 
 import pandas as pd
 
 THRESHOLD = 0.8  # the least token-set Jaccard similarity of two notes that still counts as "lightly edited"
-_SPACE = re.compile(r"\s+")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
+
+
+@lru_cache(maxsize=8192)
+def _normalise(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
 def normalise(text: object) -> str:
     """NFKC, lower case, whitespace runs collapsed to one space, stripped."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", str(text or "")).lower()).strip()
+    return _normalise(str(text or ""))
 
 
 def fingerprint(text: object) -> str:
@@ -133,11 +138,14 @@ def _candidates(old: list[Row], new: list[Row], threshold: float) -> dict[int, d
             by_note[new[j].note_fp].append(j)
             for t in new[j].tokens:
                 index[t].append(j)
+        old_notes = Counter(o.note_fp for o in old if o.calc == calc)
         for i, o in enumerate(old):
             if o.calc != calc:
                 continue
             for j in by_note.get(o.note_fp, ()):
                 edges[i][j] = (int(o.question_fp == new[j].question_fp), 1, 1.0)
+            if old_notes[o.note_fp] == 1 and len(by_note.get(o.note_fp, ())) == 1:
+                continue  # a note found once on each side: that pair is mutually best, no need to score others
             shared = Counter(j for t in o.tokens for j in index.get(t, ()))
             for j, inter in shared.items():
                 if j in edges[i]:
