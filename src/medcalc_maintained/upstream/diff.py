@@ -187,7 +187,7 @@ def plot(summary: dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("Calculator ID")
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=6)
-    ax.set_title(f"upstream changes per calculator ({summary.get('old', 'old')} -> {summary.get('new', 'new')})", fontsize=8)
+    ax.set_title("upstream changes per calculator: " + " -> ".join(Path(str(summary.get(k, k))).parent.name or k for k in ("old", "new")), fontsize=8)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     write_atomic(path, lambda p: fig.savefig(p, format="png", dpi=120, metadata={"Software": None}))

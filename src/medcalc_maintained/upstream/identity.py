@@ -3,8 +3,9 @@
 Upstream MedCalc-Bench publishes each version as a whole new file; ``Row Number`` is renumbered
 and notes, questions and labels change. The rule used here (the one rule of the package):
 
-1. **Normalised text.** Notes and questions are compared after Unicode NFKC, lower-casing and
-   collapsing every run of whitespace to one space (:func:`normalise`). Their fingerprints are the
+1. **Normalised text.** Notes and questions are compared after Unicode NFKC, typographic quotes
+   and dashes to ASCII, lower-casing and collapsing every run of whitespace to one space
+   (:func:`normalise`). Their fingerprints are the
    first 16 hex digits of the sha256 of that text (:func:`fingerprint`).
 2. **Calculator is a hard constraint.** Rows are only ever matched within one ``Calculator ID``.
 3. **Candidates and their score.** A candidate pair is ranked by, in this order: same note and
@@ -40,13 +41,17 @@ THRESHOLD = 0.8  # the least token-set Jaccard similarity of two notes that stil
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
 
 
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"',
+                         "\u201e": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-"})
+
+
 @lru_cache(maxsize=8192)
 def _normalise(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).lower().split())
 
 
 def normalise(text: object) -> str:
-    """NFKC, lower case, whitespace runs collapsed to one space, stripped."""
+    """NFKC, typographic quotes and dashes as ASCII, lower case, whitespace runs collapsed to one space."""
     return _normalise(str(text or ""))
 
 
