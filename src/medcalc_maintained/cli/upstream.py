@@ -100,7 +100,7 @@ def rebase_cmd(
     from medcalc_maintained.upstream.rebase import rebase
 
     try:
-        project = Project.load()
+        project = Project.load() if base is None or not ledger else None
         base_path = resolve(base) if base else dict((s, p) for s, p, _ in project.upstream_sources())[split]
         new_path = resolve(onto)
         with console.status("matching rows"):
