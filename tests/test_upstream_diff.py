@@ -185,3 +185,13 @@ def test_instance_keys_are_unique_and_survive_renumbering(old_test_csv, v1_test_
     renumbered = new.assign(**{"Row Number": (new["Row Number"].astype(int) + 5000).astype(str)})
     assert instance_keys(renumbered).tolist() == kn.tolist()
     assert normalise("  What is the patient\u2019s  SCORE ") == "what is the patient's score"
+
+
+def test_version_names_resolve_under_upstream_dir(tmp_path):
+    from medcalc_maintained.project import Project
+
+    p = Project.load(tmp_path)
+    assert p.upstream_file("v1.0") == tmp_path / "data" / "upstream" / "medcalc-bench" / "v1.0" / "test_data.csv"
+    assert p.upstream_file("2024-06", "train") == tmp_path / "data" / "upstream" / "medcalc-bench" / "2024-06" / "train_data.csv"
+    given = tmp_path / "x.csv"
+    assert p.upstream_file(str(given)) == given

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import typer
 import yaml
 from typer.testing import CliRunner
 
@@ -127,11 +126,8 @@ def test_synthetic_upstream_with_added_and_removed_rows(tmp_path):
 
 @pytest.mark.slow
 def test_cli_diff_and_rebase(old_test_csv, v1_test_csv, tmp_path):
-    from medcalc_maintained.cli import upstream
+    from medcalc_maintained.cli import app
 
-    app = typer.Typer()
-    app.callback()(lambda: None)
-    upstream.register(app)
     runner = CliRunner()
     r = runner.invoke(app, ["upstream", "diff", str(old_test_csv), str(v1_test_csv), "--out", str(tmp_path / "d")])
     assert r.exit_code == 0, r.output

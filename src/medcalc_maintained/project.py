@@ -159,6 +159,14 @@ class Project:
             out.append((str(name), self.path(spec["path"]), bool(spec.get("required", True))))
         return out
 
+    def upstream_file(self, name: str, split: str = "test") -> Path:
+        """An upstream CSV: ``name`` itself when it is a file path, else the ``<split>_data.csv`` of
+        upstream version ``name`` (``v1.0``, ``2024-06``) under ``upstream.dir``."""
+        given = Path(name)
+        if given.suffix == ".csv" or given.exists():
+            return given if given.is_absolute() else Path.cwd() / given
+        return self._dir("upstream.dir") / name / f"{split}_data.csv"
+
     @property
     def instances(self) -> Path:
         return self._dir("ingest.out") / "instances.parquet"

@@ -1,4 +1,4 @@
-"""Commands that write the ledger: ``propose``."""
+"""Commands that write the ledger: ``propose`` and the ``ledger`` group (``ledger rebase``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from typing import Optional
 
 import typer
 
-from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger
+from rich.markup import escape
+
+from medcalc_maintained.cli.common import console, err, fail as _fail, fail_ledger
+from medcalc_maintained.cli.upstream import resolve
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -51,6 +54,62 @@ def propose_cmd(
                   highlight=False)
 
 
+ledger_app = typer.Typer(help="Operations on the whole corrections ledger.", no_args_is_help=True,
+                         rich_markup_mode="markdown")
+
+
+@ledger_app.command("rebase")
+def rebase_cmd(
+    onto: str = typer.Option(..., "--onto", help="The new upstream CSV to carry the ledger to."),
+    base: Optional[str] = typer.Option(None, "--from", help="The upstream CSV the ledger was written against (default: the project's test split)."),
+    ledger: Optional[list[Path]] = typer.Option(None, "--ledger", help="Ledger file or directory (repeatable; default: the project's ledger)."),
+    out: Path = typer.Option(..., "--out", help="New directory for the rebased ledger, the held records and the report."),
+    split: str = typer.Option("test", "--split", help="The split the two files hold."),
+) -> None:
+    """Carry every ledger record to a new upstream release (the existing ledger is not changed).
+
+    Each record is `carried` (uid renumbered), `upstreamed` (upstream now has our value: kept as
+    history), `conflict` (upstream changed the label to a third value, or the note or question;
+    both values in the report) or `orphaned` (row removed). The rebased ledger is applied to the
+    new upstream before anything is written. Exit 2 for bad input, 1 when the rebased ledger does
+    not apply.
+    """
+    from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages.ingest import ingest, read_upstream_csv
+    from medcalc_maintained.upstream import diff as d
+    from medcalc_maintained.upstream.rebase import rebase
+
+    try:
+        project = Project.load() if base is None or not ledger else None
+        base_path = resolve(base, split) if base else dict((s, p) for s, p, _ in project.upstream_sources())[split]
+        new_path = resolve(onto, split)
+        with console.status("matching rows"):
+            old_df, new_df = read_upstream_csv(base_path), read_upstream_csv(new_path)
+            diff = d.diff_frames(old_df, new_df)
+            new_inst = ingest([(split, new_path)]).instances
+        with console.status("rebasing and checking the rebased ledger"):
+            result = rebase(list(ledger) if ledger else project.ledger_paths, diff, old_df, new_df, new_inst, out,
+                            onto=str(new_path), split=split)
+    except LedgerError as exc:
+        if any(p.path.startswith(str(out)) for p in exc.problems):  # the rebased ledger does not apply
+            for prob in exc.problems[:50]:
+                err.print(f"  {escape(str(prob))}", highlight=False, soft_wrap=True)
+            _fail(DataError(out, f"the rebased ledger does not apply ({len(exc.problems)} problem(s)); nothing written"), code=1)
+        fail_ledger(exc)
+    except DataError as exc:
+        _fail(exc)
+    s = result.summary
+    console.print(f"ledger rebase onto {new_path}: {s['records']} records: carried {s['carried']}, upstreamed "
+                  f"{s['upstreamed']}, conflict {s['conflict']}, orphaned {s['orphaned']}; the rebased ledger applies",
+                  highlight=False)
+    for line in result.report[result.report["class"] == "conflict"].head(20).itertuples():
+        console.print(f"  conflict {line.id}: uid {line.old_uid} -> {line.new_uid}: {line.reason}", highlight=False)
+    for p in result.written:
+        console.print(f"wrote {p}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``propose`` to the main CLI."""
+    """Add ``propose`` and the ``ledger`` group to the main CLI."""
     app.command("propose")(propose_cmd)
+    app.add_typer(ledger_app, name="ledger")
