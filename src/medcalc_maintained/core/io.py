@@ -122,11 +122,17 @@ def spreadsheet_text(value: object) -> object:
     return value
 
 
+def _is_text(series) -> bool:
+    import pandas as pd
+
+    return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
+
+
 def write_csv_for_people(path: os.PathLike | str, df) -> Path:
     """``df`` as CSV (no index) to ``path`` atomically, its text cells made spreadsheet-safe."""
     out = df.copy()
     for col in out.columns:
-        if out[col].dtype == object or str(out[col].dtype) == "string":
+        if _is_text(out[col]):
             out[col] = out[col].map(spreadsheet_safe)
     return write_atomic(path, lambda p: out.to_csv(p, index=False))
 
@@ -137,6 +143,6 @@ def read_csv_for_people(path: os.PathLike | str, **kwargs):
 
     df = pd.read_csv(path, **kwargs)
     for col in df.columns:
-        if df[col].dtype == object or str(df[col].dtype) == "string":
+        if _is_text(df[col]):
             df[col] = df[col].map(spreadsheet_text)
     return df
