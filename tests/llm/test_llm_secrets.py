@@ -195,3 +195,28 @@ def test_publish_to_an_echoing_hub_never_prints_the_token(project_root, tmp_path
         assert any(SECRETS["HF_TOKEN"] in b for b in hub.echoed), (status, hub.echoed[:1])
         assert leaks(out) == [], out
     assert files_leaking(project_root) == [] and files_leaking(tmp_path) == []
+
+
+def test_log_records_of_any_logger_are_masked(monkeypatch):
+    import io
+    import logging
+
+    from medcalc_maintained.core.redact import install_log_filter
+
+    install_log_filter()
+    monkeypatch.setenv("GEMINI_API_KEY", SECRETS["GEMINI_API_KEY"])
+    stream = io.StringIO()
+    log = logging.getLogger("some.library")
+    handler = logging.StreamHandler(stream)  # a library's own handler, added after the filter
+    log.addHandler(handler)
+    try:
+        log.warning("retrying %s with headers %s", "call", {"x-goog-api-key": "AIzaOTHERvalue123"})
+        try:
+            raise RuntimeError(f"echo {SECRETS['GEMINI_API_KEY']}")
+        except RuntimeError:
+            log.exception("failed")
+    finally:
+        log.removeHandler(handler)
+    text = stream.getvalue()
+    assert "retrying call" in text and "***" in text and "RuntimeError: echo ***" in text
+    assert "AIzaOTHERvalue123" not in text and leaks(text) == []

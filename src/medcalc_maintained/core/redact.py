@@ -11,7 +11,7 @@
 
 It is applied wherever remote text can reach the user or the disk: the errors of the Gemini backend
 (online and batch), the engine's failure messages, the call cache, the run records and vote tables,
-the command-line error printing, the log handlers (:func:`install_log_filter`) and the publishing
+the command-line error printing, every log record (:func:`install_log_filter`) and the publishing
 and git errors.
 """
 
@@ -51,32 +51,34 @@ def redact(text: Any) -> str:
     return _URL_CREDENTIALS.sub(lambda m: m.group("scheme") + MASK, s)
 
 
-class RedactingFilter(logging.Filter):
-    """A log filter that masks secrets in the formatted message of every record it passes."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken format string: keep the record as it is
-            return True
-        clean = redact(message)
-        if clean != message or record.args:
-            record.msg, record.args = clean, None
-        if record.exc_info and record.exc_info[1] is not None:
-            record.msg = f"{record.msg} ({type(record.exc_info[1]).__name__}: {redact(record.exc_info[1])})"
-            record.exc_info, record.exc_text = None, None
-        return True
+def _clean(record: logging.LogRecord) -> logging.LogRecord:
+    """``record`` with its message (and exception text) masked, formatted once."""
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken format string: the logging module reports it itself
+        return record
+    record.msg, record.args = redact(message), None
+    if record.exc_info and record.exc_info[1] is not None:
+        exc = record.exc_info[1]
+        record.msg = f"{record.msg} ({type(exc).__name__}: {redact(exc)})"
+        record.exc_info, record.exc_text = None, None
+    return record
 
 
-_FILTER = RedactingFilter()
+_installed = False
 
 
 def install_log_filter() -> None:
-    """Mask secrets in everything the ``logging`` module prints (root handlers and the fallback
-    handler used when none is configured); safe to call more than once."""
-    handlers = list(logging.getLogger().handlers)
-    if logging.lastResort is not None:
-        handlers.append(logging.lastResort)
-    for h in handlers:
-        if _FILTER not in h.filters:
-            h.addFilter(_FILTER)
+    """Mask secrets in every log record, whatever logger or handler prints it (libraries such as
+    huggingface_hub attach their own handlers): the record factory cleans each record as it is
+    made. Safe to call more than once."""
+    global _installed
+    if _installed:
+        return
+    make = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        return _clean(make(*args, **kwargs))
+
+    logging.setLogRecordFactory(factory)
+    _installed = True
