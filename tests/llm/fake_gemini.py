@@ -12,6 +12,10 @@ timeout, a dropped connection, a truncated JSON body, and a well-formed reply wi
 tag. The plan is deterministic per request key and attempt, and never faults one key more than
 ``max_consecutive`` times in a row.
 
+A misconfigured proxy is imitated with ``echo_headers=True`` (every error body quotes the
+request's headers, API key included, as some proxies do) and ``fail_status=CODE`` (every request
+answered with that HTTP error); the bodies sent that quoted a header are kept in ``stats.echoed``.
+
 The server binds 127.0.0.1 only, serves from daemon threads, and shuts itself down after
 ``max_lifetime_s`` even if a test forgets to stop it. It counts, per request key
 ``(sha256 of system+user text, seed)``: attempts, faults, and *successful* calls (a good reply
@@ -78,6 +82,7 @@ class Stats:
     batch_items: int = 0
     batch_gets: int = 0
     paths: list = field(default_factory=list)
+    echoed: list = field(default_factory=list)  # error bodies that quoted the request headers
 
 
 def _response_json(text: str, req: dict[str, Any], model: str) -> dict[str, Any]:
@@ -101,7 +106,10 @@ class FakeGemini:
 
     def __init__(self, responder: Callable[[dict[str, Any]], str], *, latency_s: float = 0.0,
                  faults: FaultPlan | None = None, hang_s: float = 2.0, batch_polls: int = 2,
-                 batch_faults: FaultPlan | None = None, max_lifetime_s: float = 900.0):
+                 batch_faults: FaultPlan | None = None, max_lifetime_s: float = 900.0,
+                 echo_headers: bool = False, fail_status: int | None = None):
+        self.echo_headers = echo_headers
+        self.fail_status = fail_status
         self.responder = responder
         self.latency_s = latency_s
         self.faults = faults or FaultPlan()
@@ -219,6 +227,27 @@ class FakeGemini:
         except OSError:
             pass
 
+    STATUS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+              503: "UNAVAILABLE"}
+
+    def _message(self, h: BaseHTTPRequestHandler | None, text: str, headers: dict | None = None) -> str:
+        """``text``, followed by the request headers when the server echoes them."""
+        if not self.echo_headers:
+            return text
+        quoted = headers if headers is not None else dict(h.headers.items()) if h is not None else {}
+        msg = f"{text}; request headers: {json.dumps(quoted)}"
+        with self.lock:
+            self.stats.echoed.append(msg)
+        return msg
+
+    def _fail_all(self, h: BaseHTTPRequestHandler) -> bool:
+        """Answer with ``fail_status`` (the body echoing the headers when asked); False when off."""
+        if self.fail_status is None:
+            return False
+        code = self.fail_status
+        self._send(h, code, self._error(code, self.STATUS.get(code, "UNKNOWN"), self._message(h, f"status {code}")))
+        return True
+
     def _read(self, h: BaseHTTPRequestHandler) -> dict[str, Any]:
         n = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(n) if n else b"{}"
@@ -240,6 +269,8 @@ class FakeGemini:
             return
         if h.headers.get("x-goog-api-key") in (None, ""):
             self._send(h, 401, self._error(401, "UNAUTHENTICATED", "API key missing"))
+            return
+        if self._fail_all(h):
             return
         model = m.group(1)
         if m.group(2) == "batchGenerateContent":
@@ -273,7 +304,7 @@ class FakeGemini:
             code = int(fault)
             status = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[code]
             details = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.01s"}] if code == 429 else None
-            self._send(h, code, self._error(code, status, f"injected {code}", details))
+            self._send(h, code, self._error(code, status, self._message(h, f"injected {code}"), details))
             return
         if fault == "malformed_json":
             self._send(h, 200, b'{"candidates": [{"content": {"parts": [{"text": "trunc')
@@ -297,7 +328,7 @@ class FakeGemini:
         with self.lock:
             self.stats.batch_jobs += 1
             self.jobs[job_id] = {"model": model, "items": items, "polls": 0, "display": batch.get("displayName", ""),
-                                 "created": now, "output": None}
+                                 "created": now, "output": None, "headers": dict(h.headers.items())}
         self._send(h, 200, json.dumps(self._job_json(job_id)).encode())
 
     def _job_json(self, job_id: str) -> dict[str, Any]:
@@ -335,7 +366,7 @@ class FakeGemini:
             if item.get("metadata") is not None:
                 entry["metadata"] = item["metadata"]
             if fault in ("429", "500", "503", "timeout", "drop"):
-                entry["error"] = {"code": 13, "message": f"injected {fault}"}
+                entry["error"] = {"code": 13, "message": self._message(None, f"injected {fault}", job["headers"])}
             else:
                 text = self.responder(req)
                 if fault in ("no_tag", "malformed_json"):
@@ -352,6 +383,8 @@ class FakeGemini:
         with self.lock:
             self.stats.paths.append(("GET", path))
             self.stats.batch_gets += 1
+        if self._fail_all(h):
+            return
         m = re.match(r"^/[^/]+/batches/([^/:]+)$", path)
         if not m or m.group(1) not in self.jobs:
             self._send(h, 404, self._error(404, "NOT_FOUND", f"unknown batch {path}"))

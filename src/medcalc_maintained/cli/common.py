@@ -8,19 +8,23 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from medcalc_maintained.core.redact import install_log_filter, redact
+
 console = Console(stderr=False)
 err = Console(stderr=True)
+install_log_filter()  # nothing the logging module prints shows a secret
 
 
 def fail(exc: object, code: int = 2) -> None:
-    """Print an input problem (one line per problem when the error lists several) and exit."""
+    """Print an input problem (one line per problem when the error lists several; secrets masked
+    by ``core.redact``) and exit."""
     problems = getattr(exc, "problems", None)
     if problems and len(problems) > 1:
         for p in problems[:50]:
-            err.print(f"  {escape(str(p))}", highlight=False, soft_wrap=True)
+            err.print(f"  {escape(redact(p))}", highlight=False, soft_wrap=True)
         err.print(f"[bold red]error:[/] {len(problems)} problem(s); nothing written", highlight=False)
     else:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(redact(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -30,7 +34,7 @@ def fail_ledger(exc: object) -> None:
 
     problems = list(getattr(exc, "problems", []))
     for prob in problems[:50]:
-        err.print(f"  {escape(str(prob))}", highlight=False, soft_wrap=True)
+        err.print(f"  {escape(redact(prob))}", highlight=False, soft_wrap=True)
     fail(DataError(problems[0].path, f"{len(problems)} ledger problem(s); nothing written"))
 
 

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from medcalc_maintained.cli.common import console, err, fail
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.redact import redact
 
 
 class BackendName(str, Enum):
@@ -91,7 +92,7 @@ def _run_stage(stage: str, *, dry_run: bool, **options: Any) -> None:
         result = _llm.execute(plan, partial(progress_bar, console))
     except CallsFailed as exc:
         for o in exc.failed[:20]:
-            err.print(f"  uid {o.task.uid} run {o.task.run}: {o.error}", highlight=False, soft_wrap=True)
+            err.print(f"  uid {o.task.uid} run {o.task.run}: {redact(o.error)}", highlight=False, soft_wrap=True)
         fail(f"{exc}; nothing written", code=1)
     except (FatalCallError, DataError) as exc:
         fail(f"{exc}; completed calls are cached; nothing written", code=1)

@@ -34,7 +34,9 @@ def git(*args: str, cwd: Path | None = None, git_dir: Path | None = None, input:
     if check and proc.returncode != 0:
         where = git_dir if git_dir is not None else (cwd or Path.cwd())
         shown = args[0] if git_dir is not None else " ".join(args[:3])
-        raise DataError(where, f"git {shown} failed: {proc.stderr.decode(errors='replace').strip()}")
+        from medcalc_maintained.core.redact import redact
+
+        raise DataError(where, redact(f"git {shown} failed: {proc.stderr.decode(errors='replace').strip()}"))
     return proc
 
 

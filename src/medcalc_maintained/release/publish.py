@@ -172,10 +172,9 @@ def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_ru
 
 def _hub_error(exc: Exception) -> str:
     """A one-line description of a Hub error without secrets (the token is never part of it)."""
-    first = (str(exc).strip().splitlines() or [""])[0]
-    token = os.environ.get("HF_TOKEN")
-    if token:
-        first = first.replace(token, "***")
+    from medcalc_maintained.core.redact import redact
+
+    first = (redact(exc).strip().splitlines() or [""])[0]
     return f"{type(exc).__name__}: {first}"[:300]
 
 

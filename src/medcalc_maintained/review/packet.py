@@ -9,6 +9,10 @@ order). Three sheets:
 ``Review``        one row per item; the input cells (answer, timepoint, guideline, comment) are the
                   only unlocked cells and carry data validation;
 ``Packet``        who the packet is for and which rows it holds (checked on import).
+
+Every cell the export writes is a string cell (:func:`text_cell`), so a note or question starting
+with ``=``, ``+``, ``-`` or ``@`` is shown as text, never run as a formula; import refuses a packet
+holding any formula cell.
 """
 
 from __future__ import annotations
@@ -120,6 +124,15 @@ class PacketError(DataError):
         return "\n".join(str(p) for p in self.problems)
 
 
+def text_cell(ws, row: int, column: int, value: str | None):
+    """Write ``value`` as a string cell: text from upstream notes or contributors is shown, never run
+    as a formula (openpyxl would store text starting with ``=`` as one). The text is not altered."""
+    c = ws.cell(row=row, column=column, value=value)
+    if value is not None:
+        c.data_type = "s"
+    return c
+
+
 def row_id(split: str, uid: int) -> str:
     return f"{split}-{int(uid):05d}"
 
@@ -175,7 +188,7 @@ def _instructions_sheet(ins) -> None:
     ins.title = INSTRUCTIONS
     ins.column_dimensions["A"].width = 110
     for i, line in enumerate(INSTRUCTIONS_TEXT.splitlines(), start=1):
-        c = ins.cell(row=i, column=1, value=line if line else None)
+        c = text_cell(ins, i, 1, line if line else None)
         if i == 1:
             c.font = Font(bold=True, size=13)
         elif line in HEADINGS:
@@ -188,7 +201,7 @@ def _review_header(ws) -> None:
 
     head_fill = PatternFill("solid", fgColor="DDE6F0")
     for j, (_, header, width) in enumerate(COLUMNS, start=1):
-        c = ws.cell(row=1, column=j, value=header)
+        c = text_cell(ws, 1, j, header)
         c.font = Font(bold=True)
         c.fill = head_fill
         c.alignment = Alignment(wrap_text=True, vertical="top")
@@ -213,7 +226,7 @@ def _review_sheet(ws, inst: pd.DataFrame, keys: list[tuple[str, int]], kinds: di
         values = {"row_id": row_id(*key), "calculator": str(rec["Calculator Name"]), "answer_format": FORMATS[kind],
                   "note": str(rec["Patient Note"]), "question": str(rec["Question"])}
         for k, v in values.items():
-            c = ws.cell(row=r, column=COL[k], value=v)
+            c = text_cell(ws, r, COL[k], v)
             c.alignment = Alignment(wrap_text=True, vertical="top")
             c.fill = locked_fill
             c.number_format = "@"
@@ -243,8 +256,8 @@ def _meta_sheet(meta, reviewer: Reviewer, keys: list[tuple[str, int]]) -> None:
     entries = [("format", PACKET_FORMAT), ("reviewer id", reviewer.id), ("reviewer role", reviewer.role),
                ("reviewer specialty", reviewer.specialty or ""), ("rows", " ".join(row_id(*k) for k in keys))]
     for i, (k, v) in enumerate(entries, start=1):
-        meta.cell(row=i, column=1, value=k).font = Font(bold=True)
-        c = meta.cell(row=i, column=2, value=v)
+        text_cell(meta, i, 1, k).font = Font(bold=True)
+        c = text_cell(meta, i, 2, v)
         c.number_format = "@"
         c.alignment = Alignment(wrap_text=True)
     meta.protection.sheet = True

@@ -70,9 +70,25 @@ def _open(path: Path):
     if not path.is_file():
         raise DataError(path, "file not found")
     try:
-        return load_workbook(path, data_only=True)
+        # formulas are read as formulas (not their cached values) so that they can be refused
+        return load_workbook(path, data_only=False)
     except Exception as exc:  # openpyxl raises many types for a broken file
         raise DataError(path, f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from None
+
+
+def _formulas(wb, bad: _Problems) -> None:
+    """Refuse every formula cell of the packet's sheets: an answer must be what the reviewer typed,
+    not what a formula computed (or would run) when the workbook was opened."""
+    for name in (REVIEW, META):
+        if name not in wb.sheetnames:
+            continue
+        for row in wb[name].iter_rows():
+            for c in row:
+                if c.data_type == "f" or (c.data_type != "s" and isinstance(c.value, str) and c.value.startswith("=")):
+                    shown = str(c.value)[:60]
+                    bad.add(name, c.coordinate, f"holds the formula {shown!r}; packets must hold typed values only "
+                                                "(type the value itself)")
+    bad.raise_any()
 
 
 def _meta(wb, bad: _Problems) -> dict[str, Any]:
@@ -150,6 +166,7 @@ def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False) -
     path = Path(path)
     wb = _open(path)
     bad = _Problems(path)
+    _formulas(wb, bad)
     meta = _meta(wb, bad)
     exported = _text(meta["rows"].value).split()
     ws = wb[REVIEW]

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, graded_answer, is_correct, parse_answer, parse_model_answer
-from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomic
+from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomic, write_csv_for_people
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 STATUSES = ("correct", "wrong", "abstained", "unparsable", "missing")
@@ -208,9 +208,8 @@ class EvaluationReport:
         out.mkdir(parents=True, exist_ok=True)
         paths = {
             "json": write_text_atomic(out / "evaluation.json", json.dumps(self.to_dict(), indent=2) + "\n"),
-            "per_calculator": write_atomic(out / "per_calculator.csv",
-                                           lambda p: self.per_calculator.to_csv(p, index=False)),
-            "graded": write_atomic(out / "graded.csv", lambda p: self.graded.to_csv(p, index=False)),
+            "per_calculator": write_csv_for_people(out / "per_calculator.csv", self.per_calculator),
+            "graded": write_csv_for_people(out / "graded.csv", self.graded),
         }
         paths["plot"] = plot_report(self, out / "accuracy.png")
         return paths

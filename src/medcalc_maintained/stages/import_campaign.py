@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet, write_atomic, write_text_atomic
+from medcalc_maintained.core.io import DataError, read_parquet, write_csv_for_people, write_text_atomic
 from medcalc_maintained.ledger import campaign, dump
 from medcalc_maintained.project import Project
 
@@ -40,7 +40,7 @@ def run(project: Project, *, out: Path | None = None) -> CampaignRun:
         camp, inst, findings, decided_at=str(decided_at), release=str(p["release"]),
         id_prefix=p["id_prefix"], workbook_names=(sampled.name, final.name))
     bad = pd.DataFrame(unreadable, columns=["uid", "column", "value", "reason"])
-    write_atomic(target.parent / "unreadable.csv", lambda q: bad.to_csv(q, index=False))
+    write_csv_for_people(target.parent / "unreadable.csv", bad)
     if len(bad) > int(p["max_unreadable"]):
         shown = "; ".join(f"uid {r['uid']} [{r['column']}] {r['value']!r}: {r['reason']}" for r in unreadable[:5])
         raise DataError(final, f"{len(bad)} cell(s) could not be read (max_unreadable={p['max_unreadable']}): {shown}")

@@ -29,7 +29,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
-from medcalc_maintained.core.io import DataError, write_atomic
+from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people
 from medcalc_maintained.project import Project
 
 UPSTREAM_COLUMNS = [
@@ -187,7 +187,7 @@ def ingest(sources: Iterable[tuple[str, Path]]) -> IngestResult:
 def write_outputs(result: IngestResult, out_dir: Path, *, write_instances: bool = True) -> None:
     """Write ``quarantine.csv`` and (unless told not to) ``instances.parquet`` atomically."""
     out_dir = Path(out_dir)
-    write_atomic(out_dir / "quarantine.csv", lambda p: result.quarantine.to_csv(p, index=False))
+    write_csv_for_people(out_dir / "quarantine.csv", result.quarantine)
     if write_instances:
         write_atomic(out_dir / "instances.parquet", lambda p: result.instances.to_parquet(p, index=False))
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet, write_atomic, write_json
+from medcalc_maintained.core.io import (DataError, read_csv_for_people, read_parquet, write_atomic, write_csv_for_people,
+                                         write_json)
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import triage as tr
@@ -90,7 +91,7 @@ def write_outputs(queue: pd.DataFrame, summary: dict[str, Any], curve: pd.DataFr
     q = queue[tr.QUEUE_COLUMNS].copy()
     q["relabel_rel_err"] = q["relabel_rel_err"].round(4)
     paths = {
-        "queue": write_atomic(out_dir / QUEUE, lambda p: q.to_csv(p, index=False)),
+        "queue": write_csv_for_people(out_dir / QUEUE, q),
         "metrics": write_json(out_dir / METRICS, summary),
         "curve": write_atomic(out_dir / CURVE, lambda p: curve.to_csv(p, index=False)),
     }
@@ -103,7 +104,7 @@ def read_queue(path: Path) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "triage queue not found (run `medcalc-maintained triage` first)")
-    q = pd.read_csv(path, dtype={"reviewer": "string", "specialty": "string", "split": "string"},
+    q = read_csv_for_people(path, dtype={"reviewer": "string", "specialty": "string", "split": "string"},
                     keep_default_na=False)
     tr.require_columns(q, ["split", "uid", "in_budget", "reviewer"], str(path))
     q["in_budget"] = q["in_budget"].astype(str).str.lower().eq("true")

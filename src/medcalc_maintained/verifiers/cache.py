@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from medcalc_maintained.core.io import write_text_atomic
+from medcalc_maintained.core.redact import redact
 from medcalc_maintained.verifiers.base import canonical_json, sha256_text
 
 
@@ -50,6 +51,10 @@ class Entry:
     model_version: str = ""
     finish_reason: str = ""
     created_at: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+
+    def __post_init__(self) -> None:
+        # remote text is stored and shown with any secret masked (core.redact)
+        self.text, self.problem = redact(self.text), redact(self.problem)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=1) + "\n"
@@ -91,7 +96,7 @@ class Cache:
         return self.root / "_batch_jobs"
 
     def save_job(self, name: str, record: dict[str, Any]) -> Path:
-        return write_text_atomic(self.jobs_dir() / f"{_SAFE.sub('_', name)}.json", json.dumps(record, indent=1) + "\n")
+        return write_text_atomic(self.jobs_dir() / f"{_SAFE.sub('_', name)}.json", redact(json.dumps(record, indent=1)) + "\n")
 
     def load_jobs(self) -> list[dict[str, Any]]:
         d = self.jobs_dir()

@@ -32,6 +32,7 @@ from rich.table import Column
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
+from medcalc_maintained.core.redact import redact
 from medcalc_maintained.verifiers.base import FATAL, MALFORMED, Backend, Completion, MalformedReply, Task
 from medcalc_maintained.verifiers.cache import Cache, Entry, cache_key
 from medcalc_maintained.verifiers.settings import EngineSettings, Prices
@@ -167,7 +168,7 @@ class Engine:
             try:
                 await self.backend.open()
             except Exception as exc:
-                raise FatalCallError(f"cannot start the {self.backend.name} backend: {type(exc).__name__}: {exc}") from exc
+                raise FatalCallError(redact(f"cannot start the {self.backend.name} backend: {type(exc).__name__}: {exc}")) from None
             try:
                 if batch:
                     runner = getattr(self.backend, "run_batch", None)
@@ -248,8 +249,8 @@ class Engine:
             except Exception as exc:  # classified below; anything unknown is fatal
                 kind = self.backend.classify(exc)
                 if kind == FATAL:
-                    raise FatalCallError(f"{self.backend.name} call for uid {task.uid} run {task.run} failed: "
-                                         f"{type(exc).__name__}: {exc}") from exc
+                    raise FatalCallError(redact(f"{self.backend.name} call for uid {task.uid} run {task.run} failed: "
+                                                f"{type(exc).__name__}: {exc}")) from None
                 if kind == MALFORMED:
                     malformed += 1
                     self.stats.malformed += 1
@@ -263,7 +264,7 @@ class Engine:
                 else:
                     transient += 1
                     if transient > self.settings.retries:
-                        return None, f"{type(exc).__name__}: {exc}"[:500]
+                        return None, redact(f"{type(exc).__name__}: {exc}")[:500]
                     self.stats.retries += 1
                     delay = backoff_delay(transient, self.settings, self.backend.retry_after(exc), self.rng)
                 await asyncio.sleep(delay)

@@ -27,6 +27,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from medcalc_maintained.core.redact import redact
 from medcalc_maintained.verifiers.base import (FATAL, MALFORMED, RETRY, Backend, Completion, MalformedReply, Task,
                                                canonical_json, sha256_text)
 from medcalc_maintained.verifiers.settings import BatchSettings, GeminiSettings
@@ -167,7 +168,7 @@ class GeminiBackend(Backend):
                 kind = self.classify(exc)
                 n += 1
                 if kind == FATAL or n > engine.settings.retries:
-                    raise FatalCallError(f"batch {what} failed: {type(exc).__name__}: {exc}") from exc
+                    raise FatalCallError(redact(f"batch {what} failed: {type(exc).__name__}: {exc}")) from None
                 engine.stats.retries += 1
                 await asyncio.sleep(backoff_delay(n, engine.settings, self.retry_after(exc), engine.rng))
 
@@ -268,7 +269,7 @@ class GeminiBackend(Backend):
                     seen.add(key)
                     if item.error is not None or item.response is None:
                         err = item.error
-                        last_error[key] = f"batch item error {getattr(err, 'code', '')}: {getattr(err, 'message', '')}"
+                        last_error[key] = redact(f"batch item error {getattr(err, 'code', '')}: {getattr(err, 'message', '')}")
                         continue
                     raw = ""
                     try:
@@ -306,7 +307,7 @@ def completion_from_response(resp: Any) -> Completion:
     cands = getattr(resp, "candidates", None) or []
     if not cands:
         feedback = getattr(resp, "prompt_feedback", None)
-        raise MalformedReply(f"no candidate in the reply (prompt feedback: {feedback})")
+        raise MalformedReply(redact(f"no candidate in the reply (prompt feedback: {feedback})"))
     cand = cands[0]
     parts = (cand.content.parts if cand.content is not None else None) or []
     text = "\n".join(p.text for p in parts if getattr(p, "text", None) and not getattr(p, "thought", False))

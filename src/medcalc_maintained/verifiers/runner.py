@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.redact import redact
 from medcalc_maintained.verifiers.base import Backend, Task, canonical_json
 from medcalc_maintained.verifiers.cache import Cache
 from medcalc_maintained.verifiers.engine import Engine, Outcome, ProgressHook, Validator
@@ -24,8 +25,8 @@ class CallsFailed(RuntimeError):
     def __init__(self, failed: list[Outcome]):
         self.failed = failed
         first = failed[0]
-        super().__init__(f"{len(failed)} call(s) failed after retries (first: uid {first.task.uid} run "
-                         f"{first.task.run}: {first.error}); completed calls are cached, rerun to retry the rest")
+        super().__init__(redact(f"{len(failed)} call(s) failed after retries (first: uid {first.task.uid} run "
+                                f"{first.task.run}: {first.error}); completed calls are cached, rerun to retry the rest"))
 
 
 def select_rows(instances: pd.DataFrame, split: str, limit: int | None, source: Path | str = "instances") -> pd.DataFrame:

@@ -1,0 +1,84 @@
+"""Secrets never printed: the one function that masks them in text from remote services.
+
+:func:`redact` replaces with ``***``
+
+- the values of the environment variables in :data:`SECRET_VARS` (read at call time; values shorter
+  than :data:`MIN_SECRET` characters are ignored, they would mask ordinary words);
+- the value of any ``Authorization`` or ``x-goog-api-key`` header (``Name: value``, ``"Name":
+  "value"`` or ``'Name': 'value'``, any letter case);
+- the value of a ``key=``, ``token=`` or ``access_token=`` query parameter;
+- the password of a URL with credentials (``https://user:secret@host``).
+
+It is applied wherever remote text can reach the user or the disk: the errors of the Gemini backend
+(online and batch), the engine's failure messages, the call cache, the run records and vote tables,
+the command-line error printing, every log record (:func:`install_log_filter`) and the publishing
+and git errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+
+SECRET_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "HF_TOKEN")
+MIN_SECRET = 8
+MASK = "***"
+
+_HEADER = re.compile(
+    r"""(?P<name>["']?(?:authorization|proxy-authorization|x-goog-api-key)["']?\s*[:=]\s*)"""
+    r"""(?P<q>["']?)(?P<value>(?:bearer\s+|basic\s+|token\s+)?[^"'\s,;}\]]+)""", re.IGNORECASE)
+_QUERY = re.compile(r"(?P<name>[?&;](?:key|api_key|token|access_token)=)(?P<value>[^&#\s\"']+)", re.IGNORECASE)
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?P<value>[^@/\s]+)(?=@)", re.IGNORECASE)
+
+
+def secret_values() -> list[str]:
+    """The secrets set in the environment now, longest first."""
+    vals = {os.environ.get(v, "").strip() for v in SECRET_VARS}
+    return sorted((v for v in vals if len(v) >= MIN_SECRET), key=len, reverse=True)
+
+
+def redact(text: Any) -> str:
+    """``text`` (made a string) with every secret value masked."""
+    s = "" if text is None else str(text)
+    if not s:
+        return s
+    for v in secret_values():
+        s = s.replace(v, MASK)
+    s = _HEADER.sub(lambda m: m.group("name") + m.group("q") + MASK, s)
+    s = _QUERY.sub(lambda m: m.group("name") + MASK, s)
+    return _URL_CREDENTIALS.sub(lambda m: m.group("scheme") + MASK, s)
+
+
+def _clean(record: logging.LogRecord) -> logging.LogRecord:
+    """``record`` with its message (and exception text) masked, formatted once."""
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken format string: the logging module reports it itself
+        return record
+    record.msg, record.args = redact(message), None
+    if record.exc_info and record.exc_info[1] is not None:
+        exc = record.exc_info[1]
+        record.msg = f"{record.msg} ({type(exc).__name__}: {redact(exc)})"
+        record.exc_info, record.exc_text = None, None
+    return record
+
+
+_installed = False
+
+
+def install_log_filter() -> None:
+    """Mask secrets in every log record, whatever logger or handler prints it (libraries such as
+    huggingface_hub attach their own handlers): the record factory cleans each record as it is
+    made. Safe to call more than once."""
+    global _installed
+    if _installed:
+        return
+    make = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        return _clean(make(*args, **kwargs))
+
+    logging.setLogRecordFactory(factory)
+    _installed = True
