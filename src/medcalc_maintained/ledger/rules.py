@@ -25,7 +25,7 @@ _ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 
 
 def is_physician(rec: Mapping[str, Any]) -> bool:
-    reviewer = rec.get("reviewer") or {}
+    reviewer = rec.get("reviewer")
     role = reviewer.get("role") if isinstance(reviewer, Mapping) else rec.get("reviewer_role")
     return rec.get("source") == PHYSICIAN or str(role or "").strip().lower() == PHYSICIAN
 
