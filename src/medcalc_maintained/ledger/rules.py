@@ -63,12 +63,12 @@ def value_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_type: s
     new = rec.get("new_value")
     problem = label_problem(calculator_id, new, output_type, style, note)
     if problem:
-        out.append(("new_value", f"{new!r} is not a possible label of this {output_type} row ({problem})"))
+        out.append(("new_value", f"{new!r} is not a valid {output_type} answer ({problem})"))
     old = rec.get("old_value")
     old_problem = label_problem(calculator_id, old, output_type, style, None) if old is None or not str(old).strip() \
         else fit_problem(parse_answer(old, output_type), output_type, style)
     if old_problem:
-        out.append(("old_value", f"{old!r} is not a {output_type} label ({old_problem})"))
+        out.append(("old_value", f"{old!r} is not a valid {output_type} answer ({old_problem})"))
     return out
 
 
