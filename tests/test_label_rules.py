@@ -279,3 +279,43 @@ def test_validate_reports_uid_862_as_a_warning_on_the_pipeline_outputs(pipeline_
     hits = [f for f in report.failures if "unverified_label_in_range" in f.expectation]
     assert [(f.severity, f.offending) for f in hits] == [("warning", ["split=test uid 862"])]
     assert not any("label_in_range" in f.expectation for f in report.blocking)
+
+
+def test_review_import_refuses_an_out_of_range_answer_naming_sheet_and_cell(real_instances, real_recompute,
+                                                                          campaign_ledger, tmp_path):
+    from medcalc_maintained.review import adjudicate, packet as pkt
+    from medcalc_maintained.review.packet import PacketError
+    from triage_support import ANSWERS, CASES, REVIEWER, fill
+
+    packet = pkt.export_packet(real_instances, [("test", u) for u in CASES], REVIEWER, tmp_path / "packet.xlsx")
+    bad = dict(ANSWERS)
+    bad["test-00041"] = {"answer": 12, "comment": "CHA2DS2-VASc"}  # CHA2DS2-VASc is 0-9 points
+    where = fill(packet, bad, tmp_path / "bad.xlsx")
+    corrections = tmp_path / "corrections"
+    corrections.mkdir()
+    with pytest.raises(PacketError) as exc:
+        adjudicate.import_packet(tmp_path / "bad.xlsx", instances=real_instances,
+                                 ledger_paths=[campaign_ledger, corrections], relabel=None, recompute=real_recompute,
+                                 reviewers=[REVIEWER], adjudication=adjudicate.Adjudication((), "review"),
+                                 out=corrections / "x.yaml", decided_at="2026-02-01")
+    assert (f"{tmp_path / 'bad.xlsx'}, sheet Review, cell F{where['test-00041']}: row test-00041: 12 is outside the "
+            "range of CHA2DS2-VASc Score for Atrial Fibrillation Stroke Risk (0 to 9 points)") in str(exc.value)
+    assert len(exc.value.problems) == 1 and list(corrections.iterdir()) == []
+
+
+def test_review_import_records_carry_the_routing_stage_as_proposer(real_instances, real_recompute, campaign_ledger,
+                                                                  tmp_path):
+    from medcalc_maintained.review import adjudicate, packet as pkt
+    from triage_support import ANSWERS, CASES, REVIEWER, fill
+
+    packet = pkt.export_packet(real_instances, [("test", u) for u in CASES], REVIEWER, tmp_path / "packet.xlsx")
+    fill(packet, ANSWERS, tmp_path / "filled.xlsx")
+    corrections = tmp_path / "corrections"
+    corrections.mkdir()
+    records, _ = adjudicate.import_packet(
+        tmp_path / "filled.xlsx", instances=real_instances, ledger_paths=[campaign_ledger, corrections], relabel=None,
+        recompute=real_recompute, reviewers=[REVIEWER], adjudication=adjudicate.Adjudication((), "review"),
+        out=corrections / "x.yaml", decided_at="2026-02-01")
+    assert {r["proposed_by"]["id"] for r in records} == {"triage"}
+    assert all(r["proposed_by"]["specialty"] == REVIEWER.specialty for r in records)
+    assert ledger.load([corrections / "x.yaml"])  # the schema knows proposed_by
