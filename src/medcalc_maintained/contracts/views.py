@@ -114,7 +114,9 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
     valid, in_range, old_fits = [], [], []
     for k, rec in zip(keys, df.to_dict("records")):
         if k not in otypes:
-            valid.append(False), in_range.append(False), old_fits.append(False)
+            valid.append(False)
+            in_range.append(False)
+            old_fits.append(False)
             continue
         found = dict(rules.value_problems(rec, calculator_id=calc.get(k), output_type=otypes[k], style=styles[k], note=notes.get(k))) \
             if k in calc else {}
