@@ -32,7 +32,7 @@ def record(**kw) -> dict:
         "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
         "rationale": "Weight was read from an earlier admission.", "evidence": ["note, paragraph 2"],
         "source": "contributor", "reviewer": {"id": "md-1", "role": "physician", "specialty": "nephrology"},
-        "blinded": False, "decided_at": "2026-01-15",
+        "blinded": True, "decided_at": "2026-01-15",
     }
     base.update(kw)
     return base
@@ -53,8 +53,8 @@ def test_hand_made_ledger_applied_to_instances(instances, tmp_path):
                error_type="unanswerable", rationale="No current creatinine in the note."),
         record(id="T-0003", uid=928, old_value=r927["Ground Truth Answer"], new_value="2014-09-12",
                label_status="corrected", error_type="aggregation"),
-        record(id="T-0004", uid=1029, old_value=r1029["Ground Truth Answer"], new_value="99",
-               label_status="confirmed", error_type=None, rationale="Same gestational age in days."),
+        record(id="T-0004", uid=1029, old_value=r1029["Ground Truth Answer"], new_value="14 weeks 1 day",
+               label_status="confirmed", error_type=None, rationale="Same gestational age in weeks and days."),
         record(id="T-0005", uid=2, old_value=row(instances, 2)["Ground Truth Answer"], new_value="1",
                decision="rejected", label_status="corrected"),
     ])
@@ -71,7 +71,7 @@ def test_hand_made_ledger_applied_to_instances(instances, tmp_path):
     assert by.loc[3, "Label Status"] == "abstain"
     # date written MM/DD/YYYY, limits equal the answer
     assert tuple(by.loc[928, ["Ground Truth Answer", "Lower Limit", "Upper Limit"]]) == ("09/12/2014",) * 3
-    # gestational age keeps v1.0's representation: 99 days = 14 weeks 1 day
+    # gestational age keeps v1.0's representation ('14 weeks', '1 days'); a bare 99 (days) is refused
     assert by.loc[1029, "Ground Truth Answer"] == "('14 weeks', '1 days')"
     assert by.loc[1029, "Label Status"] == "confirmed"
     # rejected record changes nothing; untouched rows stay unverified with the upstream label

@@ -16,9 +16,11 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
 from medcalc_maintained.core.labels import fit_problem, label_style
 from medcalc_maintained.core.versions import UNRELEASED, release_key as _release_key
+from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import replay
 
 REL_TOL = 1e-6
@@ -79,22 +81,66 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     df["original_matches_upstream"] = [
         up.get((s, int(u))) == str(o) for s, u, o in zip(df["split"], df["uid"], df["Original Ground Truth Answer"])
     ]
+    _range_facts(df, styles)
     df["calculator_in_registry"] = [registry.get(int(c)) == str(n) for c, n in zip(df["Calculator ID"], df["Calculator Name"])]
     df["is_abstain"] = is_na.astype(float)
     df["is_unverified"] = (df["Label Status"] == "unverified").astype(float)
     return df
 
 
-def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None = None) -> pd.DataFrame:
-    """Ledger records with ``uid_exists``, ``old_value_matches_base``, ``new_value_valid``,
-    ``one_accepted_per_row_release`` and ``physician_blinded`` facts.
+def _range_facts(df: pd.DataFrame, styles: list[str | None]) -> None:
+    """``label_in_range`` (:func:`calculators.ranges.label_problem`: the label is a possible answer of
+    its calculator) and its split by status: ``verified_label_in_range`` (true for unverified rows)
+    and ``unverified_label_in_range`` (true for verified rows), so that one can block and one warn."""
+    notes = df["Patient Note"] if "Patient Note" in df.columns else pd.Series([None] * len(df), index=df.index)
+    ok = [label_problem(c, a, str(t), st, n) is None for c, a, t, st, n in
+          zip(df["Calculator ID"], df["Ground Truth Answer"].astype(str), df["Output Type"], styles, notes)]
+    unverified = (df["Label Status"].astype(str) == "unverified").tolist()
+    df["label_in_range"] = ok
+    df["verified_label_in_range"] = [o or u for o, u in zip(ok, unverified)]
+    df["unverified_label_in_range"] = [o or not u for o, u in zip(ok, unverified)]
 
-    Accepted records are replayed in release order over the upstream labels; a record's base is the
-    label its row had at that point (the previous release's label).
+
+LEDGER_FACTS = ("uid_exists", "old_value_matches_base", "new_value_valid", "new_value_in_range", "old_value_fits",
+                "one_accepted_per_row_release", "physician_blinded", "decided_at_valid")
+
+
+def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]]) -> None:
+    """The value rules of :mod:`ledger.rules` per record, split into named facts."""
+    otypes = up["Output Type"].astype(str).to_dict()
+    calc = up["Calculator ID"].to_dict() if "Calculator ID" in up.columns else {}
+    notes = up["Patient Note"].to_dict() if "Patient Note" in up.columns else {}
+    styles = {k: label_style(v, otypes[k]) for k, v in up["Ground Truth Answer"].astype(str).items()}
+    valid, in_range, old_fits = [], [], []
+    for k, rec in zip(keys, df.to_dict("records")):
+        if k not in otypes:
+            valid.append(False)
+            in_range.append(False)
+            old_fits.append(False)
+            continue
+        found = dict(rules.value_problems(rec, calculator_id=calc.get(k), output_type=otypes[k], style=styles[k], note=notes.get(k))) \
+            if k in calc else {}
+        new = rec.get("new_value")
+        fits = new is not None and str(new).strip() != "" and fit_problem(parse_answer(str(new), otypes[k]), otypes[k], styles[k]) is None
+        valid.append(fits)
+        in_range.append(fits and "new_value" not in found)
+        old_fits.append("old_value" not in found)
+    df["new_value_valid"], df["new_value_in_range"], df["old_value_fits"] = valid, in_range, old_fits
+    df["physician_blinded"] = [rules.blinded_problem(r) is None for r in df.to_dict("records")]
+    df["decided_at_valid"] = [rules.decided_at_problem(v) is None for v in df["decided_at"]] if "decided_at" in df else False
+
+
+def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None = None) -> pd.DataFrame:
+    """Ledger records with the facts of :data:`LEDGER_FACTS` (the rules of :mod:`ledger.rules`).
+
+    Accepted records are replayed in release order (then decision date, then ledger order, as
+    ``apply`` does) over the upstream labels; a record's base is the label its row had at that point
+    (the previous release's label); of two accepted records of one row and release the later is
+    the offending one.
     """
     df = records.copy().reset_index(drop=True)
     if df.empty:
-        for col in ("uid_exists", "old_value_matches_base", "new_value_valid", "one_accepted_per_row_release", "physician_blinded"):
+        for col in LEDGER_FACTS:
             df[col] = pd.Series(dtype=bool)
         return df
     up = upstream.set_index(["split", "uid"])
@@ -102,13 +148,13 @@ def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None 
     otypes = up["Output Type"].astype(str).to_dict()
     keys = [(str(s), int(u)) if pd.notna(u) else (str(s), -1) for s, u in zip(df["split"], df["uid"])]
     df["uid_exists"] = [k in labels for k in keys]
-    df["new_value_valid"] = [k in otypes and parse_answer(str(v), otypes[k]).is_valid for k, v in zip(keys, df["new_value"])]
-    df["physician_blinded"] = [(src != "physician") or bool(b) is True for src, b in zip(df["source"], df["blinded"])]
+    _record_facts(df, up, keys)
     release = df.get("release", pd.Series([UNRELEASED] * len(df))).fillna(UNRELEASED).astype(str)
     matches = [True] * len(df)
     once = [True] * len(df)
+    decided = df["decided_at"] if "decided_at" in df.columns else pd.Series([None] * len(df))
     order = sorted((i for i in range(len(df)) if df.at[i, "decision"] == "accepted"),
-                   key=lambda i: (_safe_release_key(release[i]), i))
+                   key=lambda i: rules.accepted_order(_safe_release_key(release[i]), decided[i], i))
     entries = ((i, keys[i], release[i], df.at[i, "old_value"], df.at[i, "new_value"]) for i in order)
     for step in replay(entries, dict(labels), otypes):
         matches[step.pos] = step.matches_base

@@ -58,6 +58,8 @@ def fit_problem(answer: Answer, output_type: str, style: str | None = None) -> s
     gestational-age style (:func:`label_style`) needs weeks and days; a date needs a date; an
     integer a whole number; a decimal any number but weeks and days."""
     if answer.kind == "invalid":
+        if output_type != "date" and parse_answer(answer.text, "date").kind == "date":
+            return f"a date is not {'an' if output_type == 'integer' else 'a'} {output_type} answer"
         return answer.reason
     if answer.is_abstain:
         return None

@@ -18,7 +18,18 @@ import pandas as pd
 from medcalc_maintained.core.answers import format_answer, labels_agree, limits, parse_answer, same_value
 from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
 from medcalc_maintained.core.versions import UNRELEASED, release_key
+from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
+
+
+@dataclass
+class _Rows:
+    """What the record rules need of each instance row, by position."""
+
+    otypes: list[str]
+    styles: list[str | None]
+    calculators: list[Any]
+    notes: list[Any]
 
 @dataclass
 class Step:
@@ -59,9 +70,9 @@ def replay(entries: Iterable[tuple[int, tuple[str, int], str, Any, Any]], labels
         yield Step(pos, key, base, is_first, first[slot], matches, applied)
 
 
-def _check_records(selected: list[Record], index: dict[tuple[str, int], int], otypes: list[str]) -> list[LedgerProblem]:
-    """Structural checks of every selected record (accepted or not): the row exists, both values
-    parse for its output type, and ``label_status`` agrees with the values."""
+def _check_records(selected: list[Record], index: dict[tuple[str, int], int], rows: "_Rows") -> list[LedgerProblem]:
+    """The record rules of :mod:`medcalc_maintained.ledger.rules` for every selected record
+    (accepted or not), and ``label_status`` agrees with the values."""
     problems: list[LedgerProblem] = []
     for rec in selected:
         key = (rec["split"], int(rec["uid"]))
@@ -69,11 +80,10 @@ def _check_records(selected: list[Record], index: dict[tuple[str, int], int], ot
             problems.append(LedgerProblem(rec.path, f"uid {key[1]} does not exist in split {key[0]!r}", rec.id, "uid"))
             continue
         i = index[key]
-        otype = otypes[i]
-        for fld in ("old_value", "new_value"):
-            a = parse_answer(rec[fld], otype)
-            if a.kind == "invalid":
-                problems.append(LedgerProblem(rec.path, f"{rec[fld]!r} is not a valid {otype} answer ({a.reason})", rec.id, fld))
+        otype = rows.otypes[i]
+        for fld, problem in rules.record_problems(rec.data, calculator_id=rows.calculators[i], output_type=otype,
+                                                  style=rows.styles[i], note=rows.notes[i]):
+            problems.append(LedgerProblem(rec.path, problem, rec.id, fld))
         new = parse_answer(rec["new_value"], otype)
         st = rec["label_status"]
         if st == "abstain" and not new.is_abstain:
@@ -115,11 +125,14 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     etype = df["Error Type"].tolist()
     otypes = df["Output Type"].astype(str).tolist()
     styles = [label_style(labels[i], otypes[i]) for i in range(len(df))]
+    rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df))
 
     selected = [r for r in records if upto is None or (r.release != UNRELEASED and release_key(r.release) <= release_key(upto))]
-    problems += _check_records(selected, index, otypes)
+    problems += _check_records(selected, index, rows)
 
-    accepted = sorted((r for r in selected if r["decision"] == "accepted"), key=lambda r: (release_key(r.release), r.path, r.index))
+    positions = {id(r): n for n, r in enumerate(records)}
+    accepted = sorted((r for r in selected if r["decision"] == "accepted"),
+                      key=lambda r: rules.accepted_order(release_key(r.release), r.get("decided_at"), positions[id(r)]))
     current = {key: labels[i] for key, i in index.items()}
     row_types = {key: otypes[i] for key, i in index.items()}
     entries = ((n, (r["split"], int(r["uid"])), r.release, r["old_value"], r["new_value"]) for n, r in enumerate(accepted))
@@ -127,9 +140,9 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         rec = accepted[step.pos]
         if not step.first_in_release:
             other = accepted[step.first_pos]
-            problems.append(LedgerProblem(
-                rec.path, f"second accepted record for {step.key[0]} uid {step.key[1]} in release {rec.release} "
-                          f"(first: {other.id} in {other.path})", rec.id, "decision"))
+            problems.append(LedgerProblem(rec.path, rules.duplicate_problem(
+                step.key[0], step.key[1], rec.release, (rec.id, rec.path, rec.get("decided_at")),
+                (other.id, other.path, other.get("decided_at"))), rec.id, "decision"))
             continue
         if not step.matches_base:
             problems.append(LedgerProblem(

@@ -14,9 +14,11 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError, load_yaml
-from medcalc_maintained.core.labels import status_of, write_label
+from medcalc_maintained.core.labels import row_style, status_of, write_label
+from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
-from medcalc_maintained.ledger.records import ERROR_TYPES, SOURCES, collect, dump, ledger_files, load
+from medcalc_maintained.ledger.records import (ERROR_TYPES, SOURCES, LedgerError, LedgerProblem, collect, dump,
+                                               ledger_files, load)
 from medcalc_maintained.ledger.write import write_checked
 from medcalc_maintained.project import Project
 
@@ -53,11 +55,7 @@ class Proposal:
     path: Path
 
 
-def _check_arguments(today: str, rationale: str, source: str, error_type: str | None) -> str | None:
-    try:
-        dt.date.fromisoformat(today)
-    except ValueError:
-        raise DataError("--date", f"{today!r} is not a YYYY-MM-DD date") from None
+def _check_arguments(rationale: str, source: str, error_type: str | None) -> str | None:
     if not rationale or not rationale.strip():
         raise DataError("--rationale", "must say why the label is wrong (or right)")
     if source not in SOURCES:
@@ -66,6 +64,15 @@ def _check_arguments(today: str, rationale: str, source: str, error_type: str | 
     if etype is not None and etype not in ERROR_TYPES:
         raise DataError("--error-type", f"{error_type!r} is not one of {', '.join(ERROR_TYPES)} or none")
     return etype
+
+
+def _refuse(target: Path, rec: dict[str, Any], row: pd.Series) -> None:
+    """Raise every record rule (:mod:`medcalc_maintained.ledger.rules`) the new record breaks, before
+    anything is formatted: the value as given, never rounded or coerced."""
+    found = rules.record_problems(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
+                                  style=row_style(row), note=row.get("Patient Note"))
+    if found:
+        raise LedgerError([LedgerProblem(str(target), problem, f"{rec['id']} (new)", field) for field, problem in found])
 
 
 def _current_row(project: Project, instances: pd.DataFrame, split: str, uid: int) -> pd.Series:
@@ -114,39 +121,37 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     before the file is replaced atomically.
     """
     today = today or dt.date.today().isoformat()
-    etype = _check_arguments(today, rationale, source, error_type)
+    etype = _check_arguments(rationale, source, error_type)
     if not project.instances.is_file():
         raise DataError(project.instances, "upstream instances not found (run `dvc repro ingest`)")
     instances = pd.read_parquet(project.instances)
     row = _current_row(project, instances, split, uid)
     otype, old = str(row["Output Type"]), str(row["Ground Truth Answer"])
+    target = _target_file(project, file, str(today))
+    files = ledger_files([p for p in project.ledger_paths if p.exists()])
+    records, _ = collect(files)
+    used = {r.id for r in records} | _history_ids(project.root, project.ledger_paths)
+    person = {"id": reviewer_id or os.environ.get("USER") or "anonymous", "role": reviewer_role, "specialty": specialty}
+    rec: dict[str, Any] = {
+        "id": next_id(used), "uid": int(uid), "split": split, "old_value": old, "new_value": new_value,
+        "decision": "deferred", "label_status": None, "error_type": etype,
+        "rationale": " ".join(rationale.split()), "evidence": list(evidence or []), "source": source,
+        "reviewer": dict(person), "proposed_by": dict(person), "blinded": bool(blinded), "decided_at": today,
+    }
+    _refuse(target, rec, row)
     parsed = parse_answer(new_value, otype)
-    if not parsed.is_valid:
-        raise DataError("--new-value", f"{new_value!r} is not a valid {otype} answer ({parsed.reason})")
-    new = write_label(new_value, otype, row["Original Ground Truth Answer"])
+    new = rec["new_value"] = write_label(new_value, otype, row["Original Ground Truth Answer"])
     old_answer = parse_answer(old, otype)
     if parsed.is_abstain or (old_answer.is_valid and not old_answer.is_abstain):
         status = status_of(parsed, old, otype)
     else:
         status = "corrected"  # the current label is N/A or unreadable: any value corrects it
+    rec["label_status"] = status
     if status == "confirmed" and etype is not None:
         raise DataError("--error-type", f"the new value {new!r} agrees with the current label {old!r}: that is a "
                                         "confirmation, pass --error-type none")
     if status != "confirmed" and etype is None:
         raise DataError("--error-type", f"a {status} label needs an error type ({', '.join(ERROR_TYPES)})")
-
-    target = _target_file(project, file, today)
-    files = ledger_files([p for p in project.ledger_paths if p.exists()])
-    records, _ = collect(files)
-    used = {r.id for r in records} | _history_ids(project.root, project.ledger_paths)
-    rec: dict[str, Any] = {
-        "id": next_id(used), "uid": int(uid), "split": split, "old_value": old, "new_value": new,
-        "decision": "deferred", "label_status": status, "error_type": etype,
-        "rationale": " ".join(rationale.split()), "evidence": list(evidence or []), "source": source,
-        "reviewer": {"id": reviewer_id or os.environ.get("USER") or "anonymous", "role": reviewer_role,
-                     "specialty": specialty},
-        "blinded": bool(blinded), "decided_at": today,
-    }
     header, batch, existing = _existing(target)
     text = dump(existing + [rec], target, batch=batch, header=header)
     others = load([f for f in files if f.resolve() != target.resolve()])

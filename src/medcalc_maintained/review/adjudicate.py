@@ -36,6 +36,9 @@ from medcalc_maintained.review.packet import META, REVIEW, PacketError, PacketPr
 from medcalc_maintained.review.reader import Item, Packet, read_packet
 
 REFERENCES = ("relabel", "physician", "current")
+# review import writes new records for rows the triage queue routed to the reviewer: the triage
+# stage is their proposer (``proposed_by``; the specialty is the one it routed the row to)
+ROUTED_BY = {"id": "triage", "role": "pipeline"}
 
 
 @dataclass
@@ -124,6 +127,7 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
         "evidence": evidence,
         "source": "physician",
         "reviewer": reviewer.as_record(),
+        "proposed_by": dict(ROUTED_BY, specialty=reviewer.specialty),
         "blinded": True,
         "decided_at": decided_at,
     }

@@ -11,6 +11,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import Answer, parse_answer
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.calculators.ranges import range_problem
 from medcalc_maintained.core.labels import GESTATIONAL_AGE, fit_problem
 from medcalc_maintained.review.packet import (
     COL, COLUMNS, MAX_TEXT, META, PACKET_FORMAT, REVIEW, ROW_ID, PacketError, PacketProblem, answer_kind, keyed,
@@ -140,12 +141,15 @@ def _row_key(cells: dict[str, Any], seen: dict[str, int], exported: list[str], i
 
 
 def _item(cells: dict[str, Any], rid: str, key: tuple[str, int], r: int, otype: str, kind: str,
-          bad: _Problems) -> Item | None:
+          bad: _Problems, row: pd.Series) -> Item | None:
     """The answered item of a row, or ``None`` (with a problem) when its cells do not check."""
     raw = cells["answer"].value
     ans = parse_answer(raw, otype)
     shown = raw.strftime("%m/%d/%Y") if isinstance(raw, (dt.date, dt.datetime)) else raw
     problem = fit_problem(ans, otype, GESTATIONAL_AGE if kind == GESTATIONAL_AGE else None)
+    if problem is None and (out := range_problem(row["calculator_id"], ans, row.get("Patient Note"), otype)):
+        bad.add(REVIEW, cells["answer"].coordinate, f"row {rid}: {out}")
+        return None
     if problem:
         what = "gestational age" if kind == GESTATIONAL_AGE else otype
         bad.add(REVIEW, cells["answer"].coordinate, f"{_text(shown)!r} is not a valid {what} answer ({problem})")
@@ -192,7 +196,7 @@ def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False) -
                         f"the answer of row {rid} is empty (write the value, or N/A with a comment)")
             continue
         rec = inst.loc[key]
-        item = _item(cells, rid, key, r, str(rec["Output Type"]), kinds[int(rec["calculator_id"])], bad)
+        item = _item(cells, rid, key, r, str(rec["Output Type"]), kinds[int(rec["calculator_id"])], bad, rec)
         if item is not None:
             items.append(item)
     missing = [x for x in exported if x not in seen]
