@@ -19,7 +19,8 @@ The rule (decision bands and actions from ``calculators/thresholds.yaml``):
         only), or a date moves by more than ``days`` (the pregnancy is dated differently);
 ``L3``  the label moves into a band with another action (treatment or disposition changes), or a
         dose moves by more than its ``tolerance`` (symmetric relative difference,
-        ``core.answers.rel_err``).
+        ``core.answers.rel_err``); a value <= 0 of a dose entry means nothing is given, so two
+        such values are the same dose (no dose) and one against a positive dose is ``L3``.
 
 An abstention (``N/A``) on one side and a value on the other takes the worst level the
 calculator can reach (:attr:`Threshold.max_level`): ``L3`` when its value drives a treatment or
@@ -126,7 +127,11 @@ def severity(calculator_id: int, old_label: Any, new_label: Any, output_type: st
         found.append(crossing)
     if t.type == "relative_dose" and t.tolerance is not None:
         d = rel_err(old, new, output_type)
-        if d > t.tolerance + 1e-12:
+        if x <= 0 and y <= 0:
+            found[0] = (found[0][0], f"{_fmt(x)} -> {_fmt(y)}: no dose on either side (<= 0)")
+        elif x <= 0 or y <= 0:
+            found.append(("L3", f"{_fmt(x)} -> {_fmt(y)}: a dose on one side only"))
+        elif d > t.tolerance + 1e-12:
             found.append(("L3", f"dose changes by {d:.1%} (> {t.tolerance:.0%})"))
         elif not crossing and found[0][0] == "L1":
             found[0] = ("L1", f"dose changes by {d:.1%} (<= {t.tolerance:.0%})")
