@@ -112,6 +112,8 @@ def body_weight(inst: Instance, check: Check) -> Iterator[Finding]:
             return
     kg = weight_kg(inst.entities)
     age, _ = age_years(inst)
+    if any(p.search(inst.note) for p in r.pediatric):
+        return
     if kg is not None and age is not None and age >= 18 and kg < r.weight_adult_min_kg:
         yield inst.finding(check, f"an adult ({age:.3g} years) weighing {kg:.3g} kg: {r.weight_rationale}",
                            _number_span(inst, w[0]))

@@ -13,7 +13,8 @@ import yaml
 from medcalc_maintained.core.io import DataError
 
 RULES_FILE = Path(__file__).with_name("rules.yaml")
-SECTIONS = ("required_inputs", "figure_only", "not_applicable", "foreign_keys", "body_weight")
+SECTIONS = ("required_inputs", "figure_only", "not_applicable", "foreign_keys", "body_weight", "boolean_criteria",
+            "printed_values")
 _UID = re.compile(r"\buids?\b", re.I)
 
 
@@ -63,6 +64,53 @@ def check_no_uids(path: Path, data: Any, where: str = "") -> None:
 
 
 @dataclass(frozen=True)
+class Boolean:
+    key: re.Pattern
+    concept: re.Pattern
+    wrong_if_before: re.Pattern | None
+    needs_before: re.Pattern | None
+    rationale: str
+
+
+@dataclass(frozen=True)
+class Printed:
+    calculators: frozenset[int]
+    name: str
+    pattern: re.Pattern
+    tolerance: float
+    mmol_below: float | None
+    mmol_factor: float
+    rationale: str
+
+
+def _one(path: Path, where: str, pat: str | None) -> re.Pattern | None:
+    return _compile(path, where, [pat])[0] if pat else None
+
+
+def _booleans(path: Path, specs: list[dict[str, Any]]) -> tuple[Boolean, ...]:
+    out = []
+    for i, b in enumerate(specs or []):
+        w = f"boolean_criteria[{i}]"
+        if not (b.get("key") and b.get("concept") and b.get("rationale")):
+            raise DataError(path, "needs key, concept and rationale", field=w)
+        out.append(Boolean(_one(path, w, b["key"]), _one(path, w, b["concept"]), _one(path, w, b.get("wrong_if_before")),
+                           _one(path, w, b.get("needs_before")), str(b["rationale"])))
+    return tuple(out)
+
+
+def _printed(path: Path, specs: list[dict[str, Any]]) -> tuple[Printed, ...]:
+    out = []
+    for i, p in enumerate(specs or []):
+        w = f"printed_values[{i}]"
+        if not (p.get("calculators") and p.get("pattern") and p.get("rationale") and p.get("name")):
+            raise DataError(path, "needs calculators, name, pattern and rationale", field=w)
+        out.append(Printed(frozenset(int(c) for c in p["calculators"]), str(p["name"]), _one(path, w, p["pattern"]),
+                           float(p.get("tolerance", 0.05)), p.get("mmol_below"), float(p.get("mmol_factor", 1.0)),
+                           str(p["rationale"])))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Rules:
     required_inputs: tuple[Rule, ...]
     figure_only: tuple[Rule, ...]
@@ -71,6 +119,9 @@ class Rules:
     weight_adult_min_kg: float
     weight_change: tuple[str, ...]
     weight_rationale: str
+    pediatric: tuple[re.Pattern, ...] = ()
+    boolean_criteria: tuple["Boolean", ...] = ()
+    printed_values: tuple["Printed", ...] = ()
 
     def for_calculator(self, section: str, calculator_id: int) -> list[Rule]:
         return [r for r in getattr(self, section) if calculator_id in r.calculators]
@@ -91,7 +142,9 @@ def load(path: Path = RULES_FILE) -> Rules:
                for f in data.get("foreign_keys") or [])
     bw = data.get("body_weight") or {}
     return Rules(sec["required_inputs"], sec["figure_only"], sec["not_applicable"], fk,
-                 float(bw.get("adult_min_kg", 30)), tuple(bw.get("change_patterns") or ()), str(bw.get("rationale", "")))
+                 float(bw.get("adult_min_kg", 30)), tuple(bw.get("change_patterns") or ()), str(bw.get("rationale", "")),
+                 _compile(path, "body_weight.pediatric", bw.get("pediatric")), _booleans(path, data.get("boolean_criteria")),
+                 _printed(path, data.get("printed_values")))
 
 
 @lru_cache(maxsize=1)
