@@ -128,3 +128,13 @@ def foreign_entity_keys(inst: Instance, check: Check) -> Iterator[Finding]:
         bad = [k for k in inst.entities if pat.search(str(k))]
         if bad:
             yield inst.finding(check, f"entity key(s) {', '.join(repr(k[:60]) for k in bad)}: {why}")
+
+
+@register("expected_keys_missing", "error", calculators={c for e in rules().expected_keys for c in e[0]})
+def expected_keys_missing(inst: Instance, check: Check) -> Iterator[Finding]:
+    """More of the calculator's criteria are absent from the extracted entities than the rule allows."""
+    for calcs, keys, max_missing, why in rules().expected_keys:
+        if inst.calculator_id in calcs:
+            missing = [k for k in keys if k not in inst.entities]
+            if len(missing) > max_missing:
+                yield inst.finding(check, f"{len(missing)} of {len(keys)} criteria were never extracted ({', '.join(missing)}): {why}")

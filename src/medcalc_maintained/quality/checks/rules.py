@@ -14,7 +14,7 @@ from medcalc_maintained.core.io import DataError
 
 RULES_FILE = Path(__file__).with_name("rules.yaml")
 SECTIONS = ("required_inputs", "figure_only", "not_applicable", "foreign_keys", "body_weight", "boolean_criteria",
-            "printed_values")
+            "printed_values", "expected_keys")
 _UID = re.compile(r"\buids?\b", re.I)
 
 
@@ -70,6 +70,7 @@ class Boolean:
     wrong_if_before: re.Pattern | None
     needs_before: re.Pattern | None
     rationale: str
+    wrong_if_near: re.Pattern | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,8 @@ def _booleans(path: Path, specs: list[dict[str, Any]]) -> tuple[Boolean, ...]:
         if not (b.get("key") and b.get("concept") and b.get("rationale")):
             raise DataError(path, "needs key, concept and rationale", field=w)
         out.append(Boolean(_one(path, w, b["key"]), _one(path, w, b["concept"]), _one(path, w, b.get("wrong_if_before")),
-                           _one(path, w, b.get("needs_before")), str(b["rationale"])))
+                           _one(path, w, b.get("needs_before")), str(b["rationale"]),
+                           _one(path, w, b.get("wrong_if_near"))))
     return tuple(out)
 
 
@@ -110,6 +112,16 @@ def _printed(path: Path, specs: list[dict[str, Any]]) -> tuple[Printed, ...]:
     return tuple(out)
 
 
+def _expected(path: Path, specs: list[dict[str, Any]]) -> tuple:
+    out = []
+    for i, e in enumerate(specs or []):
+        if not (e.get("calculators") and e.get("keys") and e.get("rationale")):
+            raise DataError(path, "needs calculators, keys and rationale", field=f"expected_keys[{i}]")
+        out.append((frozenset(int(c) for c in e["calculators"]), tuple(map(str, e["keys"])), int(e.get("max_missing", 0)),
+                    str(e["rationale"])))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Rules:
     required_inputs: tuple[Rule, ...]
@@ -122,6 +134,7 @@ class Rules:
     pediatric: tuple[re.Pattern, ...] = ()
     boolean_criteria: tuple["Boolean", ...] = ()
     printed_values: tuple["Printed", ...] = ()
+    expected_keys: tuple[tuple[frozenset[int], tuple[str, ...], int, str], ...] = ()
 
     def for_calculator(self, section: str, calculator_id: int) -> list[Rule]:
         return [r for r in getattr(self, section) if calculator_id in r.calculators]
@@ -144,7 +157,7 @@ def load(path: Path = RULES_FILE) -> Rules:
     return Rules(sec["required_inputs"], sec["figure_only"], sec["not_applicable"], fk,
                  float(bw.get("adult_min_kg", 30)), tuple(bw.get("change_patterns") or ()), str(bw.get("rationale", "")),
                  _compile(path, "body_weight.pediatric", bw.get("pediatric")), _booleans(path, data.get("boolean_criteria")),
-                 _printed(path, data.get("printed_values")))
+                 _printed(path, data.get("printed_values")), _expected(path, data.get("expected_keys")))
 
 
 @lru_cache(maxsize=1)

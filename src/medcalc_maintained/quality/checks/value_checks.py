@@ -3,6 +3,7 @@ note contradicts, and answers or intermediates the note prints that disagree wit
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from medcalc_maintained.core.answers import parse_answer
@@ -25,7 +26,10 @@ def boolean_contradicted(inst: Instance, check: Check) -> Iterator[Finding]:
             yield inst.finding(check, f"{keys[0]!r} is entered as present but the note never mentions it: {b.rationale}")
             continue
         before = [inst.note[max(0, m.start() - _WINDOW):m.start()] for m in mentions]
-        if b.wrong_if_before is not None and all(b.wrong_if_before.search(t) for t in before):
+        near = [inst.note[max(0, m.start() - _WINDOW):m.end() + _WINDOW] for m in mentions]
+        if b.wrong_if_near is not None and all(b.wrong_if_near.search(t) for t in near):
+            yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is past or inactive: {b.rationale}", mentions[0])
+        elif b.wrong_if_before is not None and all(b.wrong_if_before.search(t) for t in before):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is qualified: {b.rationale}", mentions[0])
         elif b.needs_before is not None and not any(b.needs_before.search(t) for t in before):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but no mention is a past event: {b.rationale}", mentions[0])
@@ -50,3 +54,43 @@ def printed_value_disagrees(inst: Instance, check: Check) -> Iterator[Finding]:
         if abs(v - gt) > p.tolerance * max(abs(v), abs(gt), 1e-9):
             yield inst.finding(check, f"the note prints the {p.name}, which differs from the label by more than "
                                       f"{p.tolerance:.0%}: {p.rationale}", m)
+
+
+_CHANGE_BEFORE = re.compile(r"(?:\(\s*[−+↓↑]|\b(?:lost|gained|decrease[sd]?|reduction|reduced|drop(?:ped)?|fell|rise|rose|increase[sd]?)\s+(?:of|by)\s*)\s*$", re.I)
+_NAME_TOKEN = re.compile(r"[a-z]{4,}")
+_SKIP_TOKENS = {"history", "criteria", "rule", "with", "present", "dose", "with", "test", "count", "level"}
+
+
+def _numeric_entities(inst: Instance):
+    for key, val in inst.entities.items():
+        if isinstance(val, (list, tuple)) and len(val) == 2 and isinstance(val[0], (int, float)) \
+                and not isinstance(val[0], bool) and str(key).lower() != "age":
+            yield key, float(val[0])
+
+
+def _occurrences(inst: Instance, value: float) -> list[re.Match]:
+    text = str(int(value)) if value.is_integer() else repr(value).rstrip("0")
+    pat = re.compile(r"(?<![\d.])" + re.escape(text) + (r"(?:\.0+)?" if value.is_integer() else r"0*") + r"(?![\d])")
+    return list(pat.finditer(inst.note))
+
+
+@register("value_is_a_change", "error")
+def value_is_a_change(inst: Instance, check: Check) -> Iterator[Finding]:
+    """A numeric input is printed in the note only as a change (a signed difference, "lost 7"), not as a level."""
+    for key, value in _numeric_entities(inst):
+        occ = _occurrences(inst, abs(value))
+        if occ and all(_CHANGE_BEFORE.search(inst.note[max(0, m.start() - 30):m.start()]) for m in occ):
+            yield inst.finding(check, f"{key!r} is printed only as a change, not as a measured level", occ[0])
+
+
+@register("value_far_from_its_name", "info")
+def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
+    """A numeric input appears in the note only in sentences that do not name its quantity."""
+    for key, value in _numeric_entities(inst):
+        tokens = [t for t in _NAME_TOKEN.findall(str(key).lower()) if t not in _SKIP_TOKENS]
+        occ = _occurrences(inst, value)
+        if not tokens or not occ:
+            continue
+        sentences = [inst.sentence_at(m.start(), m.end()) for m in occ]
+        if not any(any(t[:5] in s[0].lower() for t in tokens) for s in sentences):
+            yield inst.finding(check, f"{key!r}: the number appears only where the note does not name the quantity", occ[0])
