@@ -162,3 +162,18 @@ def test_findings_table_and_detector_targets(real_instances, real_recompute, rea
     rec_only = m["per_check"]["recompute_aggregation_mismatch"]
     assert m["combined"]["recall"] > rec_only["recall"]
     assert m["combined"]["unverified_rows"] == 160
+
+
+def test_triage_priority_uses_findings_per_severity():
+    import pandas as pd
+
+    from medcalc_maintained.quality.triage import findings_part
+
+    df = pd.DataFrame({"split": ["test", "test", "test"], "uid": [1, 2, 3]})
+    f = pd.DataFrame({"split": ["test"] * 4, "uid": [1, 1, 2, 3],
+                      "check": ["required_input_absent", "body_weight", "value_far_from_its_name",
+                                "recompute_aggregation_mismatch"],
+                      "severity": ["error", "error", "info", "error"]})
+    part, names_ = findings_part(df, f, {"error": 1.0, "info": 0.25})
+    assert part.tolist() == [1.0, 0.25, 0.0]          # once per severity; recompute's own not counted twice
+    assert names_[0] == "required_input_absent, body_weight" and names_[2] == ""
