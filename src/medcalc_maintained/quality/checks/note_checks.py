@@ -84,17 +84,12 @@ def not_applicable(inst: Instance, check: Check) -> Iterator[Finding]:
                 break
 
 
-def _number_pattern(value: float) -> str:
-    v = float(value)
-    text = str(int(v)) if v.is_integer() else repr(v).rstrip("0")
-    return r"(?<![\d.])" + re.escape(text) + (r"(?:\.0+)?" if v.is_integer() else r"0*") + r"(?![\d])"
-
-
-def _number_span(inst: Instance, value: Any) -> re.Match | None:
+def _number_span(inst: Instance, value: Any) -> tuple[int, int] | None:
     try:
-        return re.search(_number_pattern(float(value)), inst.note)
+        spans = inst.numbers.get(float(value))
     except (TypeError, ValueError):
         return None
+    return spans[0] if spans else None
 
 
 @register("body_weight", "error", calculators=None)
@@ -104,12 +99,11 @@ def body_weight(inst: Instance, check: Check) -> Iterator[Finding]:
     if not (isinstance(w, (list, tuple)) and len(w) == 2 and isinstance(w[0], (int, float))):
         return
     r = rules()
-    num = _number_pattern(w[0])[len(r"(?<![\d.])"):]
     for pat in r.weight_change:
-        m = re.search(pat.replace("{value}", num), inst.note, re.I)
-        if m:
-            yield inst.finding(check, f"the weight {w[0]} {w[1]} is a weight change, not a body weight", m)
-            return
+        for m in pat.finditer(inst.note):
+            if float(m.group("value")) == float(w[0]):
+                yield inst.finding(check, f"the weight {w[0]} {w[1]} is a weight change, not a body weight", m)
+                return
     kg = weight_kg(inst.entities)
     age, _ = age_years(inst)
     if any(p.search(inst.note) for p in r.pediatric):

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable
 
 SEVERITIES = ("error", "definition", "info")
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,14 @@ class Instance:
     @cached_property
     def lower(self) -> str:
         return self.note.lower()
+
+    @cached_property
+    def numbers(self) -> dict[float, list[tuple[int, int]]]:
+        """Every number printed in the note: value -> spans (scanned once per instance)."""
+        out: dict[float, list[tuple[int, int]]] = {}
+        for m in _NUMBER.finditer(self.note):
+            out.setdefault(float(m.group(0)), []).append(m.span())
+        return out
 
     def sentence_at(self, start: int, end: int | None = None) -> tuple[str, int, int]:
         """The sentence(s) of the note around ``start``..``end``: (text, start, end)."""

@@ -129,7 +129,7 @@ class Rules:
     not_applicable: tuple[Rule, ...]
     foreign_keys: tuple[tuple[re.Pattern, frozenset[int], str], ...]
     weight_adult_min_kg: float
-    weight_change: tuple[str, ...]
+    weight_change: tuple[re.Pattern, ...]
     weight_rationale: str
     pediatric: tuple[re.Pattern, ...] = ()
     boolean_criteria: tuple["Boolean", ...] = ()
@@ -155,7 +155,7 @@ def load(path: Path = RULES_FILE) -> Rules:
                for f in data.get("foreign_keys") or [])
     bw = data.get("body_weight") or {}
     return Rules(sec["required_inputs"], sec["figure_only"], sec["not_applicable"], fk,
-                 float(bw.get("adult_min_kg", 30)), tuple(bw.get("change_patterns") or ()), str(bw.get("rationale", "")),
+                 float(bw.get("adult_min_kg", 30)), _compile(path, "body_weight.change_patterns", bw.get("change_patterns")), str(bw.get("rationale", "")),
                  _compile(path, "body_weight.pediatric", bw.get("pediatric")), _booleans(path, data.get("boolean_criteria")),
                  _printed(path, data.get("printed_values")), _expected(path, data.get("expected_keys")))
 

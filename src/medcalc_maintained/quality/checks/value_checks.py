@@ -68,10 +68,8 @@ def _numeric_entities(inst: Instance):
             yield key, float(val[0])
 
 
-def _occurrences(inst: Instance, value: float) -> list[re.Match]:
-    text = str(int(value)) if value.is_integer() else repr(value).rstrip("0")
-    pat = re.compile(r"(?<![\d.])" + re.escape(text) + (r"(?:\.0+)?" if value.is_integer() else r"0*") + r"(?![\d])")
-    return list(pat.finditer(inst.note))
+def _occurrences(inst: Instance, value: float) -> list[tuple[int, int]]:
+    return inst.numbers.get(float(value), [])
 
 
 @register("value_is_a_change", "error")
@@ -79,7 +77,7 @@ def value_is_a_change(inst: Instance, check: Check) -> Iterator[Finding]:
     """A numeric input is printed in the note only as a change (a signed difference, "lost 7"), not as a level."""
     for key, value in _numeric_entities(inst):
         occ = _occurrences(inst, abs(value))
-        if occ and all(_CHANGE_BEFORE.search(inst.note[max(0, m.start() - 30):m.start()]) for m in occ):
+        if occ and all(_CHANGE_BEFORE.search(inst.note[max(0, a - 30):a]) for a, _ in occ):
             yield inst.finding(check, f"{key!r} is printed only as a change, not as a measured level", occ[0])
 
 
@@ -91,6 +89,6 @@ def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
         occ = _occurrences(inst, value)
         if not tokens or not occ:
             continue
-        sentences = [inst.sentence_at(m.start(), m.end()) for m in occ]
+        sentences = [inst.sentence_at(a, b) for a, b in occ]
         if not any(any(t[:5] in s[0].lower() for t in tokens) for s in sentences):
             yield inst.finding(check, f"{key!r}: the number appears only where the note does not name the quantity", occ[0])
