@@ -1,4 +1,5 @@
-"""Throughput of the recompute audit (all 55 reference calculators) on 11,100 instances
+"""Throughput of the recompute audit (all 55 reference calculators) plus the zero-LLM checks
+(quality/checks) on 11,100 instances
 (the v1.0 test split replicated to the full benchmark's size).
 
     .venv/bin/python benchmarks/recompute.py [--rows N] [--repeat K]
@@ -10,6 +11,7 @@ import argparse
 
 from _common import FULL_SIZE, best_of, replicated_instances
 
+from medcalc_maintained.quality.checks import run_checks
 from medcalc_maintained.quality.recompute import recompute
 
 
@@ -19,11 +21,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     instances = replicated_instances(args.rows)
-    recompute(instances.head(50))  # import and warm the registry outside the timing
+    run_checks(instances.head(50), recompute(instances.head(50)))  # import and warm the registries outside the timing
     best, median, out = best_of(lambda: recompute(instances), args.repeat)
     assert len(out) == args.rows
     print(f"recompute: {args.rows} instances, best of {args.repeat}: {best:.2f} s -> {args.rows / best:,.0f} instances/s "
           f"(median {median:.2f} s; {100 * out['computable'].mean():.1f}% computable)")
+    cbest, cmedian, found = best_of(lambda: run_checks(instances, out), args.repeat)
+    total = best + cbest
+    print(f"checks: best {cbest:.2f} s -> {args.rows / cbest:,.0f} instances/s (median {cmedian:.2f} s; {len(found)} findings)")
+    print(f"recompute + checks: {total:.2f} s -> {args.rows / total:,.0f} instances/s")
 
 
 if __name__ == "__main__":

@@ -100,7 +100,8 @@ def per_calculator_agreement(rec: pd.DataFrame, instances: pd.DataFrame) -> pd.D
     return pd.DataFrame(rows).sort_values("agreement", kind="stable").reset_index(drop=True)
 
 
-def summarise(rec: pd.DataFrame, instances: pd.DataFrame, maintained: pd.DataFrame | None = None) -> dict[str, Any]:
+def summarise(rec: pd.DataFrame, instances: pd.DataFrame, maintained: pd.DataFrame | None = None,
+              findings: pd.DataFrame | None = None) -> dict[str, Any]:
     """Per-calculator computable and agreement rates, and (given maintained labels) the detector's
     precision and recall for "the original label diverges from the maintained label"."""
     per_calc = per_calculator(rec, instances)
@@ -114,6 +115,10 @@ def summarise(rec: pd.DataFrame, instances: pd.DataFrame, maintained: pd.DataFra
     }
     if maintained is not None:
         summary["detector"] = detector_quality(rec, maintained)
+        if findings is not None:
+            from medcalc_maintained.quality.checks.metrics import detector_metrics
+
+            summary["checks"] = detector_metrics(findings, maintained)
     return summary
 
 

@@ -45,6 +45,11 @@ RECOMPUTE_FINDINGS = ("aggregation_mismatch", "implausible_input", "not_computab
 WEIGHTS = ("relabel_flag", "relabel_disagreement", "abstention_mismatch", "audit_flag", "audit_votes",
            "relabel_deferred", "second_review", "recompute")
 
+# optional weights (absent: 0): per severity of a zero-LLM check finding (quality/checks), the
+# recompute's own findings excluded (they are weighted by ``recompute``)
+OPTIONAL_WEIGHTS = ("findings",)
+FINDING_SEVERITIES = ("error", "definition", "info")
+
 # The inputs written by the relabel and audit stages (see their modules for the full schema).
 RELABEL_COLUMNS = ("uid", "status", "label")          # + optional split, votes, backend, model
 AUDIT_FLAG_COLUMNS = ("uid", "flagged", "votes_wrong", "runs")  # + optional split and other vote counts
@@ -121,14 +126,21 @@ class TriageConfig:
 
 def _weights(given: dict[str, Any], where: str) -> dict[str, Any]:
     given = given or {}
-    unknown = sorted(set(given) - set(WEIGHTS))
+    unknown = sorted(set(given) - set(WEIGHTS) - set(OPTIONAL_WEIGHTS))
     if unknown:
         raise DataError(where, f"unknown triage weight(s) {unknown}; known: {sorted(WEIGHTS)}", field="triage.weights")
     missing = [k for k in WEIGHTS if k not in given]
     if missing:
         raise DataError(where, f"missing triage weight(s) {missing}", field="triage.weights")
-    weights: dict[str, Any] = {}
+    weights: dict[str, Any] = {"findings": {}}
     for k, v in given.items():
+        if k == "findings":
+            bad = sorted(set(v or {}) - set(FINDING_SEVERITIES))
+            if bad:
+                raise DataError(where, f"unknown finding severity(ies) {bad}; known: {list(FINDING_SEVERITIES)}",
+                                field="triage.weights.findings")
+            weights["findings"] = {f: _number(x, where, f"triage.weights.findings.{f}") for f, x in (v or {}).items()}
+            continue
         if k != "recompute":
             weights[k] = _number(v, where, f"triage.weights.{k}")
             continue
@@ -287,12 +299,32 @@ def sort_queue(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(["priority", "split", "uid"], ascending=[False, True, True], kind="mergesort")
 
 
+def findings_part(df: pd.DataFrame, findings: pd.DataFrame | None, w: dict[str, float]) -> tuple[pd.Series, list[str]]:
+    """Priority from the zero-LLM check findings (``w`` per severity, once per row and severity; the
+    recompute's own checks excluded) and the names of the checks that fired, per row of ``df``."""
+    if findings is None or not len(findings):
+        return pd.Series(0.0, index=df.index), [""] * len(df)
+    f = findings[~findings["check"].str.startswith("recompute_")]
+    keys = list(zip(f["split"].astype(str), f["uid"].astype(int)))
+    sev: dict[tuple[str, int], set[str]] = {}
+    names: dict[tuple[str, int], list[str]] = {}
+    for k, s, c in zip(keys, f["severity"], f["check"]):
+        sev.setdefault(k, set()).add(s)
+        if c not in names.setdefault(k, []):
+            names[k].append(c)
+    rows = list(zip(df["split"], df["uid"]))
+    part = [sum(float(w.get(s, 0.0)) for s in sev.get(k, ())) for k in rows]
+    return pd.Series(part, index=df.index, dtype=float), [", ".join(names.get(k, [])) for k in rows]
+
+
 def score(instances: pd.DataFrame, recompute: pd.DataFrame, relabel: pd.DataFrame, flags: pd.DataFrame,
           cfg: TriageConfig, deferred: Deferred | None = None,
-          *, relabel_path: str = "relabel labels", flags_path: str = "audit flags") -> pd.DataFrame:
+          *, relabel_path: str = "relabel labels", flags_path: str = "audit flags",
+          findings: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every instance with its evidence, priority and rank (1 = review first)."""
     w = cfg.weights
     df = _evidence_table(instances, recompute, relabel, flags, cfg, deferred or {}, relabel_path, flags_path)
+    check_w, check_names = findings_part(df, findings, w.get("findings") or {})
     share = np.where(df["audit_runs"] > 0, df["audit_votes_wrong"] / df["audit_runs"].clip(lower=1), 0.0)
     rec_w = df["recompute_finding"].map(lambda f: float(w["recompute"].get(f, 0.0)))
     df["priority"] = (
@@ -304,8 +336,10 @@ def score(instances: pd.DataFrame, recompute: pd.DataFrame, relabel: pd.DataFram
         + rec_w
         + w["relabel_deferred"] * (df["relabel_status"] == "deferred")
         + w["second_review"] * (df["deferred_reviews"] > 0)
+        + check_w
     ).astype(float).round(6)
-    df["evidence"] = [_evidence(r) for r in df.to_dict("records")]
+    df["evidence"] = [_evidence(r) + (("; " if _evidence(r) else "") + f"checks: {c}" if c else "")
+                      for r, c in zip(df.to_dict("records"), check_names)]
     df = sort_queue(df)
     df["rank"] = np.arange(1, len(df) + 1)
     return df.reset_index(drop=True)

@@ -1,7 +1,8 @@
 """Stage ``recompute-report``: metrics of the recompute audit once maintained labels exist.
 
 Per-calculator computable and agreement rates, and the precision and recall of its flags as a
-detector of "the original label diverges from the maintained label".
+detector of "the original label diverges from the maintained label"; and the metrics of the
+zero-LLM checks (``findings.parquet``): per check and combined, plus flags on unverified rows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], P
     rec = read_parquet(project.recompute, "recompute output", "recompute")
     inst = read_parquet(project.instances, "instances", "ingest")
     maintained = read_parquet(project.maintained, "maintained instances", "apply")
-    summary = rc.summarise(rec, inst, maintained)
+    findings_path = project.recompute.parent / "findings.parquet"  # TODO(lead): Project.findings
+    findings = read_parquet(findings_path, "check findings", "recompute") if findings_path.is_file() else None
+    summary = rc.summarise(rec, inst, maintained, findings)
     target = out or project.recompute_summary
     write_json(target, summary)
     return summary, target

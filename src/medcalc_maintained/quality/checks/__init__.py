@@ -1,0 +1,19 @@
+"""Zero-LLM label checks with note evidence (issue 13).
+
+>>> from medcalc_maintained.quality.checks import Instance, run
+>>> [f.check for f in run(Instance(note="A 4-year-old boy.", calculator_id=51,
+...                                 entities={"age": [4, "years"]}))]
+['not_applicable']
+
+Every check lives in the registry of :mod:`.registry`; the per-calculator rules are data in
+``rules.yaml``. :func:`run_checks` runs them over a whole instances table (with the recompute
+output) and returns one row per finding (the ``findings.parquet`` table).
+"""
+
+from __future__ import annotations
+
+from medcalc_maintained.quality.checks import note_checks, recompute_checks, value_checks  # noqa: F401  (register)
+from medcalc_maintained.quality.checks.registry import REGISTRY, SEVERITIES, Check, Finding, Instance, register, run
+from medcalc_maintained.quality.checks.table import FINDING_COLUMNS, run_checks
+
+__all__ = ["FINDING_COLUMNS", "REGISTRY", "SEVERITIES", "Check", "Finding", "Instance", "register", "run", "run_checks"]

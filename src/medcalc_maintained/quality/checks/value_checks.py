@@ -1,0 +1,94 @@
+"""Checks of the extracted values and the label against what the note says: boolean criteria the
+note contradicts, and answers or intermediates the note prints that disagree with the label."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.quality.checks.registry import Check, Finding, Instance, register
+from medcalc_maintained.quality.checks.rules import rules
+
+_WINDOW = 40  # characters before a mention searched for its qualifier
+
+
+@register("boolean_contradicted", "error")
+def boolean_contradicted(inst: Instance, check: Check) -> Iterator[Finding]:
+    """A criterion entered as present is absent from the note, or the note qualifies it as another
+    condition (portal vs systemic hypertension) or as the current event (not a previous one)."""
+    for b in rules().boolean_criteria:
+        keys = [k for k, v in inst.entities.items() if v is True and b.key.search(str(k))]
+        if not keys:
+            continue
+        mentions = list(b.concept.finditer(inst.note))
+        if not mentions:
+            yield inst.finding(check, f"{keys[0]!r} is entered as present but the note never mentions it: {b.rationale}")
+            continue
+        before = [inst.note[max(0, m.start() - _WINDOW):m.start()] for m in mentions]
+        near = [inst.note[max(0, m.start() - _WINDOW):m.end() + _WINDOW] for m in mentions]
+        if b.wrong_if_near is not None and all(b.wrong_if_near.search(t) for t in near):
+            yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is past or inactive: {b.rationale}", mentions[0])
+        elif b.wrong_if_before is not None and all(b.wrong_if_before.search(t) for t in before):
+            yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is qualified: {b.rationale}", mentions[0])
+        elif b.needs_before is not None and not any(b.needs_before.search(t) for t in before):
+            yield inst.finding(check, f"{keys[0]!r} is entered as present but no mention is a past event: {b.rationale}", mentions[0])
+
+
+@register("printed_value_disagrees", "error", calculators={c for p in rules().printed_values for c in p.calculators})
+def printed_value_disagrees(inst: Instance, check: Check) -> Iterator[Finding]:
+    """The note prints the answer or an intermediate (measured LDL, anion gap) that the label contradicts."""
+    label = parse_answer(inst.label, inst.output_type)
+    if label.kind not in ("decimal", "integer") or label.value is None:
+        return
+    for p in rules().printed_values:
+        if inst.calculator_id not in p.calculators:
+            continue
+        m = p.pattern.search(inst.note)
+        if not m:
+            continue
+        v = float(m.group(1))
+        if p.mmol_below is not None and v < p.mmol_below:
+            v *= p.mmol_factor
+        gt = float(label.value)
+        if abs(v - gt) > p.tolerance * max(abs(v), abs(gt), 1e-9):
+            yield inst.finding(check, f"the note prints the {p.name}, which differs from the label by more than "
+                                      f"{p.tolerance:.0%}: {p.rationale}", m)
+
+
+_CHANGE_BEFORE = re.compile(r"(?:\(\s*[−+↓↑]|\b(?:lost|gained|decrease[sd]?|reduction|reduced|drop(?:ped)?|fell|rise|rose|increase[sd]?)\s+(?:of|by)\s*)\s*$", re.I)
+_NAME_TOKEN = re.compile(r"[a-z]{4,}")
+_SKIP_TOKENS = {"history", "criteria", "rule", "with", "present", "dose", "with", "test", "count", "level"}
+
+
+def _numeric_entities(inst: Instance):
+    for key, val in inst.entities.items():
+        if isinstance(val, (list, tuple)) and len(val) == 2 and isinstance(val[0], (int, float)) \
+                and not isinstance(val[0], bool) and str(key).lower() != "age":
+            yield key, float(val[0])
+
+
+def _occurrences(inst: Instance, value: float) -> list[tuple[int, int]]:
+    return inst.numbers.get(float(value), [])
+
+
+@register("value_is_a_change", "error")
+def value_is_a_change(inst: Instance, check: Check) -> Iterator[Finding]:
+    """A numeric input is printed in the note only as a change (a signed difference, "lost 7"), not as a level."""
+    for key, value in _numeric_entities(inst):
+        occ = _occurrences(inst, abs(value))
+        if occ and all(_CHANGE_BEFORE.search(inst.note[max(0, a - 30):a]) for a, _ in occ):
+            yield inst.finding(check, f"{key!r} is printed only as a change, not as a measured level", occ[0])
+
+
+@register("value_far_from_its_name", "info")
+def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
+    """A numeric input appears in the note only in sentences that do not name its quantity."""
+    for key, value in _numeric_entities(inst):
+        tokens = [t for t in _NAME_TOKEN.findall(str(key).lower()) if t not in _SKIP_TOKENS]
+        occ = _occurrences(inst, value)
+        if not tokens or not occ:
+            continue
+        sentences = [inst.sentence_at(a, b) for a, b in occ]
+        if not any(any(t[:5] in s[0].lower() for t in tokens) for s in sentences):
+            yield inst.finding(check, f"{key!r}: the number appears only where the note does not name the quantity", occ[0])
