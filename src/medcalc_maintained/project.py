@@ -186,6 +186,11 @@ class Project:
         return self._dir("recompute.out") / "recompute_per_calculator.csv"
 
     @property
+    def findings(self) -> Path:
+        """One row per finding of the zero-LLM checks (written by stage ``recompute``)."""
+        return self._dir("recompute.out") / "findings.parquet"
+
+    @property
     def recompute_summary(self) -> Path:
         return self._dir("recompute.out") / "recompute_summary.json"
 

@@ -31,7 +31,7 @@ def run(project: Project, *, instances: Path | None = None, out_dir: Path | None
     inst = read_parquet(instances or project.instances, "instances", "ingest")
     target = Path(out_dir) / "recompute.parquet" if out_dir else project.recompute
     per_path = Path(out_dir) / "recompute_per_calculator.csv" if out_dir else project.recompute_per_calculator
-    findings_path = target.parent / "findings.parquet"  # TODO(lead): Project.findings
+    findings_path = Path(out_dir) / "findings.parquet" if out_dir else project.findings
     rec = rc.recompute(inst, progress=progress)
     findings = run_checks(inst, rec)
     write_parquet(target, rec)

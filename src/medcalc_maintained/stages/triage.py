@@ -47,7 +47,7 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
     flags = read_parquet(project.audit_flags, "audit flags", "audit")
     maintained = read_parquet(project.maintained, "maintained instances", "apply")
     deferred = tr.deferred_reviews(load(project.ledger_paths))
-    findings_path = project.recompute.parent / "findings.parquet"  # TODO(lead): Project.findings
+    findings_path = project.findings
     findings = read_parquet(findings_path, "check findings", "recompute") if findings_path.is_file() else None
     queue = tr.score(inst, rec, rl, flags, cfg, deferred, relabel_path=str(project.relabel_labels),
                      flags_path=str(project.audit_flags), findings=findings)
