@@ -1,0 +1,84 @@
+"""Semantic versions enforced: a release's declared ``kind`` must be the bump derived from what
+changed since the previous release (:func:`~medcalc_maintained.release.state.derive_bump`), and
+the refusal names the rows that force the derived kind.
+
+``release build`` checks it against the previous release's tables; ``release publish`` against the
+previous release as published on the target (its manifest and ``full`` config).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.release.state import derive_bump
+
+SHOWN = 5  # rows named per reason
+
+
+def _key_rows(full: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
+    if full is None or full.empty:
+        return {}
+    return {(str(s), int(u)): r for s, u, r in zip(full["split"], full["uid"], full.to_dict("records"))}
+
+
+def _uid(key: tuple[str, int]) -> str:
+    return f"{key[0]} uid {key[1]}"
+
+
+def _class(label: Any, otype: Any) -> str:
+    kind = parse_answer(str(label), str(otype)).kind
+    return "number" if kind in ("decimal", "integer") else kind
+
+
+def row_evidence(previous: pd.DataFrame, current: pd.DataFrame, kind: str | None) -> list[str]:
+    """Phrases naming the rows that make the change from ``previous`` to ``current`` (two ``full``
+    configs) a ``kind`` change: added or removed rows and new label classes for major, changed
+    labels, limits or statuses for minor."""
+    a, b = _key_rows(previous), _key_rows(current)
+    out: list[str] = []
+    if kind == "major":
+        added, removed = sorted(set(b) - set(a)), sorted(set(a) - set(b))
+        out += [f"adds row {_uid(k)}" for k in added[:SHOWN]] + [f"removes row {_uid(k)}" for k in removed[:SHOWN]]
+        space: dict[str, set[str]] = {}
+        for r in a.values():
+            space.setdefault(str(r.get("Output Type")), set()).add(_class(r.get("Ground Truth Answer"), r.get("Output Type")))
+        new_class = []
+        for k in sorted(set(a) & set(b)):
+            r = b[k]
+            cls = _class(r.get("Ground Truth Answer"), r.get("Output Type"))
+            if cls not in space.get(str(r.get("Output Type")), set()):
+                new_class.append(f"changes the label of {_uid(k)} ({a[k].get('Ground Truth Answer')} -> "
+                                 f"{r.get('Ground Truth Answer')}), a new {cls} label of {r.get('Output Type')} outputs")
+        out += new_class[:SHOWN]
+    if kind in ("major", "minor"):
+        changed = []
+        for k in sorted(set(a) & set(b)):
+            x, y = a[k], b[k]
+            if str(x.get("Ground Truth Answer")) != str(y.get("Ground Truth Answer")):
+                changed.append(f"changes the label of {_uid(k)} ({x.get('Ground Truth Answer')} -> {y.get('Ground Truth Answer')})")
+            elif str(x.get("Label Status")) != str(y.get("Label Status")):
+                changed.append(f"changes the label status of {_uid(k)} ({x.get('Label Status')} -> {y.get('Label Status')})")
+            elif (str(x.get("Lower Limit")), str(x.get("Upper Limit"))) != (str(y.get("Lower Limit")), str(y.get("Upper Limit"))):
+                changed.append(f"changes the limits of {_uid(k)}")
+        if kind == "minor" or not out:
+            out += changed[:SHOWN] + ([f"and {len(changed) - SHOWN} more row(s)"] if len(changed) > SHOWN else [])
+    return out
+
+
+def kind_problem(version: str, declared: str, previous_state: dict[str, Any], current_state: dict[str, Any],
+                 previous_full: pd.DataFrame | None, current_full: pd.DataFrame | None, against: str) -> str | None:
+    """Why release ``version`` declared ``declared`` is refused (``None`` when the declared kind is
+    the derived bump; a release that changes nothing but metadata may be a patch)."""
+    derived, reasons = derive_bump(previous_state, current_state)
+    if derived == declared or (derived is None and declared == "patch"):
+        return None
+    if derived is None:
+        return (f"release {version} is declared {declared} but nothing changed since {against} "
+                "(schema, rows, labels and card are the same): at most a patch")
+    rows = row_evidence(previous_full, current_full, derived) if previous_full is not None else []
+    what = "; ".join(rows or reasons)
+    why = "" if not rows else f" ({'; '.join(reasons)})"
+    return f"release {version} is declared {declared} but {what}: a {derived} change since {against}{why}"
