@@ -206,7 +206,7 @@ def card_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     for config in sorted(set(card) | set(in_manifest) | ({"default"} if not card else set())):
         c = card.get(config)
         rows.append({"config": config, "in_card": c is not None, "in_manifest": config in in_manifest,
-                     "card_files_match_manifest": c is not None and c["files"] == sorted(in_manifest.get(config, [])),
+                     "card_files_match_manifest": c is None or c["files"] == sorted(in_manifest.get(config, [])),
                      "default_flag_ok": c is None or c["default"] == (config == "default")})
     return pd.DataFrame(rows, columns=["config", "in_card", "in_manifest", "card_files_match_manifest",
                                        "default_flag_ok"])

@@ -157,7 +157,7 @@ def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str
         return
     problem = kind_problem(rel.version, rel.kind, release_state(previous.tables, template),
                            release_state(t.tables, template), previous.combined("full"), t.combined("full"),
-                           previous.release.version)
+                           previous.release.version, (previous.release.default_rows, rel.default_rows))
     if problem:
         raise DataError(plan.path, problem, row=f"release {rel.version}", field="kind")
 
