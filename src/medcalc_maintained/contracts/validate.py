@@ -237,11 +237,15 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
             bd = asset.add_batch_definition_whole_dataframe(f"{name}-batch")
             vd = ctx.validation_definitions.add(gx.ValidationDefinition(name=f"{name}-validation", data=bd, suite=gx_suite))
             definitions.append((vd, view, views[view]))
-    for vd, view, frame in definitions:
+    by_frame: dict[str, list[Any]] = {}
+    for vd, view, _frame in definitions:  # one checkpoint per view: every suite on it in one run
+        by_frame.setdefault(view, []).append(vd)
+    for view, vds in by_frame.items():
+        frame = views[view]
         id_cols = [c for c in ID_COLUMNS.get(view, []) if c in frame.columns]
         actions = [gx.checkpoint.UpdateDataDocsAction(name="docs")] if docs_dir is not None else []
         cp = ctx.checkpoints.add(gx.Checkpoint(
-            name=f"{vd.name}-checkpoint", validation_definitions=[vd], actions=actions,
+            name=f"{view}-checkpoint", validation_definitions=vds, actions=actions,
             result_format={"result_format": "COMPLETE", "unexpected_index_column_names": id_cols}))
         res = cp.run(batch_parameters={"dataframe": frame}, expectation_parameters=parameters)
         for vr in res.run_results.values():
