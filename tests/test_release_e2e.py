@@ -122,7 +122,7 @@ def test_release_layout_and_counts(project, builds, v1_test_csv):
     records = yaml.safe_load((project / "data" / "campaign" / "audit-2025.yaml").read_text())["corrections"]
     (uid3,) = [r for r in records if int(r["uid"]) == 3]
     etype = uid3["error_type"]
-    assert f"| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | {etype} | physician |" in log
+    assert f"| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | unverified → corrected | {etype} | " in log
     assert "### Label changes (279)" in log
 
 
@@ -236,13 +236,11 @@ def test_publishing_an_existing_tag_fails_and_leaves_repo_unchanged(project, bui
     assert r.exit_code == 1
     assert "tag v2.0.0 already exists" in r.output
     assert snapshot(published) == before
-    # an older release after a newer one would move main backwards: refused as well
+    # a release whose earlier release is not published yet: refused, nothing created
     fresh = project / "older-first.git"
-    assert cli(project, "release", "publish", "--release-dir", str(builds["2.0.0"]), "--target", f"file://{fresh}").exit_code == 0
-    before = snapshot(fresh)
-    r = cli(project, "release", "publish", "--release-dir", str(builds["1.0.0"]), "--target", f"file://{fresh}")
-    assert r.exit_code == 1 and "backwards" in r.output
-    assert snapshot(fresh) == before
+    r = cli(project, "release", "publish", "--release-dir", str(builds["2.0.0"]), "--target", f"file://{fresh}")
+    assert r.exit_code == 1 and "release 1.0.0 of releases.yaml is not published" in " ".join(r.output.split())
+    assert not fresh.exists()
 
 
 def test_dry_run_writes_nothing(project, builds):
@@ -300,7 +298,7 @@ def test_patch_release_gets_no_short_tag(project, builds, tmp_path, v1_test_csv,
     out = copy / "build" / "v2.0.1"
     assert cli(copy, "release", "build", "--out", str(out)).exit_code == 0
     repo = tmp_path / "patch.git"
-    for d in (builds["2.0.0"], out):
+    for d in (builds["1.0.0"], builds["2.0.0"], out):
         r = cli(copy, "release", "publish", "--release-dir", str(d), "--target", f"file://{repo}")
         assert r.exit_code == 0, r.output
     assert git(repo, "rev-parse", "v2.0^{commit}") == git(repo, "rev-parse", "v2.0.0^{commit}")

@@ -68,7 +68,9 @@ def build_cmd(
     the tables of stage `release-tables` when current) and writes README.md (from
     dataset_card.md), CHANGELOG.md, data/<config>/<split>-00000-of-00001.parquet for the configs
     default, full, original and corrections, and manifest.json (sha256 of every file). The same
-    inputs always give byte-identical files. On any problem nothing is written.
+    inputs always give byte-identical files. Refuses a release whose declared kind in releases.yaml
+    is not the bump derived from the changes since the previous release, naming the rows that
+    force the derived kind. On any problem nothing is written.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.stages import release as stage
@@ -98,9 +100,12 @@ def publish_cmd(
     """Publish a built release: one commit with the release's files, tagged vMAJOR.MINOR.PATCH
     (and vMAJOR.MINOR for the first release of a minor line).
 
+    Always writes branch `main` (created when missing) and points the target's HEAD at it.
     Refuses, leaving the target unchanged, when the release fails its manifest or the data
-    contracts (`validate`), when its tag already exists (tags are never moved), or when a later
-    version is already published. The Hub token is read from HF_TOKEN and never printed.
+    contracts (`validate`), when its tag already exists (tags are never moved), when a later
+    version is already published, when an earlier release of releases.yaml is not published yet,
+    or when its declared kind is not the bump derived against the previous release on the target.
+    The Hub token is read from HF_TOKEN and never printed.
     """
     from medcalc_maintained.release import publish
 

@@ -22,17 +22,16 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.contracts import views as contracts
+from medcalc_maintained.contracts import release_views, views as contracts
 from medcalc_maintained.project import Project
-from medcalc_maintained.core.io import DataError, sha256_file
-from medcalc_maintained.core.versions import RELEASE_DATA_DIR
+from medcalc_maintained.core.io import DataError
 
 ID_COLUMNS = {
     "instances": ["split", "uid"],
     "qc": ["split", "uid"],
     "ledger": ["id"],
     "calculators": ["split", "Calculator ID"],
-    "files": ["path"],
+    **release_views.ID_COLUMNS,
 }
 
 
@@ -79,44 +78,14 @@ class Target:
     records: pd.DataFrame
     files: pd.DataFrame | None = None
     gates: dict[str, Any] | None = None
+    release: dict[str, pd.DataFrame] = field(default_factory=dict)  # release-only views
 
 
 # --- loading targets ---------------------------------------------------------------------------
 
-def _read_config(release: Path, name: str) -> pd.DataFrame:
-    parts = sorted((release / RELEASE_DATA_DIR / name).glob("*.parquet"))
-    if not parts:
-        raise DataError(release / RELEASE_DATA_DIR / name, f"release has no parquet files for config {name!r}")
-    frames = []
-    for p in parts:
-        df = pd.read_parquet(p)
-        if "split" not in df.columns:
-            df["split"] = p.name.split("-")[0]
-        if "uid" not in df.columns and "Row Number" in df.columns:
-            df["uid"] = df["Row Number"].astype(int)
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
-
-
 def manifest_files(release: Path) -> pd.DataFrame:
-    """One row per file listed in or present beside ``manifest.json``: does its sha256 match."""
-    mpath = release / "manifest.json"
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(mpath, f"unreadable manifest: {exc}") from None
-    listed = manifest.get("files", manifest)
-    if isinstance(listed, list):
-        listed = {d["path"]: d["sha256"] for d in listed}
-    rows = []
-    for rel, digest in sorted(listed.items()):
-        p = release / rel
-        rows.append({"path": rel, "sha256_matches": p.is_file() and sha256_file(p) == digest, "listed": p.is_file()})
-    present = {str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()} - {"manifest.json"}
-    for rel in sorted(present - set(listed)):
-        if rel.startswith(f"{RELEASE_DATA_DIR}/"):
-            rows.append({"path": rel, "sha256_matches": False, "listed": False})
-    return contracts.manifest_view(rows)
+    """One row per file listed in or present beside ``manifest.json``: listed, present, sha256 equal."""
+    return release_views.files_view(Path(release), release_views.read_manifest(Path(release)))
 
 
 def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
@@ -134,10 +103,10 @@ def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
 def load_target(target: Path | None, project: Project) -> Target:
     if target is not None and (Path(target) / "manifest.json").is_file():
         release = Path(target)
-        maintained = _read_config(release, "full")
-        upstream = _read_config(release, "original")
-        records = _read_config(release, "corrections") if (release / RELEASE_DATA_DIR / "corrections").is_dir() else pd.DataFrame()
-        return Target(str(release), maintained, upstream, records, manifest_files(release), release_gates(release, project))
+        data, views = release_views.release_views(release)
+        views["instances@default"] = data  # turned into an instance view by build_views
+        return Target(str(release), data.config("full"), data.config("original"), data.config("corrections"),
+                      views.pop("files"), release_gates(release, project), views)
     if target is not None and not Path(target).is_dir():
         raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")
     mpath, upath = project.maintained, project.instances
@@ -182,14 +151,31 @@ def build_views(t: Target, gates: dict[str, dict[str, Any]]) -> dict[str, pd.Dat
 
     registry = {cid: c.name for cid, c in load_all().items()}
     views = {
-        "instances": contracts.instance_view(t.maintained, t.upstream, t.records, registry),
-        "ledger": contracts.ledger_view(t.records, t.upstream) if len(t.records) else pd.DataFrame(),
+        "instances": _view(contracts.instance_view, t.maintained, t.maintained, t.upstream, t.records, registry),
+        "ledger": _view(contracts.ledger_view, t.records, t.records, t.upstream),
     }
-    views["qc"] = contracts.qc_view(views["instances"], float(gates["near_duplicate"].get("threshold", 0.9)))
-    views["calculators"] = contracts.calculator_counts(t.maintained)
+    views["qc"] = _view(contracts.qc_view, views["instances"], views["instances"],
+                        float(gates["near_duplicate"].get("threshold", 0.9)))
+    views["calculators"] = _view(contracts.calculator_counts, t.maintained, t.maintained)
     if t.files is not None:
         views["files"] = t.files
+    for name, view in t.release.items():
+        if isinstance(view, release_views.ReleaseData):  # a config validated by the instance suites
+            rows = release_views.default_instances(view)
+            view = _view(contracts.instance_view, rows, rows, t.upstream, t.records, registry)
+        views[name] = view
     return views
+
+
+def _view(fn, rows: pd.DataFrame, *args: Any) -> pd.DataFrame:
+    """``fn(*args)``, or ``rows`` themselves when they lack a column the view needs (a broken
+    release config: the schema suite then names the missing column); empty for no rows."""
+    if rows is None or rows.empty:
+        return pd.DataFrame()
+    try:
+        return fn(*args)
+    except (KeyError, TypeError, ValueError):
+        return rows
 
 
 def _offending(result: dict[str, Any], id_cols: list[str]) -> list[str]:
@@ -251,11 +237,15 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
             bd = asset.add_batch_definition_whole_dataframe(f"{name}-batch")
             vd = ctx.validation_definitions.add(gx.ValidationDefinition(name=f"{name}-validation", data=bd, suite=gx_suite))
             definitions.append((vd, view, views[view]))
-    for vd, view, frame in definitions:
+    by_frame: dict[str, list[Any]] = {}
+    for vd, view, _frame in definitions:  # one checkpoint per view: every suite on it in one run
+        by_frame.setdefault(view, []).append(vd)
+    for view, vds in by_frame.items():
+        frame = views[view]
         id_cols = [c for c in ID_COLUMNS.get(view, []) if c in frame.columns]
         actions = [gx.checkpoint.UpdateDataDocsAction(name="docs")] if docs_dir is not None else []
         cp = ctx.checkpoints.add(gx.Checkpoint(
-            name=f"{vd.name}-checkpoint", validation_definitions=[vd], actions=actions,
+            name=f"{view}-checkpoint", validation_definitions=vds, actions=actions,
             result_format={"result_format": "COMPLETE", "unexpected_index_column_names": id_cols}))
         res = cp.run(batch_parameters={"dataframe": frame}, expectation_parameters=parameters)
         for vr in res.run_results.values():
@@ -285,6 +275,7 @@ def validate(target: Path | None = None, *, project: Project | None = None, suit
     gates = _gates(project.param("validate.gates"), gate_overrides if gate_overrides is not None else t.gates)
     suites = load_suites(suites_dir or project.expectations_dir)
     views = build_views(t, gates)
+    suites += release_views.config_suites(suites, views)
     failures, n = run(views, suites, gates, docs_dir)
     return ValidationReport(t.name, failures, n, docs_dir)
 

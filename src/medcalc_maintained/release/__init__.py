@@ -6,6 +6,7 @@
 ``state``    the release state and the next version (:func:`~.state.derive_bump`)
 ``card``     README.md (from dataset_card.md) and CHANGELOG.md
 ``build``    one release as a dataset repository directory with its manifest
+``semver``   the declared kind must be the derived bump (build and publish), releases published in order
 ``publish``  a built release to a bare git repository or the Hugging Face Hub
 ``git``      the one way this package runs git
 """

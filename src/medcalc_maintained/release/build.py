@@ -30,6 +30,7 @@ from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.plan import Release, Releases, load_releases
+from medcalc_maintained.release.semver import kind_problem
 from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
 from medcalc_maintained.release.tables import Tables, build_tables, load_tables, stored_state, write_parquet
 
@@ -113,6 +114,7 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
         "description": rel.description,
         "tag": full_tag(rel.version),
         "default_rows": rel.default_rows,
+        "releases": [r.version for r in plan.upto(rel.version)],
         "generator": GENERATOR,
         "rows": t.rows(),
         "files": files,
@@ -135,10 +137,36 @@ def _replace_dir(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def release_rows(project: Project, plan: Releases, t: Tables, previous: Tables | None) -> dict[str, Any]:
+    """Row counts per config and split of every release up to ``t``'s (for the changelog): from
+    the tables at hand, stage ``release-tables``'s state files, or the tables built now."""
+    rows = {t.release.version: t.rows()}
+    if previous is not None:
+        rows[previous.release.version] = previous.rows()
+    for r in plan.upto(t.release.version):
+        if r.version not in rows and r in plan.releases:
+            doc = stored_state(project, r)
+            rows[r.version] = doc["rows"] if doc is not None else load_tables(project, r, plan.path).rows()
+    return rows
+
+
+def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str) -> None:
+    """Refuse a release whose declared kind is not the bump derived from the previous release."""
+    rel = t.release
+    if previous is None:
+        return
+    problem = kind_problem(rel.version, rel.kind, release_state(previous.tables, template),
+                           release_state(t.tables, template), previous.combined("full"), t.combined("full"),
+                           previous.release.version, (previous.release.default_rows, rel.default_rows))
+    if problem:
+        raise DataError(plan.path, problem, row=f"release {rel.version}", field="kind")
+
+
 def write_build(out: Path, project: Project, plan: Releases, t: Tables, template: str, *, draft: bool = False,
-                reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None) -> BuildResult:
+                reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None,
+                rows: dict[str, Any] | None = None) -> BuildResult:
     """Write the release of tables ``t`` into ``out``; the directory is replaced only when every
-    file was written."""
+    file was written (``rows``: row counts of earlier releases for the changelog)."""
     rel, reasons = t.release, list(reasons or [])
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
@@ -152,7 +180,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
                 write_parquet(t.tables[cfg][s], tmp / release_data_file(cfg, s))
         say("rendering the card and the changelog")
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan), encoding="utf-8")
-        (tmp / "CHANGELOG.md").write_text(render_changelog(plan.upto(rel.version), t.records), encoding="utf-8")
+        (tmp / "CHANGELOG.md").write_text(render_changelog(plan.upto(rel.version), t.records, rows), encoding="utf-8")
         files = {f: sha256_file(tmp / f) for f in _files(tmp)}
         state = release_state(t.tables, template)
         manifest = _manifest(plan, rel, t, files, state, draft, reasons)
@@ -195,7 +223,13 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
         say(f"reading the tables of {rel.version}")
         t = load_tables(project, rel, plan.path)
         check_current(t, project, plan)
-    return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say)
+    prev = plan.previous(rel.version)
+    previous = load_tables(project, prev, plan.path) if prev is not None else None
+    if not draft:
+        say("checking the declared kind against the changes since the previous release")
+        check_kind(plan, t, previous, template)
+    rows = release_rows(project, plan, t, previous)
+    return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows)
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:

@@ -43,8 +43,71 @@ def _uid_text(split: str, uid: int) -> str:
     return str(uid) if split == "test" else f"{split}:{uid}"
 
 
-def render_changelog(releases: list[Release], records: pd.DataFrame) -> str:
-    """CHANGELOG.md: one section per release (newest first) with counts and the label changes."""
+def _status_before(records: pd.DataFrame) -> dict[str, str]:
+    """For each accepted record: the label status of its row before it (the status the row's last
+    accepted record of an earlier release gave it; ``unverified`` when there is none)."""
+    out: dict[str, str] = {}
+    acc = records[records["decision"] == "accepted"] if len(records) else records
+    last: dict[tuple[str, str], tuple[tuple, str]] = {}
+    for r in sorted(acc.to_dict("records"), key=lambda r: version_key(r["release"])):
+        key = (str(r["split"]), str(r["uid"]))
+        prev = last.get(key)
+        out[r["id"]] = prev[1] if prev and prev[0] < version_key(r["release"]) else "unverified"
+        if prev is None or prev[0] < version_key(r["release"]):
+            last[key] = (version_key(r["release"]), str(r["label_status"]))
+    return out
+
+
+def _who(*parts: Any) -> str:
+    vals = [str(p) for p in parts if not is_missing(p) and str(p)]
+    return f"{vals[0]} ({', '.join(vals[1:])})" if len(vals) > 1 else (vals[0] if vals else "")
+
+
+def _proposer(value: Any) -> str:
+    if isinstance(value, dict):
+        return _who(value.get("id"), value.get("role"), value.get("specialty"))
+    return "" if is_missing(value) else str(value)
+
+
+def change_rows(changes: pd.DataFrame, before: dict[str, str]) -> tuple[list[str], list[list[Any]]]:
+    """The label-change table of one release: record id, row, old -> new, status before -> after,
+    error type, deciding reviewer (id, role, specialty), proposer (when records carry
+    ``proposed_by``), decision date and rationale."""
+    proposer = "proposed_by" in changes.columns
+    header = ["record", "uid", "calculator", "old → new", "status", "error type", "reviewer",
+              *(["proposer"] if proposer else []), "decided", "rationale"]
+    rows = []
+    for r in changes.to_dict("records"):
+        rows.append([r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
+                     f"{before.get(r['id'], 'unverified')} → {r['label_status']}", r["error_type"],
+                     _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
+                     *([_proposer(r.get("proposed_by"))] if proposer else []), r.get("decided_at"), r["rationale"]])
+    return header, rows
+
+
+def rows_summary(rows: dict[str, dict[str, int]] | None, previous: dict[str, dict[str, int]] | None,
+                 previous_version: str | None) -> list[str]:
+    """How each config's row count changed since the previous release."""
+    if rows is None:
+        return []
+    total = {c: sum(by.values()) for c, by in rows.items()}
+    if previous is None or previous_version is None:
+        table = [[c, n] for c, n in total.items()]
+        return ["Rows per config (first release):", "", md_table(["config", "rows"], table, ["l", "r"]), ""]
+    before = {c: sum(by.values()) for c, by in previous.items()}
+    table = []
+    for c in list(total) + [c for c in before if c not in total]:
+        a, b = before.get(c, 0), total.get(c, 0)
+        table.append([c, a, b, f"{b - a:+d}" if a != b else "unchanged"])
+    return [f"Rows per config since {previous_version}:", "",
+            md_table(["config", previous_version, "this release", "change"], table, ["l", "r", "r", "r"]), ""]
+
+
+def render_changelog(releases: list[Release], records: pd.DataFrame,
+                     rows: dict[str, dict[str, dict[str, int]]] | None = None) -> str:
+    """CHANGELOG.md: one section per release (newest first) with counts and the label changes;
+    ``rows`` ({version: {config: {split: n}}}) adds the row counts per config against the previous release."""
+    rows = rows or {}
     out = [
         "# Changelog",
         "",
@@ -54,10 +117,13 @@ def render_changelog(releases: list[Release], records: pd.DataFrame) -> str:
         "the first release of a minor line also `vMAJOR.MINOR`.",
         "",
     ]
+    before = _status_before(records) if len(records) else {}
     for i in range(len(releases) - 1, -1, -1):
         rel = releases[i]
+        prev = releases[i - 1].version if i else None
         recs = records[records["release"] == rel.version] if len(records) else records
         out += [f"## {rel.version} ({rel.date}, {rel.kind})", "", rel.description, ""]
+        out += rows_summary(rows.get(rel.version), rows.get(prev) if prev else None, prev)
         if not len(recs):
             if i == 0 or not any(version_key(v) < rel.key for v in records["release"]):
                 out += ["No ledger records: every label is the upstream MedCalc-Bench v1.0 label.", ""]
@@ -83,10 +149,7 @@ def render_changelog(releases: list[Release], records: pd.DataFrame) -> str:
         changes = accepted[accepted["label_status"].isin(["corrected", "abstain"])]
         out += [f"### Label changes ({len(changes)})", ""]
         if len(changes):
-            out += [md_table(
-                ["uid", "calculator", "old → new", "error type", "reviewer role", "rationale"],
-                [[_uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
-                  r["error_type"], r["reviewer_role"], r["rationale"]] for r in changes.to_dict("records")]), ""]
+            out += [md_table(*change_rows(changes, before)), ""]
         else:
             out += ["None (confirmations only).", ""]
         confirmed = int((accepted["label_status"] == "confirmed").sum())

@@ -17,6 +17,9 @@ from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import from_tag, full_tag, short_tag, version_key
 from medcalc_maintained.release import git
 from medcalc_maintained.release.build import read_manifest, verify_manifest
+from medcalc_maintained.release.semver import publish_problem
+
+BRANCH = "refs/heads/main"  # the branch every publish writes, whatever the target's HEAD says
 
 
 class PublishRefused(DataError):
@@ -141,16 +144,23 @@ def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_ru
         if not (repo / "HEAD").is_file() or not (repo / "objects").is_dir():
             raise PublishRefused(repo, "exists but is not a bare git repository (create one with `git init --bare`)")
         refs = _file_refs(repo)
-        head = git.text("symbolic-ref", "HEAD", git_dir=repo)
+        head = git.git("symbolic-ref", "-q", "HEAD", git_dir=repo, check=False).stdout.decode().strip()
     else:
-        refs, head = {}, "refs/heads/main"
+        refs, head = {}, BRANCH
     tags_present = {r[len("refs/tags/"):] for r in refs if r.startswith("refs/tags/")}
     tags, notes = _plan_tags(version, tags_present, str(repo))
-    parent = refs.get(head)
-    branch = head[len("refs/heads/"):]
+    problem = publish_problem(man, release_dir, tags_present,
+                              lambda tag, f: git.git("cat-file", "blob", f"refs/tags/{tag}:{f}", git_dir=repo).stdout)
+    if problem:
+        raise PublishRefused(repo, problem)
+    parent = refs.get(BRANCH)
+    branch = BRANCH[len("refs/heads/"):]
     actions = ([] if exists else [f"create bare git repository {repo} (branch {branch})"])
     actions.append(f"commit {len(man['files']) + 1} files of release {version} on {branch}"
-                   + (f" (parent {parent[:12]})" if parent else " (first commit)"))
+                   + (f" (parent {parent[:12]})" if parent else f" (first commit of {branch})"))
+    if head != BRANCH:
+        actions.append(f"point HEAD at {branch} (it was {head or 'detached'})")
+        notes.append(f"{repo}: HEAD was {head or 'detached'}; releases are on branch {branch}, HEAD now points at it")
     actions += [f"create tag {t}" for t in tags]
     result = PublishResult(str(target), version, tags, actions, dry_run, notes=notes)
     if dry_run:
@@ -161,7 +171,9 @@ def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_ru
             repo.parent.mkdir(parents=True, exist_ok=True)
             git.git("init", "--bare", "-q", "-b", "main", str(repo), env=git.clean_env())
             created = True
-        result.commit = _commit_release(repo, release_dir, man, head, parent, tags)
+        result.commit = _commit_release(repo, release_dir, man, BRANCH, parent, tags)
+        if head != BRANCH:
+            git.git("symbolic-ref", "HEAD", BRANCH, git_dir=repo)
         say(f"committed {result.commit[:12]} and tagged {', '.join(tags)}")
         return result
     except BaseException:
@@ -176,6 +188,15 @@ def _hub_error(exc: Exception) -> str:
 
     first = (redact(exc).strip().splitlines() or [""])[0]
     return f"{type(exc).__name__}: {first}"[:300]
+
+
+def _hub_file(api: Any, target: Target, tag: str, path: str) -> bytes:
+    """One file of the dataset repository at ``tag``."""
+    try:
+        local = api.hf_hub_download(target.location, path, repo_type="dataset", revision=tag)
+    except Exception as exc:
+        raise PublishRefused(str(target), f"cannot read {path} at {tag} ({_hub_error(exc)})") from None
+    return Path(local).read_bytes()
 
 
 def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None]
@@ -199,6 +220,9 @@ def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run:
         raise PublishRefused(str(target), f"cannot list the tags of the dataset repository ({_hub_error(exc)})") from None
     tags, tag_notes = _plan_tags(version, existing, str(target))
     notes += tag_notes
+    problem = publish_problem(man, release_dir, existing, lambda tag, f: _hub_file(api, target, tag, f))
+    if problem:
+        raise PublishRefused(str(target), problem)
     actions = ([] if exists else [f"create dataset repository {target.location}"])
     actions.append(f"upload {len(man['files']) + 1} files of release {version} to main (files not in the release are deleted)")
     actions += [f"create tag {t}" for t in tags]
@@ -210,7 +234,8 @@ def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run:
             api.create_repo(target.location, repo_type="dataset", exist_ok=True)
         info = api.upload_folder(repo_id=target.location, folder_path=str(release_dir), repo_type="dataset",
                                  commit_message=f"Release {version} ({man['kind']})",
-                                 commit_description=man.get("description") or None, delete_patterns="*")
+                                 commit_description=man.get("description") or None, delete_patterns="*",
+                                 revision="main")
         commit = getattr(info, "oid", None)
         for t in tags:
             api.create_tag(target.location, tag=t, revision=commit, repo_type="dataset",
