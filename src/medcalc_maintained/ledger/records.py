@@ -212,15 +212,17 @@ def load(paths: Iterable[Path]) -> list[Record]:
 
 
 def records_frame(records: list[Record]) -> pd.DataFrame:
-    """The records as a flat table (reviewer fields spread into columns), in ledger order."""
+    """The records as a flat table (reviewer and proposer fields spread into columns), in ledger order."""
     rows = []
     for r in records:
         d = dict(r.data)
         rev = d.pop("reviewer", {}) or {}
+        prop = d.pop("proposed_by", {}) or {}
         ev = d.get("evidence")
         d["evidence"] = "\n".join(ev) if isinstance(ev, list) else (ev or "")
         d.update({"reviewer_id": rev.get("id"), "reviewer_role": rev.get("role"), "reviewer_specialty": rev.get("specialty"),
-                  "release": r.release, "file": r.path})
+                  "proposed_by_id": prop.get("id"), "proposed_by_role": prop.get("role"),
+                  "proposed_by_specialty": prop.get("specialty"), "release": r.release, "file": r.path})
         rows.append(d)
     return pd.DataFrame(rows)
 

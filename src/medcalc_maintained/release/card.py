@@ -63,17 +63,11 @@ def _who(*parts: Any) -> str:
     return f"{vals[0]} ({', '.join(vals[1:])})" if len(vals) > 1 else (vals[0] if vals else "")
 
 
-def _proposer(value: Any) -> str:
-    if isinstance(value, dict):
-        return _who(value.get("id"), value.get("role"), value.get("specialty"))
-    return "" if is_missing(value) else str(value)
-
-
 def change_rows(changes: pd.DataFrame, before: dict[str, str]) -> tuple[list[str], list[list[Any]]]:
     """The label-change table of one release: record id, row, old -> new, status before -> after,
-    error type, deciding reviewer (id, role, specialty), proposer (when records carry
-    ``proposed_by``), decision date and rationale."""
-    proposer = "proposed_by" in changes.columns
+    error type, deciding reviewer (id, role, specialty), proposer (when any record of the release
+    carries ``proposed_by``), decision date and rationale."""
+    proposer = "proposed_by_id" in changes.columns and not changes["proposed_by_id"].map(is_missing).all()
     header = ["record", "uid", "calculator", "old → new", "status", "error type", "reviewer",
               *(["proposer"] if proposer else []), "decided", "rationale"]
     rows = []
@@ -81,7 +75,7 @@ def change_rows(changes: pd.DataFrame, before: dict[str, str]) -> tuple[list[str
         rows.append([r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
                      f"{before.get(r['id'], 'unverified')} → {r['label_status']}", r["error_type"],
                      _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
-                     *([_proposer(r.get("proposed_by"))] if proposer else []), r.get("decided_at"), r["rationale"]])
+                     *([_who(r.get("proposed_by_id"), r.get("proposed_by_role"), r.get("proposed_by_specialty"))] if proposer else []), r.get("decided_at"), r["rationale"]])
     return header, rows
 
 

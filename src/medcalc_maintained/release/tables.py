@@ -52,7 +52,8 @@ UPSTREAM_COLUMNS = [
 DEFAULT_COLUMNS = UPSTREAM_COLUMNS + ["Label Status"]
 CORRECTION_COLUMNS = [
     "id", "release", "split", "uid", "Calculator Name", "old_value", "new_value", "decision", "label_status",
-    "error_type", "source", "reviewer_id", "reviewer_role", "reviewer_specialty", "blinded", "decided_at",
+    "error_type", "source", "reviewer_id", "reviewer_role", "reviewer_specialty", "proposed_by_id", "proposed_by_role",
+    "proposed_by_specialty", "blinded", "decided_at",
     "rationale", "evidence", "scoring_timepoint", "guideline_version", "second_opinion", "ledger_file",
 ]
 INT_COLUMNS = {"uid", "calculator_id"}
