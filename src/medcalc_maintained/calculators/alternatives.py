@@ -235,6 +235,14 @@ def due_date_naegele(x: Inputs) -> dt.date:
     return dt.date(year, month, day) + dt.timedelta(days=7)
 
 
+@alternative(13, "naegele_calendar_cycle_adjusted")
+def due_date_naegele_adjusted(x: Inputs) -> dt.date:
+    """Naegele's calendar rule (LMP + 1 year - 3 months + 7 days) plus (cycle length - 28) days
+    (the calendar form of the cycle-adjusted rule; ACOG Committee Opinion No. 700, 2017)."""
+    lmp, cycle = D._lmp_and_cycle(x)
+    return due_date_naegele(x) + dt.timedelta(days=int(cycle) - 28)
+
+
 @alternative(68, "lmp_plus_14")
 def conception_unadjusted(x: Inputs) -> dt.date:
     """Conception = LMP + 14 days, ignoring the cycle length (ACOG Committee Opinion No. 700, 2017)."""
