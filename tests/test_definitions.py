@@ -61,6 +61,7 @@ def test_policy_refuses_an_unimplemented_alternative(monkeypatch, tmp_path):
         with pytest.raises(DataError, match=r"calculator 5, field 'alternatives': alternative 'nonexistent' is not implemented"):
             D.load_policy()
     finally:
+        monkeypatch.undo()
         D.load_policy.cache_clear()
     assert 63 in D.load_policy()
 
