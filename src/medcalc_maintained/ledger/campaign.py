@@ -21,7 +21,6 @@ carries the ``guideline_version`` of its calculator from the definition policy.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import zipfile
 from pathlib import Path
@@ -33,7 +32,7 @@ from medcalc_maintained.core.answers import NA, format_answer, parse_answer
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather
-from medcalc_maintained.quality.definitions import guideline_version
+from medcalc_maintained.quality.definitions import entities_of, guideline_version
 
 PHYSICIAN_COL = "y* (Physician label)"
 NOTE_COL = "Physician Note (Optional)"
@@ -98,15 +97,6 @@ def _cell_text(cell: Any) -> str:
     return str(cell).strip()
 
 
-def _entities(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        return json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
-    except json.JSONDecodeError:
-        return {}
-
-
 def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd.DataFrame | None,
                   *, decided_at: str, release: str, id_prefix: str, workbook_names: tuple[str, str]
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -133,7 +123,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         note = (row.get("note") or "").strip()
         finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None
         cid = int(r["calculator_id"])
-        ev = gather(cid, _entities(r.get("entities")), original, new_value, otype, rationale=note if has_md else "",
+        ev = gather(cid, entities_of(r.get("entities")), original, new_value, otype, rationale=note if has_md else "",
                     finding=finding) if status == "corrected" else None
         etype = classify_error(status, note, finding, ev)
         y_new_text = _cell_text(row["y_new"])

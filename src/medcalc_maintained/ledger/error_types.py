@@ -84,8 +84,8 @@ def gather(calculator_id: int, entities: dict[str, Any], old: str, new: str, out
     default = compute(calculator_id, entities).value
     new_ok = parse_answer(new, output_type).is_valid and not parse_answer(new, output_type).is_abstain
     old_ok = parse_answer(old, output_type).is_valid and not parse_answer(old, output_type).is_abstain
-    if default is not None:
-        ev.default_old = old_ok and labels_agree(default, old, output_type)
+    if default is not None:  # an old N/A (a reversed abstention) is neither reproduced nor contradicted
+        ev.default_old = labels_agree(default, old, output_type) if old_ok else None
         ev.default_new = new_ok and labels_agree(default, new, output_type)
     if old_ok:
         ev.alternatives_old = reproducing_alternatives(calculator_id, entities, old, output_type)

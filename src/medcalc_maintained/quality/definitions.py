@@ -116,7 +116,8 @@ def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any
     return out
 
 
-def _entities(raw: Any) -> dict[str, Any]:
+def entities_of(raw: Any) -> dict[str, Any]:
+    """A row's parsed ``entities`` (the JSON text ingest writes; ``{}`` when absent or unreadable)."""
     if isinstance(raw, dict):
         return raw
     try:
@@ -153,7 +154,7 @@ def policy_contradictions(maintained: pd.DataFrame, instances: pd.DataFrame) -> 
     for r in m.to_dict("records"):
         cid, otype, label = int(r["calculator_id"]), str(r["Output Type"]), str(r["Ground Truth Answer"])
         key = (str(r["split"]), int(r["uid"]))
-        entities = _entities(ents.get(key))
+        entities = entities_of(ents.get(key))
         alts = reproducing_alternatives(cid, entities, label, otype)
         if not alts:
             continue
@@ -199,5 +200,5 @@ def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str]) -> pd.Data
     return q
 
 
-__all__ = ["CHECK", "definition_findings", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
+__all__ = ["CHECK", "definition_findings", "entities_of", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
            "reproducing_alternatives", "requeue", "write_contradictions"]
