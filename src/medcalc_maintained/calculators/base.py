@@ -269,9 +269,14 @@ def compute(calculator_id: int, entities: dict[str, Any]) -> Result:
     calc = REGISTRY.get(int(calculator_id))
     if calc is None:
         raise KeyError(f"unknown calculator id {calculator_id}")
+    return run(calc.fn, calc.output_type, entities)
+
+
+def run(fn: Callable[["Inputs"], Any], output_type: str, entities: dict[str, Any]) -> Result:
+    """Call one calculator function (a registered one or a published alternative) on ``entities``."""
     x = Inputs(entities)
     try:
-        value = calc.fn(x)
+        value = fn(x)
     except CannotCompute:
         value = None
     except (ZeroDivisionError, ValueError, OverflowError):
@@ -281,5 +286,5 @@ def compute(calculator_id: int, entities: dict[str, Any]) -> Result:
         if not (x.missing or x.invalid):
             x._note(x.missing, "<unspecified>")
         return Result(None, tuple(x.missing), tuple(x.invalid), tuple(x.implausible))
-    text, number = format_value(value, calc.output_type)
+    text, number = format_value(value, output_type)
     return Result(text, (), (), tuple(x.implausible), number)

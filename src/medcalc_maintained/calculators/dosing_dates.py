@@ -133,6 +133,13 @@ def morphine_milligram_equivalents(x: Inputs) -> float:
     the 2022 hydromorphone factor is 5 (was 4). Entities: ``<Opioid> Dose`` [dose, unit] and
     ``<Opioid> Dose Per Day`` [n, 'per day'].
     """
+    return mme_total(x, lambda name, daily: _MME_FACTOR.get(name))
+
+
+def mme_total(x: Inputs, factor_of) -> float:
+    """Sum of daily dose x factor, with ``factor_of(opioid, daily dose)`` giving the conversion
+    factor (``None`` for an unknown opioid); shared by the default and the published alternatives
+    (``calculators/alternatives.py``)."""
     drugs: dict[str, str] = {}
     for key in x.entities:
         k = str(key).strip()
@@ -151,8 +158,7 @@ def morphine_milligram_equivalents(x: Inputs) -> float:
     ok = True
     for key, drug in drugs.items():
         name = _opioid_key(drug)
-        factor = _MME_FACTOR.get(name)
-        if factor is None:
+        if name not in _MME_FACTOR:
             x._note(x.invalid, key)
             ok = False
             continue
@@ -164,6 +170,11 @@ def morphine_milligram_equivalents(x: Inputs) -> float:
             if dose is not None and name == "fentanyl buccal":
                 dose *= 1000.0  # mg -> mcg, the unit its factor applies to
         if dose is None or per_day is None:
+            ok = False
+            continue
+        factor = factor_of(name, dose * per_day)
+        if factor is None:
+            x._note(x.invalid, key)
             ok = False
             continue
         total += dose * per_day * factor

@@ -23,7 +23,8 @@ ERROR_STATUSES = ("corrected", "abstain")  # statuses that mean the upstream lab
 GESTATIONAL_AGE = "gestational_age"
 
 # the maintained columns added to v1.0's columns by `apply`
-MAINTAINED_COLUMNS = ["Label Status", "Original Ground Truth Answer", "Label Source", "Correction IDs", "Error Type"]
+MAINTAINED_COLUMNS = ["Label Status", "Original Ground Truth Answer", "Label Source", "Correction IDs", "Error Type",
+                      "Guideline Version"]
 
 
 def status_of(new: Answer | Any, old: Any, output_type: str) -> str:

@@ -4,7 +4,9 @@ The output keeps every v1.0 column (a drop-in replacement) with ``Ground Truth A
 maintained label and ``Lower Limit``/``Upper Limit`` recomputed from it (±5% for decimals, equal to
 the answer otherwise, ``N/A`` for abstentions), and adds ``Label Status`` (corrected | abstain |
 confirmed | unverified), ``Original Ground Truth Answer``, ``Label Source``, ``Correction IDs`` and
-``Error Type``. Rows without an accepted record keep their upstream label as ``unverified``.
+``Error Type`` and ``Guideline Version`` (the definition version the label assumes: the applied
+record's ``guideline_version``, else the definition policy's version of the calculator). Rows
+without an accepted record keep their upstream label as ``unverified``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
 from medcalc_maintained.core.versions import UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
+from medcalc_maintained.quality.definitions import guideline_version
 
 
 @dataclass
@@ -123,6 +126,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     source = df["Label Source"].tolist()
     ids = [[] for _ in range(len(df))]
     etype = df["Error Type"].tolist()
+    gversion = [guideline_version(int(c)) or "" for c in df["Calculator ID"]]
     otypes = df["Output Type"].astype(str).tolist()
     styles = [label_style(labels[i], otypes[i]) for i in range(len(df))]
     rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df))
@@ -156,6 +160,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         source[i] = rec["source"]
         ids[i].append(rec.id)
         etype[i] = rec.get("error_type") or ""
+        gversion[i] = rec.get("guideline_version") or gversion[i]
     if problems:
         raise LedgerError(problems)
 
@@ -171,6 +176,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     df["Label Source"] = pd.array(source, dtype="string")
     df["Correction IDs"] = pd.array([";".join(x) for x in ids], dtype="string")
     df["Error Type"] = pd.array(etype, dtype="string")
+    df["Guideline Version"] = pd.array(gversion, dtype="string")
     return df
 
 

@@ -12,11 +12,10 @@ physician adjudication. Each of the 887 rows becomes one accepted record:
 * ``confirmed`` when they agree.
 
 ``source`` is ``physician`` for rows with a physician label, ``pipeline`` otherwise; physician
-notes become the rationale. The error type of a change comes from the evidence at hand: an
-abstention is ``unanswerable`` (``underspecified`` when the physician's note is about the scoring
-timepoint); otherwise the recompute audit decides between ``aggregation`` (our calculator, fed the
-upstream features, disagrees with the upstream label) and ``extraction`` (it reproduces the upstream
-label, so the features themselves were wrong, or an input was implausible), else ``other``.
+notes become the rationale. The error type of a change is typed from the evidence by
+:mod:`medcalc_maintained.ledger.error_types` (definition alternatives, the reference calculator on
+the upstream entities, an input shown wrong); the evidence lines say what decided it. Every record
+carries the ``guideline_version`` of its calculator from the definition policy.
 """
 
 from __future__ import annotations
@@ -32,12 +31,12 @@ import pandas as pd
 from medcalc_maintained.core.answers import NA, format_answer, parse_answer
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather
+from medcalc_maintained.quality.definitions import entities_of, guideline_version
 
 PHYSICIAN_COL = "y* (Physician label)"
 NOTE_COL = "Physician Note (Optional)"
 UPSTREAM_REPO = "https://github.com/junzeye/validate-medcalc-labels"
-TIMEPOINT = re.compile(r"time ?point|time ?frame|at (?:the time of )?(?:presentation|admission)|most recent|time course",
-                       re.IGNORECASE)
 
 
 def _read_sheet(path: Path, needed: list[str]) -> pd.DataFrame:
@@ -98,23 +97,6 @@ def _cell_text(cell: Any) -> str:
     return str(cell).strip()
 
 
-def classify_error(status: str, note: str, finding: str | None, recompute_agrees_new: bool | None) -> str | None:
-    """Error type of a campaign decision from the evidence available (see module docstring)."""
-    if status == "confirmed":
-        return None
-    if status == "abstain":
-        return "underspecified" if TIMEPOINT.search(note or "") else "unanswerable"
-    if TIMEPOINT.search(note or ""):
-        return "underspecified"
-    if finding == "implausible_input":
-        return "extraction"
-    if finding == "aggregation_mismatch":
-        return "aggregation"
-    if finding == "agrees":
-        return "extraction"
-    return "other"
-
-
 def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd.DataFrame | None,
                   *, decided_at: str, release: str, id_prefix: str, workbook_names: tuple[str, str]
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -140,7 +122,10 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         has_md = _has_physician_label(row["physician"])
         note = (row.get("note") or "").strip()
         finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None
-        etype = classify_error(status, note, finding, None)
+        cid = int(r["calculator_id"])
+        ev = gather(cid, entities_of(r.get("entities")), original, new_value, otype, rationale=note if has_md else "",
+                    finding=finding) if status == "corrected" else None
+        etype = classify_error(status, note, finding, ev)
         y_new_text = _cell_text(row["y_new"])
         evidence = [
             f"{UPSTREAM_REPO} phase3/{workbook_names[1]}, uid {uid}: y_final = {_cell_text(row['y_final'])}",
@@ -150,6 +135,8 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
             evidence.append(f"blinded physician label y* = {_cell_text(row['physician'])} ({workbook_names[0]})")
         if finding is not None:
             evidence.append(f"recompute audit finding: {finding}")
+        if ev is not None:
+            evidence.extend(explain(ev))
         if has_md and note:
             rationale = note
         elif has_md:
@@ -180,9 +167,10 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
                          {"id": "relabel-gemini-2.5-pro-x5", "role": "pipeline", "specialty": None}),
             "blinded": True,
             "decided_at": decided_at,
+            "guideline_version": guideline_version(cid),
         }
         records.append(rec)
     return records, unreadable
 
 
-__all__ = ["read_workbooks", "build_records", "workbook_date", "classify_error", "NA"]
+__all__ = ["read_workbooks", "build_records", "workbook_date", "classify_error", "TIMEPOINT", "NA"]

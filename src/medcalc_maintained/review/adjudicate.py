@@ -28,7 +28,8 @@ from medcalc_maintained.core.answers import Answer, format_answer, labels_agree,
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import row_style, status_of
 from medcalc_maintained.ledger.apply import check_and_apply
-from medcalc_maintained.ledger.campaign import classify_error
+from medcalc_maintained.ledger.error_types import classify_error, explain, gather
+from medcalc_maintained.quality.definitions import entities_of, guideline_version
 from medcalc_maintained.ledger.records import LedgerError, collect, dump
 from medcalc_maintained.ledger.write import write_checked
 from medcalc_maintained.quality.triage import Deferred, Reviewer, deferred_reviews
@@ -108,6 +109,10 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
     evidence = [f"review packet {packet.path.name}, sheet {REVIEW}, row {it.row} ({row_id(it.split, it.uid)})", relabel.text]
     if finding:
         evidence.append(f"recompute audit finding: {finding}")
+    cid = int(row["calculator_id"])
+    ev = gather(cid, entities_of(row.get("entities")), old, new_value, otype, rationale=it.comment or "",
+                finding=finding) if status == "corrected" else None
+    evidence.extend(explain(ev) if ev is not None else [])
     evidence.extend(f"earlier deferred physician review {p['id']} by {p['reviewer']}: {p['value']}" for p in earlier)
     if accepted:
         evidence.append("accepted: agrees with " + (", ".join(agreeing) if agreeing else "no reference required"))
@@ -122,7 +127,7 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
         "new_value": new_value,
         "decision": "accepted" if accepted else "deferred",
         "label_status": status,
-        "error_type": classify_error(status, it.comment, finding, None),
+        "error_type": classify_error(status, it.comment, finding, ev),
         "rationale": it.comment or f"Blinded recomputation by {reviewer.id} gave {new_value} (no comment).",
         "evidence": evidence,
         "source": "physician",
@@ -133,8 +138,7 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
     }
     if it.timepoint:
         rec["scoring_timepoint"] = it.timepoint
-    if it.guideline:
-        rec["guideline_version"] = it.guideline
+    rec["guideline_version"] = it.guideline or guideline_version(cid)
     if not accepted:
         rec["second_opinion"] = relabel.value if relabel.value is not None else (
             str(earlier[-1]["value"]) if earlier else None)

@@ -1,0 +1,204 @@
+"""The definition policy at work: definition findings, policy contradictions and their re-review.
+
+The policy (``calculators/definitions.yaml``) declares, per calculator, the definition and version
+the maintained labels follow and the published alternatives (implemented in
+``calculators/alternatives.py``). Three uses:
+
+* :func:`definition_findings` - for one row, which alternatives would change its label and by how
+  much (``definition``-severity findings of the check registry, check ``definition_alternative``);
+* :func:`policy_contradictions` - maintained rows whose label the declared definition does not
+  reproduce (on the upstream entities) while an alternative does; written by
+  :func:`write_contradictions` and queued for re-review by :func:`mark_queue`. They are never
+  changed here: a physician decides.
+* :func:`guideline_version` - the version string a ledger record / the ``Guideline Version``
+  column carries.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from medcalc_maintained.calculators import compute, load_all
+from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
+from medcalc_maintained.core.answers import labels_agree, parse_answer
+from medcalc_maintained.core.io import DataError, write_csv_for_people
+
+CHECK = "definition_alternative"
+POLICY_FILE = "definitions.yaml"
+REQUIRED = ("name", "version", "definition", "citation", "alternatives")
+CONTRADICTION_COLUMNS = ["split", "uid", "calculator_id", "calculator", "label", "label_status", "correction_ids",
+                         "declared_version", "declared_value", "alternative", "alternative_value", "reason"]
+
+
+@lru_cache(maxsize=1)
+def load_policy() -> dict[int, dict[str, Any]]:
+    """The policy by calculator id; refuses an entry without a required field or an alternative
+    without an implementation (the file, the calculator and the field are named)."""
+    res = resources.files("medcalc_maintained.calculators").joinpath(POLICY_FILE)
+    path = Path(str(res))
+    try:
+        data = yaml.safe_load(res.read_text("utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DataError(path, f"not valid YAML: {exc}") from None
+    out: dict[int, dict[str, Any]] = {}
+    for cid, entry in (data.get("calculators") or {}).items():
+        if not isinstance(entry, dict):
+            raise DataError(path, "entry is not a mapping", row=f"calculator {cid}")
+        for fld in REQUIRED:
+            if entry.get(fld) in (None, "") and fld != "alternatives":
+                raise DataError(path, "required field is empty", row=f"calculator {cid}", field=fld)
+        alts = entry.get("alternatives") or {}
+        for name in alts:
+            if (int(cid), name) not in ALTERNATIVES:
+                raise DataError(path, f"alternative {name!r} is not implemented in calculators/alternatives.py",
+                                row=f"calculator {cid}", field="alternatives")
+        out[int(cid)] = dict(entry, alternatives=dict(alts))
+    return out
+
+
+def guideline_version(calculator_id: int) -> str | None:
+    """The declared definition version of a calculator (``None`` when the policy has no entry)."""
+    entry = load_policy().get(int(calculator_id))
+    return entry["version"] if entry else None
+
+
+def _change(alt: str, label: str, output_type: str) -> str:
+    """How far ``alt`` is from ``label``: signed percent for numbers, days for dates."""
+    a, b = parse_answer(alt, output_type), parse_answer(label, output_type)
+    if a.kind == "date" and b.kind == "date":
+        days = (a.value - b.value).days
+        return f"{days:+d} days"
+    x, y = float(a.value), float(b.value)
+    if y == 0:
+        return f"{x - y:+g}"
+    return f"{(x - y) / abs(y) * 100:+.0f}%".replace("-", "\u2212")
+
+
+def _finding(reason: str) -> dict[str, Any]:
+    return {"check": CHECK, "severity": "definition", "reason": reason,
+            "evidence_text": "", "evidence_start": None, "evidence_end": None}
+
+
+def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any, output_type: str) -> list[dict[str, Any]]:
+    """``definition`` findings for one row: each published alternative that gives a label other than
+    the declared definition's, and whether the row's ``label`` follows it.
+
+    >>> definition_findings(63, {"Sodium": [140, "mmol/L"], "Chloride": [100, "mmol/L"],
+    ...                          "Bicarbonate": [14, "mmol/L"]}, "14", "decimal")[0]["reason"][:60]
+    'under delta_gap_minus_delta_bicarbonate ((AG - 12) - (24 - HC'
+    """
+    entry = load_policy().get(int(calculator_id))
+    lab = parse_answer(label, output_type)
+    if not entry or not entry["alternatives"] or not lab.is_valid or lab.is_abstain:
+        return []
+    label = str(label)
+    default = compute(int(calculator_id), entities).value
+    out = []
+    for name, alt in entry["alternatives"].items():
+        value = compute_alternative(int(calculator_id), name, entities).value
+        if value is None or (default is not None and labels_agree(value, default, output_type)):
+            continue
+        what = f"{name} ({alt['definition']})"
+        if labels_agree(value, label, output_type):
+            declared = f"the declared {entry['version']} gives {default}" if default is not None else \
+                f"the declared {entry['version']} is not computable"
+            out.append(_finding(f"the label {label} follows {what}, not the declared definition: {declared}"))
+        else:
+            out.append(_finding(f"under {what} the label would be {value} instead of {label} "
+                                f"({_change(value, label, output_type)})"))
+    return out
+
+
+def entities_of(raw: Any) -> dict[str, Any]:
+    """A row's parsed ``entities`` (the JSON text ingest writes; ``{}`` when absent or unreadable)."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        return json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+
+
+def reproducing_alternatives(calculator_id: int, entities: dict[str, Any], label: Any, output_type: str) -> list[str]:
+    """Alternatives of the policy whose value agrees with ``label`` while the declared definition's
+    does not (or is not computable); empty for an abstention or an invalid label."""
+    entry = load_policy().get(int(calculator_id))
+    lab = parse_answer(label, output_type)
+    if not entry or not entry["alternatives"] or not lab.is_valid or lab.is_abstain:
+        return []
+    default = compute(int(calculator_id), entities).value
+    if default is not None and labels_agree(default, label, output_type):
+        return []
+    return [name for name in entry["alternatives"]
+            if (v := compute_alternative(int(calculator_id), name, entities).value) is not None
+            and labels_agree(v, label, output_type)]
+
+
+def policy_contradictions(maintained: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
+    """Maintained rows whose label contradicts the declared policy: recomputed on the upstream
+    entities (``instances``), the declared definition disagrees with the label and an alternative
+    reproduces it. One row per contradicting row (the first reproducing alternative named)."""
+    load_all()
+    policy = load_policy()
+    with_alts = {cid for cid, e in policy.items() if e["alternatives"]}
+    ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
+    rows = []
+    m = maintained[maintained["calculator_id"].astype(int).isin(with_alts)]
+    for r in m.to_dict("records"):
+        cid, otype, label = int(r["calculator_id"]), str(r["Output Type"]), str(r["Ground Truth Answer"])
+        key = (str(r["split"]), int(r["uid"]))
+        entities = entities_of(ents.get(key))
+        alts = reproducing_alternatives(cid, entities, label, otype)
+        if not alts:
+            continue
+        declared = compute(cid, entities).value
+        name = alts[0]
+        rows.append({
+            "split": key[0], "uid": key[1], "calculator_id": cid, "calculator": policy[cid]["name"], "label": label,
+            "label_status": str(r.get("Label Status", "")), "correction_ids": str(r.get("Correction IDs", "") or ""),
+            "declared_version": policy[cid]["version"], "declared_value": declared if declared is not None else "",
+            "alternative": ";".join(alts),
+            "alternative_value": compute_alternative(cid, name, entities).value,
+            "reason": (f"label {label} follows {name} ({policy[cid]['alternatives'][name]['definition']}); the declared "
+                       f"{policy[cid]['version']} gives {declared if declared is not None else 'no value'}"),
+        })
+    return pd.DataFrame(rows, columns=CONTRADICTION_COLUMNS)
+
+
+def write_contradictions(df: pd.DataFrame, path: Path) -> Path:
+    """The contradictions report (CSV for people, written atomically)."""
+    write_csv_for_people(Path(path), df[CONTRADICTION_COLUMNS])
+    return Path(path)
+
+
+def requeue(contradictions: pd.DataFrame) -> dict[tuple[str, int], str]:
+    """Rows to re-review, ``(split, uid) -> reason``, for the triage queue."""
+    return {(str(s), int(u)): f"policy contradiction: {why}"
+            for s, u, why in zip(contradictions["split"], contradictions["uid"], contradictions["reason"])}
+
+
+def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str]) -> pd.DataFrame:
+    """The triage queue with the policy contradictions first (column ``policy_contradiction``, the
+    reason prepended to ``evidence``) and ``rank`` renumbered; the priorities are kept."""
+    q = queue.copy()
+    keys = list(zip(q["split"].astype(str), q["uid"].astype(int)))
+    q["policy_contradiction"] = [k in rows for k in keys]
+    if "evidence" in q.columns:
+        q["evidence"] = [f"{rows[k]}; {e}" if k in rows and str(e) else rows.get(k, e)
+                         for k, e in zip(keys, q["evidence"].fillna("").astype(str))]
+    q = q.sort_values(["policy_contradiction", "priority", "split", "uid"], ascending=[False, False, True, True],
+                      kind="mergesort").reset_index(drop=True)
+    if "rank" in q.columns:
+        q["rank"] = range(1, len(q) + 1)
+    return q
+
+
+__all__ = ["CHECK", "definition_findings", "entities_of", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
+           "reproducing_alternatives", "requeue", "write_contradictions"]
