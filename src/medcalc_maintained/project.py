@@ -191,6 +191,11 @@ class Project:
         return self._dir("recompute.out") / "findings.parquet"
 
     @property
+    def policy_contradictions(self) -> Path:
+        """Maintained labels that follow another definition than the declared policy (stage ``recompute-report``)."""
+        return self._dir("recompute.out") / "policy_contradictions.csv"
+
+    @property
     def recompute_summary(self) -> Path:
         return self._dir("recompute.out") / "recompute_summary.json"
 

@@ -22,7 +22,7 @@ from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
 from medcalc_maintained.core.versions import UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
-from medcalc_maintained.quality.definitions import guideline_version
+from medcalc_maintained.calculators.policy import guideline_version
 
 
 @dataclass

@@ -31,7 +31,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import NA, format_answer, parse_answer
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather
+from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
 from medcalc_maintained.quality.definitions import entities_of, guideline_version
 
 PHYSICIAN_COL = "y* (Physician label)"
@@ -98,9 +98,12 @@ def _cell_text(cell: Any) -> str:
 
 
 def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd.DataFrame | None,
-                  *, decided_at: str, release: str, id_prefix: str, workbook_names: tuple[str, str]
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Ledger records for every campaign row, and the cells that could not be read (reported)."""
+                  *, decided_at: str, release: str, id_prefix: str, workbook_names: tuple[str, str],
+                  checks: pd.DataFrame | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Ledger records for every campaign row, and the cells that could not be read (reported).
+    ``checks`` (the findings table of the offline checks) adds the inputs they show wrong to the
+    evidence of the error type."""
+    shown_wrong = input_findings(checks)
     inst = instances[instances["split"] == "test"].set_index("uid")
     findings = recompute[recompute["split"] == "test"].set_index("uid") if recompute is not None else None
     records, unreadable = [], []
@@ -124,7 +127,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None
         cid = int(r["calculator_id"])
         ev = gather(cid, entities_of(r.get("entities")), original, new_value, otype, rationale=note if has_md else "",
-                    finding=finding) if status == "corrected" else None
+                    finding=finding, error_findings=shown_wrong.get(("test", uid))) if status == "corrected" else None
         etype = classify_error(status, note, finding, ev)
         y_new_text = _cell_text(row["y_new"])
         evidence = [

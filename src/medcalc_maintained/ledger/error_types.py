@@ -75,6 +75,22 @@ def single_flip(calculator_id: int, entities: dict[str, Any], new: str, output_t
     return out
 
 
+# Offline checks (quality/checks) whose `error` findings show an input of the row wrong.
+INPUT_CHECKS = ("boolean_contradicted", "body_weight", "value_is_a_change", "foreign_entity_keys",
+                "expected_keys_missing")
+
+
+def input_findings(findings: Any) -> dict[tuple[str, int], list[str]]:
+    """``(split, uid) -> reasons`` of the findings table's checks that show an input wrong."""
+    out: dict[tuple[str, int], list[str]] = {}
+    if findings is None or not len(findings):
+        return out
+    chosen = findings[(findings["severity"] == "error") & findings["check"].isin(INPUT_CHECKS)]
+    for s, u, c, r in zip(chosen["split"], chosen["uid"], chosen["check"], chosen["reason"]):
+        out.setdefault((str(s), int(u)), []).append(f"{c}: {r}")
+    return out
+
+
 def gather(calculator_id: int, entities: dict[str, Any], old: str, new: str, output_type: str, *,
            rationale: str = "", finding: str | None = None, error_findings: list[str] | None = None) -> Evidence:
     """The evidence of one changed label (``new`` may be N/A)."""

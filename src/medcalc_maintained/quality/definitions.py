@@ -17,56 +17,20 @@ the maintained labels follow and the published alternatives (implemented in
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from medcalc_maintained.calculators import compute, load_all
-from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
+from medcalc_maintained.calculators.alternatives import compute_alternative
+from medcalc_maintained.calculators.policy import POLICY_FILE, guideline_version, load_policy  # noqa: F401 (public here too)
 from medcalc_maintained.core.answers import labels_agree, parse_answer
-from medcalc_maintained.core.io import DataError, write_csv_for_people
+from medcalc_maintained.core.io import write_csv_for_people
 
 CHECK = "definition_alternative"
-POLICY_FILE = "definitions.yaml"
-REQUIRED = ("name", "version", "definition", "citation", "alternatives")
 CONTRADICTION_COLUMNS = ["split", "uid", "calculator_id", "calculator", "label", "label_status", "correction_ids",
                          "declared_version", "declared_value", "alternative", "alternative_value", "reason"]
-
-
-@lru_cache(maxsize=1)
-def load_policy() -> dict[int, dict[str, Any]]:
-    """The policy by calculator id; refuses an entry without a required field or an alternative
-    without an implementation (the file, the calculator and the field are named)."""
-    res = resources.files("medcalc_maintained.calculators").joinpath(POLICY_FILE)
-    path = Path(str(res))
-    try:
-        data = yaml.safe_load(res.read_text("utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise DataError(path, f"not valid YAML: {exc}") from None
-    out: dict[int, dict[str, Any]] = {}
-    for cid, entry in (data.get("calculators") or {}).items():
-        if not isinstance(entry, dict):
-            raise DataError(path, "entry is not a mapping", row=f"calculator {cid}")
-        for fld in REQUIRED:
-            if entry.get(fld) in (None, "") and fld != "alternatives":
-                raise DataError(path, "required field is empty", row=f"calculator {cid}", field=fld)
-        alts = entry.get("alternatives") or {}
-        for name in alts:
-            if (int(cid), name) not in ALTERNATIVES:
-                raise DataError(path, f"alternative {name!r} is not implemented in calculators/alternatives.py",
-                                row=f"calculator {cid}", field="alternatives")
-        out[int(cid)] = dict(entry, alternatives=dict(alts))
-    return out
-
-
-def guideline_version(calculator_id: int) -> str | None:
-    """The declared definition version of a calculator (``None`` when the policy has no entry)."""
-    entry = load_policy().get(int(calculator_id))
-    return entry["version"] if entry else None
 
 
 def _change(alt: str, label: str, output_type: str) -> str:

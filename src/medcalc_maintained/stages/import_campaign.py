@@ -33,12 +33,13 @@ def run(project: Project, *, out: Path | None = None) -> CampaignRun:
     target = out or project.campaign_ledger
     sampled, final = project.campaign_workbooks
     inst = read_parquet(project.instances, "instances", "ingest")
-    findings = pd.read_parquet(project.recompute) if project.recompute.is_file() else None
+    findings = read_parquet(project.recompute, "recompute output", "recompute")
+    checks = read_parquet(project.findings, "check findings", "recompute")
     camp = campaign.read_workbooks(sampled, final)
     decided_at = p.get("decided_at") or campaign.workbook_date(final) or "unknown"
     records, unreadable = campaign.build_records(
         camp, inst, findings, decided_at=str(decided_at), release=str(p["release"]),
-        id_prefix=p["id_prefix"], workbook_names=(sampled.name, final.name))
+        id_prefix=p["id_prefix"], workbook_names=(sampled.name, final.name), checks=checks)
     bad = pd.DataFrame(unreadable, columns=["uid", "column", "value", "reason"])
     write_csv_for_people(target.parent / "unreadable.csv", bad)
     if len(bad) > int(p["max_unreadable"]):

@@ -12,6 +12,7 @@ from typing import Any
 
 from medcalc_maintained.core.io import read_parquet, write_json
 from medcalc_maintained.project import Project
+from medcalc_maintained.quality import definitions
 from medcalc_maintained.quality import recompute as rc
 
 
@@ -22,6 +23,9 @@ def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], P
     findings_path = project.findings
     findings = read_parquet(findings_path, "check findings", "recompute") if findings_path.is_file() else None
     summary = rc.summarise(rec, inst, maintained, findings)
+    contradictions = definitions.policy_contradictions(maintained, inst)
+    definitions.write_contradictions(contradictions, project.policy_contradictions)
+    summary["policy_contradictions"] = int(len(contradictions))
     target = out or project.recompute_summary
     write_json(target, summary)
     return summary, target

@@ -21,6 +21,7 @@ from medcalc_maintained.core.io import (DataError, read_csv_for_people, read_par
                                          write_json)
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
+from medcalc_maintained.quality import definitions
 from medcalc_maintained.quality import triage as tr
 from medcalc_maintained.quality.triage_metrics import metrics
 
@@ -51,6 +52,9 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
     findings = read_parquet(findings_path, "check findings", "recompute") if findings_path.is_file() else None
     queue = tr.score(inst, rec, rl, flags, cfg, deferred, relabel_path=str(project.relabel_labels),
                      flags_path=str(project.audit_flags), findings=findings)
+    if project.policy_contradictions.is_file():  # maintained labels against the declared policy: re-review first
+        contradictions = read_csv_for_people(project.policy_contradictions)
+        queue = definitions.mark_queue(queue, definitions.requeue(contradictions))
     queue = tr.route(queue, maintained, cfg, deferred)
     summary, curve = metrics(queue, maintained, cfg)
     paths = write_outputs(queue, summary, curve, Path(out_dir) if out_dir else project.triage_dir)
