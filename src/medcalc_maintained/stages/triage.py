@@ -56,7 +56,11 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
         contradictions = read_csv_for_people(project.policy_contradictions)
         queue = definitions.mark_queue(queue, definitions.requeue(contradictions))
     queue = tr.route(queue, maintained, cfg, deferred)
-    summary, curve = metrics(queue, maintained, cfg)
+    # the ranking is judged in evidence order: the re-reviews of policy contradictions routed first
+    # are a consistency check, not a prediction that the label is wrong
+    by_evidence = queue.sort_values(["priority", "split", "uid"], ascending=[False, True, True], kind="mergesort")
+    summary, curve = metrics(by_evidence.reset_index(drop=True), maintained, cfg)
+    summary["policy_contradictions_routed"] = int((queue.get("policy_contradiction", False) & queue["in_budget"]).sum())
     paths = write_outputs(queue, summary, curve, Path(out_dir) if out_dir else project.triage_dir)
     return TriageRun(cfg, queue, summary, curve, paths)
 
