@@ -73,6 +73,18 @@ def test_duplicate_uid(project):
     assert "expect_compound_columns_to_be_unique(split,uid)" in blocking
 
 
+def test_guideline_version_must_name_a_declared_or_alternative_definition(project):
+    def f(d):
+        mme = d.index[d["Calculator ID"].astype(int) == 49]
+        d.loc[mme[0], "Guideline Version"] = "cdc_2016"      # a published alternative of MME: allowed
+        d.loc[mme[1], "Guideline Version"] = "whatever-2030"  # no such definition
+        return d
+    corrupt_maintained(project, f)
+    blocking, _ = failing(project)
+    rows = blocking["expect_column_values_to_be_in_set(guideline_version_known)"]
+    assert len(rows) == 1
+
+
 def test_answer_outside_limits(project):
     def f(d):
         i = d.index[(d["Output Type"] == "decimal") & (d["Label Status"] == "unverified")][0]

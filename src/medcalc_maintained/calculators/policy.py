@@ -48,3 +48,11 @@ def guideline_version(calculator_id: int) -> str | None:
     """The declared definition version of a calculator (``None`` when the policy has no entry)."""
     entry = load_policy().get(int(calculator_id))
     return entry["version"] if entry else None
+
+
+def known_version(calculator_id: int, version: Any) -> bool:
+    """Whether ``version`` names the calculator's declared definition or one of its alternatives."""
+    entry = load_policy().get(int(calculator_id))
+    if entry is None or version is None or not str(version).strip():
+        return False
+    return str(version) == entry["version"] or str(version) in entry["alternatives"]

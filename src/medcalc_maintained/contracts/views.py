@@ -18,6 +18,7 @@ import pandas as pd
 
 from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
+from medcalc_maintained.calculators.policy import known_version
 from medcalc_maintained.core.labels import fit_problem, label_style
 from medcalc_maintained.core.versions import UNRELEASED, release_key as _release_key
 from medcalc_maintained.ledger import rules
@@ -83,6 +84,8 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     ]
     _range_facts(df, styles)
     df["calculator_in_registry"] = [registry.get(int(c)) == str(n) for c, n in zip(df["Calculator ID"], df["Calculator Name"])]
+    versions = df["Guideline Version"] if "Guideline Version" in df.columns else pd.Series([None] * len(df))
+    df["guideline_version_known"] = [known_version(int(c), v) for c, v in zip(df["Calculator ID"], versions)]
     df["is_abstain"] = is_na.astype(float)
     df["is_unverified"] = (df["Label Status"] == "unverified").astype(float)
     return df
