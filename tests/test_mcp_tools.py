@@ -165,3 +165,15 @@ def test_grading_three_hand_made_traces(tmp_path, real_maintained):
     per = report.per_input().set_index("input")
     assert per.loc["Chloride", "correct"] == 0 and per.loc["Diastolic Blood Pressure", "correct"] == 1
     assert report.rows.set_index("uid").loc[487, "tool_value"] == "5"
+
+
+def test_tool_descriptions_name_the_declared_definition_version():
+    from medcalc_maintained.calculators import load_all
+    from medcalc_maintained.tools.calculator_tools import describe
+
+    import yaml
+    from paths import ROOT
+
+    policy = yaml.safe_load((ROOT / "src" / "medcalc_maintained" / "calculators" / "definitions.yaml").read_text())
+    for cid in load_all():
+        assert f"maintained labels: {policy['calculators'][cid]['version']}:" in describe(cid)

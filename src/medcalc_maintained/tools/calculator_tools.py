@@ -112,9 +112,18 @@ def input_schema(calculator_id: int) -> dict[str, Any]:
             "required": [s.name for s in specs if s.required], "additionalProperties": False}
 
 
+def definition_version(calculator_id: int) -> str:
+    """The definition the maintained labels follow, from the policy (calculators/definitions.yaml)."""
+    from medcalc_maintained.calculators.policy import load_policy
+
+    entry = load_policy().get(int(calculator_id))
+    return f"{entry['version']}: {' '.join(str(entry['definition']).split())}" if entry else "not declared"
+
+
 def describe(calculator_id: int) -> str:
     calc = load_all()[int(calculator_id)]
     return (f"{calc.name} (MedCalc-Bench calculator {calc.calculator_id}, output {calc.output_type}). "
+            f"Definition version of the maintained labels: {definition_version(calculator_id)}. "
             f"Definition and citation: {citation(calculator_id)}")
 
 
@@ -255,7 +264,8 @@ def call_calculator(calculator_id: int, arguments: dict[str, Any] | None) -> dic
     steps.append(f"formula: {calc.source.strip().split(chr(10) + chr(10))[0].strip()}")
     steps.append(f"result: {result.value}")
     return {"calculator_id": calc.calculator_id, "calculator": calc.name, "output_type": calc.output_type,
-            "value": result.value, "steps": steps, "warnings": warnings, "citation": citation(calculator_id)}
+            "value": result.value, "steps": steps, "warnings": warnings, "citation": citation(calculator_id),
+            "definition_version": definition_version(calculator_id)}
 
 
 def list_calculators() -> list[dict[str, Any]]:
