@@ -183,9 +183,15 @@ def test_packet_has_no_label_vote_or_score_in_any_cell(real, tmp_path):
     c = config()
     q = tr.route(tr.score(real["instances"], real["recompute"], real["relabel"], real["flags"], c), real["maintained"], c)
     who = c.reviewer(q.loc[q["in_budget"], "reviewer"].value_counts().index[0])
-    rows = pkt.select_rows(q, who.id, max_rows=5)
+    from medcalc_maintained.quality.checks import run_checks
+    from medcalc_maintained.review.workflow import note_evidence
+
+    evidence = note_evidence(run_checks(real["instances"], real["recompute"]))
+    mine = pkt.select_rows(q, who.id, max_rows=3)
+    quoted = q[[(s, int(u)) in evidence for s, u in zip(q["split"], q["uid"])]].head(2)  # rows with note evidence
+    rows = pd.concat([mine, quoted]).drop_duplicates(["split", "uid"])
     assert len(rows) == 5
-    path = pkt.export_packet(real["instances"], zip(rows["split"], rows["uid"]), who, tmp_path / "p.xlsx")
+    path = pkt.export_packet(real["instances"], zip(rows["split"], rows["uid"]), who, tmp_path / "p.xlsx", evidence)
     inst = real["instances"].set_index("uid")
     maint = real["maintained"].set_index("uid")
     rl = real["relabel"].set_index("uid")
@@ -220,7 +226,7 @@ def test_packet_has_no_label_vote_or_score_in_any_cell(real, tmp_path):
                                           "question": inst.loc[u, "Question"]}
     headers = [h for _, h, _ in pkt.COLUMNS]
     assert not [h for h in headers if re.search(r"label|priority|vote|score|rank|relabel|audit|original", h, re.I)]
-    scanned = 0
+    scanned = evidence_cells = 0
     for ws in wb.worksheets:
         for row in ws.iter_rows():
             for cell in row:
@@ -236,10 +242,16 @@ def test_packet_has_no_label_vote_or_score_in_any_cell(real, tmp_path):
                     if key in verbatim[rid]:
                         assert v == verbatim[rid][key]  # upstream text exactly, nothing appended
                         continue
+                    if key == "evidence":  # only sentences quoted from the row's own note
+                        note = verbatim[rid]["note"]
+                        assert all(line[2:] in note for line in v.splitlines()), v
+                        evidence_cells += 1
+                        continue
                 for tok in forbidden:
                     assert not re.search(boundary.format(re.escape(tok)), v), \
                         f"{ws.title}!{cell.coordinate} contains {tok!r}: {v[:80]!r}"
     assert scanned > 5 * 5
+    assert evidence_cells >= 2
     # rows are listed by row id, not in priority order
     ids = [wb[pkt.REVIEW].cell(row=r, column=1).value for r in range(2, 7)]
     assert ids == sorted(ids)

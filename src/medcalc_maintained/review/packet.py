@@ -42,6 +42,7 @@ COLUMNS = [
     ("timepoint", "Scoring timepoint used", 26),
     ("guideline", "Guideline or version used", 26),
     ("comment", "Comment", 45),
+    ("evidence", "Note sentences the offline checks point at", 60),
 ]
 COL = {key: i + 1 for i, (key, _, _) in enumerate(COLUMNS)}
 INPUTS = ("answer", "timepoint", "guideline", "comment")
@@ -162,8 +163,10 @@ def select_rows(queue: pd.DataFrame, reviewer_id: str, max_rows: int | None = No
     return mine
 
 
-def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], reviewer: Reviewer, out: Path) -> Path:
-    """Write the packet for ``rows`` ((split, uid) pairs) to ``out`` (atomically)."""
+def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], reviewer: Reviewer, out: Path,
+                  evidence: dict[tuple[str, int], list[str]] | None = None) -> Path:
+    """Write the packet for ``rows`` ((split, uid) pairs) to ``out`` (atomically). ``evidence``: per
+    row, the note sentences that the offline checks quote (only note text: the packet stays blind)."""
     from openpyxl import Workbook
 
     keys = sorted({(str(s), int(u)) for s, u in rows})
@@ -176,7 +179,7 @@ def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], revi
     wb = Workbook()
     _instructions_sheet(wb.active)
     ws = wb.create_sheet(REVIEW)
-    _review_sheet(ws, inst, keys, answer_kind(instances))
+    _review_sheet(ws, inst, keys, answer_kind(instances), evidence or {})
     _meta_sheet(wb.create_sheet(META), reviewer, keys)
     wb.active = wb.index(ws)
     return write_atomic(Path(out), lambda p: wb.save(p))
@@ -209,7 +212,8 @@ def _review_header(ws) -> None:
     ws.freeze_panes = "B2"
 
 
-def _review_sheet(ws, inst: pd.DataFrame, keys: list[tuple[str, int]], kinds: dict[int, str]) -> None:
+def _review_sheet(ws, inst: pd.DataFrame, keys: list[tuple[str, int]], kinds: dict[int, str],
+                  evidence: dict[tuple[str, int], list[str]]) -> None:
     from openpyxl.styles import Alignment, PatternFill, Protection
     from openpyxl.worksheet.datavalidation import DataValidation
 
@@ -224,7 +228,8 @@ def _review_sheet(ws, inst: pd.DataFrame, keys: list[tuple[str, int]], kinds: di
         rec = inst.loc[key]
         kind = kinds[int(rec["calculator_id"])]
         values = {"row_id": row_id(*key), "calculator": str(rec["Calculator Name"]), "answer_format": FORMATS[kind],
-                  "note": str(rec["Patient Note"]), "question": str(rec["Question"])}
+                  "note": str(rec["Patient Note"]), "question": str(rec["Question"]),
+                  "evidence": "\n".join(f"- {s}" for s in evidence.get(key, []))}
         for k, v in values.items():
             c = text_cell(ws, r, COL[k], v)
             c.alignment = Alignment(wrap_text=True, vertical="top")

@@ -45,7 +45,22 @@ def export(project: Project, reviewer_id: str, out: Path, *, queue: Path | None 
     if rows.empty:
         raise DataError(queue or "queue.csv", f"no rows inside the budget are routed to reviewer {who.id!r}")
     inst = read_parquet(project.instances, "instances", "ingest")
-    return Export(export_packet(inst, zip(rows["split"], rows["uid"]), who, out), rows, who)
+    evidence = note_evidence(_optional(project.findings, "check findings", "recompute"))
+    return Export(export_packet(inst, zip(rows["split"], rows["uid"]), who, out, evidence), rows, who)
+
+
+def note_evidence(findings: pd.DataFrame | None) -> dict[tuple[str, int], list[str]]:
+    """Per row, the distinct note sentences quoted by `error` findings of the offline checks: text of
+    the note only, never a finding's reason (a reason may quote an extracted value)."""
+    out: dict[tuple[str, int], list[str]] = {}
+    if findings is None or not len(findings):
+        return out
+    quoted = findings[(findings["severity"] == "error") & findings["evidence_text"].fillna("").astype(str).str.strip().ne("")]
+    for s, u, text in zip(quoted["split"], quoted["uid"], quoted["evidence_text"]):
+        sentences = out.setdefault((str(s), int(u)), [])
+        if str(text).strip() not in sentences:
+            sentences.append(str(text).strip())
+    return out
 
 
 def _slug(text: str) -> str:
