@@ -55,7 +55,9 @@ def test_policy_refuses_an_unimplemented_alternative(monkeypatch, tmp_path):
         def joinpath(self, name):
             return bad
 
-    monkeypatch.setattr(D.resources, "files", lambda pkg: Res())
+    from medcalc_maintained.calculators import policy as P
+
+    monkeypatch.setattr(P.resources, "files", lambda pkg: Res())
     D.load_policy.cache_clear()
     try:
         with pytest.raises(DataError, match=r"calculator 5, field 'alternatives': alternative 'nonexistent' is not implemented"):
