@@ -144,9 +144,14 @@ def invoke(root: Path, *args: str):
     return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
 
 
-@pytest.fixture
-def proposed(project_root):
-    """The project with one valid proposal for the GCS row, in data/corrections/proposals.yaml."""
+@pytest.fixture(scope="module")
+def proposed(pipeline_project, tmp_path_factory):
+    """A project with one valid proposal for the GCS row, in data/corrections/proposals.yaml. Shared
+    by the refusal tests: each checks that the file is byte-identical afterwards."""
+    import shutil
+
+    project_root = tmp_path_factory.mktemp("proposed") / "project"
+    shutil.copytree(pipeline_project, project_root)
     target = project_root / "data" / "corrections" / "proposals.yaml"
     target.write_text("corrections: []\n", encoding="utf-8")
     r = invoke(project_root, "propose", "--uid", str(GCS_UID), "--new-value", "12", "--error-type", "extraction",
@@ -178,6 +183,7 @@ def test_propose_keeps_the_proposer(proposed):
     (["--new-value", "12", "--date", (TODAY + dt.timedelta(days=1)).isoformat()], "field 'decided_at'"),
     (["--new-value", "12", "--date", "2026-02-30"], "field 'decided_at': decided_at '2026-02-30' is not a real date"),
 ])
+@pytest.mark.slow
 def test_propose_refuses_impossible_records_and_leaves_the_ledger_unchanged(proposed, args, words):
     root, target = proposed
     before = target.read_bytes()

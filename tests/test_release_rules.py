@@ -75,6 +75,7 @@ def test_patch_that_changes_a_label_is_refused_by_build(project, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_major_declared_for_a_label_change_is_refused_and_minor_builds(project, tmp_path):
     add_next(project, "3.0.0", "major")
     r = invoke(project, "release", "build", "--out", str(tmp_path / "a"))

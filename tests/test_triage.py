@@ -183,6 +183,7 @@ def test_real_queue_ranks_abstention_mismatches_then_disagreements_and_beats_uni
         assert pk["triage_without_relabel"] > pk["uniform_ci95"][1]
 
 
+@pytest.mark.slow
 def test_stage_run_writes_its_outputs_under_the_project(project_root, evidence):
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import triage as stage

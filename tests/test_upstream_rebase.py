@@ -38,6 +38,7 @@ def classes(result):
     return {o.record.id: (o.cls, o.new_uid) for o in result.outcomes}
 
 
+@pytest.mark.slow
 def test_rebase_2024_06_onto_v1_0(old_test_csv, v1_test_csv, tmp_path):
     # rows read by hand from the two CSVs (see test_upstream_diff.test_real_spot_checks)
     ledger = write_ledger(tmp_path / "ledger" / "2026-01-test.yaml", [
@@ -83,6 +84,7 @@ def test_rebase_v1_0_onto_2024_06(old_test_csv, v1_test_csv, tmp_path):
     assert [r["uid"] for r in load([tmp_path / "out" / "ledger"])] == [300]
 
 
+@pytest.mark.slow
 def test_rebase_refuses_and_writes_nothing(old_test_csv, v1_test_csv, tmp_path):
     # old_value does not match the row's label: carried, but the rebased ledger cannot apply
     ledger = write_ledger(tmp_path / "l.yaml", [rec("B-1", 300, "9.9", "4.5")])

@@ -195,6 +195,7 @@ def _bytes(directory, names):
     return {n: (directory / n).read_bytes() for n in names}
 
 
+@pytest.mark.slow
 def test_two_offline_runs_write_identical_files(project, tmp_path):
     """Same inputs, same bytes: no clock, no cache state in verdicts/flags/labels/votes/run.json.
     The first run goes through the CLI, the second through the stage's ``run(project, ...)``."""

@@ -92,6 +92,7 @@ def test_echoed_key_in_batch_item_errors_is_masked(secret_env, instances, tmp_pa
     assert_masked(r, secret_env, srv)
 
 
+@pytest.mark.slow
 def test_echoed_key_is_masked_in_a_real_process_with_logging(secret_env, instances, tmp_path):
     """The CLI as a process (everything it and its libraries print, logging included), with the key
     in GOOGLE_API_KEY as well: a 400 online, then a 503 with --batch."""
