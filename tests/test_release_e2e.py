@@ -13,12 +13,8 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import textwrap
-import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +23,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from hub_mirror import olah
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.answers import same_value
 from medcalc_maintained.release.state import derive_bump
@@ -126,55 +123,11 @@ def test_release_layout_and_counts(project, builds, v1_test_csv):
     assert "### Label changes (279)" in log
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def hub(project, published):
     """olah on 127.0.0.1, offline, serving the published git repository as a local mirror."""
-    port = free_port()
-    conf = project / "olah.toml"
-    conf.write_text(textwrap.dedent(f"""\
-        [basic]
-        host = "127.0.0.1"
-        port = {port}
-        repos-path = "{project / 'olah-repos'}"
-        mirrors-path = ["{project / 'mirrors'}"]
-        hf-scheme = "http"
-        hf-netloc = "127.0.0.1:9"
-        hf-lfs-netloc = "127.0.0.1:9"
-        [accessibility]
-        offline = true
-        """))
-    exe = Path(sys.executable).parent / "olah-cli"
-    if not exe.exists():
-        pytest.fail("olah is not installed (it is a dev dependency: pip install -e '.[dev]')")
-    log = open(project / "olah.log", "wb")
-    proc = subprocess.Popen([str(exe), "-c", str(conf), "--log-path", str(project / "olah-logs")],
-                            cwd=project, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/datasets/{REPO_ID}/revision/v2.0", timeout=2) as resp:
-                    assert resp.status == 200
-                    break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("olah did not start:\n" + (project / "olah.log").read_text()) from None
-                time.sleep(0.3)
+    with olah(project, REPO_ID, "v2.0") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 LOAD = """

@@ -3,15 +3,12 @@ published in order, publishing writes branch `main` whatever the target's HEAD s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
-import sys
-import textwrap
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -19,7 +16,8 @@ from typer.testing import CliRunner
 
 from paths import ROOT
 from test_release import entry, make_project, rec, write_releases
-from test_release_e2e import free_port, load_through_hub
+import hub_mirror
+from test_release_e2e import load_through_hub
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 
@@ -145,49 +143,9 @@ def test_publish_to_a_bare_repo_with_head_master_writes_main(project, tmp_path):
 
 @pytest.fixture
 def olah(tmp_path):
-    """olah on 127.0.0.1, offline, serving the mirrors under tmp_path/mirrors (started by the test)."""
-    procs = []
-
-    def start(repo_id: str) -> str:
-        port = free_port()
-        conf = tmp_path / "olah.toml"
-        conf.write_text(textwrap.dedent(f"""\
-            [basic]
-            host = "127.0.0.1"
-            port = {port}
-            repos-path = "{tmp_path / 'olah-repos'}"
-            mirrors-path = ["{tmp_path / 'mirrors'}"]
-            hf-scheme = "http"
-            hf-netloc = "127.0.0.1:9"
-            hf-lfs-netloc = "127.0.0.1:9"
-            [accessibility]
-            offline = true
-            """))
-        exe = Path(sys.executable).parent / "olah-cli"
-        log = open(tmp_path / "olah.log", "wb")
-        proc = subprocess.Popen([str(exe), "-c", str(conf), "--log-path", str(tmp_path / "olah-logs")],
-                                cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
-        procs.append((proc, log))
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/datasets/{repo_id}/revision/main", timeout=2) as resp:
-                    assert resp.status == 200
-                    return url
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("olah did not start:\n" + (tmp_path / "olah.log").read_text()) from None
-                time.sleep(0.3)
-
-    yield start
-    for proc, log in procs:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    """Start olah on 127.0.0.1 (offline, serving tmp_path/mirrors) once the test has published."""
+    with contextlib.ExitStack() as stack:
+        yield lambda repo_id: stack.enter_context(hub_mirror.olah(tmp_path, repo_id, "main"))
 
 
 @pytest.mark.slow

@@ -28,14 +28,15 @@ def fail(exc: object, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def fail_ledger(exc: object) -> None:
-    """Print every ledger problem, then one line naming the first problem's file, and exit 2."""
+def fail_ledger(exc: object, *, path: object = None, what: str = "ledger problem(s)", code: int = 2) -> None:
+    """Print every ledger problem, then one line naming ``path`` (default: the first problem's
+    file) with the count of ``what``, and exit ``code``."""
     from medcalc_maintained.core.io import DataError
 
     problems = list(getattr(exc, "problems", []))
     for prob in problems[:50]:
         err.print(f"  {escape(redact(prob))}", highlight=False, soft_wrap=True)
-    fail(DataError(problems[0].path, f"{len(problems)} ledger problem(s); nothing written"))
+    fail(DataError(problems[0].path if path is None else path, f"{len(problems)} {what}; nothing written"), code=code)
 
 
 def project_path(root: Path, value: str | Path) -> Path:

@@ -7,9 +7,8 @@ from typing import Optional
 
 import typer
 
-from rich.markup import escape
 
-from medcalc_maintained.cli.common import console, err, fail as _fail, fail_ledger
+from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger
 from medcalc_maintained.cli.upstream import resolve
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
@@ -93,9 +92,7 @@ def rebase_cmd(
                             onto=str(new_path), split=split)
     except LedgerError as exc:
         if any(p.path.startswith(str(out)) for p in exc.problems):  # the rebased ledger does not apply
-            for prob in exc.problems[:50]:
-                err.print(f"  {escape(str(prob))}", highlight=False, soft_wrap=True)
-            _fail(DataError(out, f"the rebased ledger does not apply ({len(exc.problems)} problem(s)); nothing written"), code=1)
+            fail_ledger(exc, path=out, what="problem(s): the rebased ledger does not apply", code=1)
         fail_ledger(exc)
     except DataError as exc:
         _fail(exc)

@@ -161,3 +161,29 @@ def read_csv_for_people(path: os.PathLike | str, **kwargs):
         if _is_text(df[col]):
             df[col] = df[col].map(spreadsheet_text)
     return df
+
+
+def read_jsonl(path: os.PathLike | str, what: str, shape: str):
+    """``(line number, object)`` for every non-blank line of a JSONL file of ``what``; a
+    :class:`DataError` names the file (and line) when it is missing, not UTF-8, not JSON, or a line
+    is not a JSON object (``shape`` describes the expected object). Yields nothing for an empty file."""
+    import json
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, f"{what} file not found")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise DataError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {n}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(where, f"not valid JSON ({exc.msg}); each line must be one JSON object") from exc
+        if not isinstance(rec, dict):
+            raise DataError(where, f"each line must be a JSON object {shape}")
+        yield n, rec

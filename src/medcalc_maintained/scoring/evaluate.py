@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, graded_answer, is_correct, parse_answer, parse_model_answer
-from medcalc_maintained.core.io import DataError, write_atomic, write_text_atomic, write_csv_for_people
+from medcalc_maintained.core.io import DataError, read_jsonl, write_atomic, write_csv_for_people, write_text_atomic
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 STATUSES = ("correct", "wrong", "abstained", "unparsable", "missing")
@@ -46,25 +46,10 @@ STATUSES = ("correct", "wrong", "abstained", "unparsable", "missing")
 
 def read_predictions(path: os.PathLike | str) -> dict[int, str]:
     """``{uid: output}`` from a predictions JSONL file; a :class:`DataError` names file, line and rule."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "predictions file not found")
     out: dict[int, str] = {}
     first_line: dict[int, int] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise DataError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for n, rec in read_jsonl(path, "predictions", '{"uid": <int>, "output": <string>}'):
         where = f"{path}, line {n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(where, f"not valid JSON ({exc.msg}); each line must be one JSON object") from exc
-        if not isinstance(rec, dict):
-            raise DataError(where, 'each line must be a JSON object {"uid": <int>, "output": <string>}')
         for key in ("uid", "output"):
             if key not in rec:
                 raise DataError(where, f"missing key {key!r}; each line needs \"uid\" and \"output\"")

@@ -32,7 +32,7 @@ from medcalc_maintained.calculators.base import Inputs
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import graded_answer, parse_model_answer, same_value
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, read_jsonl
 from medcalc_maintained.scoring.evaluate import grade_output
 from medcalc_maintained.stages.ingest import parse_entities
 from medcalc_maintained.tools import calculator_tools as T
@@ -44,19 +44,10 @@ ROW_COLUMNS = ("uid", "calculator_id", "Relevant Entities", "Ground Truth Answer
 
 def read_traces(path: os.PathLike | str) -> list[dict[str, Any]]:
     """The traces of a JSONL file; a :class:`DataError` names file, line and rule."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "traces file not found")
     out, seen = [], {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, rec in read_jsonl(path, "traces", '{"uid": int, "calls": [...], "answer": str}'):
         where = f"{path}, line {n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(where, f"not valid JSON ({exc.msg})") from exc
-        if not isinstance(rec, dict) or not {"uid", "calls", "answer"} <= set(rec):
+        if not {"uid", "calls", "answer"} <= set(rec):
             raise DataError(where, 'each line must be {"uid": int, "calls": [...], "answer": str}')
         if isinstance(rec["uid"], bool) or not isinstance(rec["uid"], int):
             raise DataError(where, f"uid must be a JSON integer, got {rec['uid']!r}", field="uid")
