@@ -306,6 +306,11 @@ class Project:
         return self._dir("compare.evaluate.out")
 
     @property
+    def evaluation_runs(self) -> Path:
+        """Where ``evaluate`` writes a new directory per run when no ``--out`` is given (no DVC output)."""
+        return self._dir("compare.evaluate.runs")
+
+    @property
     def example_predictions(self) -> Path:
         return self._dir("compare.evaluate.predictions")
 

@@ -88,21 +88,36 @@ def train_command(
 
 
 def _print_report(report) -> None:
-    table = Table(title=f"accuracy of {report.n_predictions} predictions")
-    for col in ("label set", "n", "correct", "accuracy", "95% CI", "wrong", "abstained", "unparsable", "missing"):
+    table = Table(title=f"accuracy of {report.n_predictions} predictions, per label set on the rows it labels")
+    for col in ("label set", "scored", "correct", "accuracy", "95% CI", "wrong", "N/A", "unparsable", "severe", "skipped"):
         table.add_column(col, justify="right" if col != "label set" else "left")
     for r in report.accuracy.to_dict("records"):
+        skipped = (r["skipped_no_prediction"] + r["skipped_unlabelled_in_this_version"]
+                   + r["skipped_not_in_this_label_set"])
         table.add_row(r["label_set"], str(r["n"]), str(r["correct"]), f"{r['accuracy']:.1%}",
-                      f"{r['ci_low']:.1%} – {r['ci_high']:.1%}", str(r["wrong"]), str(r["abstained"]),
-                      str(r["unparsable"]), str(r["missing"]))
+                      f"{r['ci_low']:.1%}–{r['ci_high']:.1%}", str(r["wrong"]), str(r["abstained"]),
+                      str(r["unparsable"]), str(r["severe_errors"]), str(skipped))
+        console.print(f"[dim]{r['label_set']}: skipped {r['skipped_no_prediction']} without prediction, "
+                      f"{r['skipped_unlabelled_in_this_version']} unlabelled in this version, "
+                      f"{r['skipped_not_in_this_label_set']} not in this label set; errors by severity "
+                      + ", ".join(f"{lv} {r['errors_' + lv]}" for lv in ("L0", "L1", "L2", "L3"))
+                      + f", unknown {r['errors_without_level']}[/]")
     console.print(table)
+    if len(report.accuracy) > 1:
+        common = Table(title=f"common rows ({report.n_common}, scored under every label set)")
+        for col in ("label set", "correct", "accuracy", "95% CI"):
+            common.add_column(col)
+        for r in report.common.to_dict("records"):
+            common.add_row(r["label_set"], str(r["correct"]), f"{r['accuracy']:.1%}",
+                           f"{r['ci_low']:.1%} – {r['ci_high']:.1%}")
+        console.print(common)
     if len(report.comparisons):
-        comp = Table(title="paired comparison (McNemar exact test)")
+        comp = Table(title=f"paired comparison on the common rows (McNemar exact test); {len(report.flips)} flips")
         for col in ("A", "B", "paired", "A only", "B only", "acc A − acc B", "95% CI", "p"):
             comp.add_column(col)
         for r in report.comparisons.to_dict("records"):
             comp.add_row(r["a"], r["b"], str(r["n_paired"]), str(r["a_only"]), str(r["b_only"]),
-                         f"{r['difference']:+.1%}", f"{r['diff_ci_low']:+.1%} – {r['diff_ci_high']:+.1%}",
+                         f"{r['difference']:+.1%}", f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}",
                          f"{r['mcnemar_p']:.3g}")
         console.print(comp)
     for note in report.notes:
@@ -111,27 +126,49 @@ def _print_report(report) -> None:
 
 def _print_evaluation(run) -> None:
     _print_report(run.report)
-    console.print(f"wrote {run.out_dir}/evaluation.json, per_calculator.csv, graded.csv, accuracy.png")
+    console.print(f"wrote {run.out_dir}/: evaluation.json, per_calculator.csv, per_status.csv, graded.csv, "
+                  "flips.csv, skipped.csv, accuracy.png")
 
 
 def evaluate_command(
-    predictions: Path = typer.Argument(..., help='JSONL, one {"uid": int, "output": str} per line.'),
-    against: list[str] = typer.Option(..., "--against", help="Label set: a release version or tag (1.0.0, v1.0.0: its default config), or PATH / NAME=PATH of a parquet/CSV label file. Repeat it."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.evaluate.out)."),
+    predictions: Path = typer.Argument(..., help='Predictions: JSONL, one {"uid": int, "output": str} per line ("answer" may stand for "output"), or CSV (.csv) with columns uid and output (or answer).'),
+    against: list[str] = typer.Option(..., "--against", help="A label version; repeat it. A release version or tag (2.0.0, v2.0.0, v2.0 = the first release of the 2.0 line, v1.0 = release 1.0.0, the upstream v1.0 labels), a built release directory (build/release), or a parquet/CSV label file; NAME=ITEM names it."),
+    subset: Optional[str] = typer.Option(None, "--subset", help="Score only the rows of this config of the releases (e.g. mini); refused when no release given has it."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory; must not exist or be empty unless --force (default: a new directory under params compare.evaluate.runs, build/evaluations/)."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
     n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
+    max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="Longest prediction line (JSONL) or field (CSV) accepted; a longer one is refused with exit 2 naming file and line (default: params compare.evaluate.max_line_bytes, 1 MiB)."),
 ) -> None:
-    """Grade PREDICTIONS under each label set: accuracy with 95% bootstrap intervals, McNemar's
-    exact test between label sets, per-calculator accuracy and a bar chart.
+    """Grade PREDICTIONS under each label version: per version on the rows it labels that have a
+    prediction, and side by side on the rows common to all versions.
 
-    The answer of an output is the text of its last `<answer>...</answer>`, else the whole output.
-    A uid of a label set without a prediction counts as wrong. Writes evaluation.json,
-    per_calculator.csv, graded.csv and accuracy.png to the output directory.
+    **Answer extraction** (the one rule of `core/answers.py`): the answer of an output is the text
+    of its last `<answer>...</answer>` (case-insensitive), else the whole output, stripped. It
+    must then be one answer: a number (with an optional unit, `78.1 ml/hr`), a date
+    (`MM/DD/YYYY` or ISO), a gestational age `('W weeks', 'D days')`, or an abstention (`N/A`,
+    `unknown`, ...). Anything else is **unparsable** and wrong, e.g. the untagged output "The
+    answer is 38." (tag it: `<answer>38</answer>`); so are `NaN`, `Infinity` (also as JSON
+    numbers) and answers over 200 characters. An abstention is correct only against an `N/A`
+    label; decimals are correct inside the label's [Lower Limit, Upper Limit], integers after
+    rounding, dates on the same day. `graded.csv` shows the extracted `answer` and its `parsed`
+    value per row.
+
+    **Rows:** each version is scored on the rows it labels (its `default` config) that have a
+    prediction. Skipped rows are counted per reason: no prediction; unlabelled in this version
+    (e.g. an unverified row 2.0.0 leaves out); not in this label set. `N/A` labels are scored.
+
+    **Output** (`--out`, default a new `build/evaluations/<time>`): evaluation.json (accuracy with
+    95% bootstrap CI, statuses, severe errors = answers in another decision band than the label
+    (L2/L3), skipped counts; common rows; McNemar per pair), per_calculator.csv and
+    per_status.csv (own and common rows), graded.csv, flips.csv (common rows whose correctness
+    differs between versions), skipped.csv, accuracy.png.
     """
     from medcalc_maintained.stages import evaluate_example as stage
 
     try:
-        run = stage.evaluate(Project.load(), predictions, against, out_dir=out, seed=seed, n_boot=n_boot)
+        run = stage.evaluate(Project.load(), predictions, against, out_dir=out, seed=seed, n_boot=n_boot,
+                             subset=subset, max_line_bytes=max_line_bytes, force=force)
     except (DataError, ValueError) as exc:
         fail(exc)
     _print_evaluation(run)

@@ -28,7 +28,10 @@ the answer of an output is the text inside its **last** ``<answer>...</answer>``
 case-insensitive, the text is stripped; everything before it is reasoning). An output without a
 complete tag has no answer for the reward and the relabel stage (a format failure: reward 0, an
 unparseable vote); ``evaluate`` grades such an output whole, stripped (:func:`graded_answer`),
-so predictions may also be given as bare answers.
+so predictions may also be given as bare answers. A model answer is unparsable when it is longer
+than :data:`MAX_ANSWER_CHARS` characters (no valid answer is that long; this also keeps grading of
+hostile outputs linear) or when it spells a non-finite number (``NaN``, ``Infinity``): those are
+never read as an abstention.
 """
 
 from __future__ import annotations
@@ -321,19 +324,31 @@ def first_number(raw: Any) -> float | None:
     return float(m.group(0)) if m else None
 
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
+_OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)
+_CLOSE_TAG = re.compile(r"</answer>", re.IGNORECASE)
+MAX_ANSWER_CHARS = 200  # a model answer longer than this is unparsable (see the module doc)
+_NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
 def extract_answer(text: Any) -> str | None:
     """The stripped content of the last ``<answer>...</answer>`` in ``text``, or ``None``.
+
+    Tags pair left to right (an opening tag with the first closing tag after it), in one linear
+    scan of the text.
 
     >>> extract_answer("<answer>1</answer> wait, no: <answer> 2 </answer>")
     '2'
     >>> extract_answer("<answer>3") is None
     True
     """
-    found = _ANSWER_TAG.findall(text if isinstance(text, str) else "")
-    return found[-1].strip() if found else None
+    text = text if isinstance(text, str) else ""
+    found, pos = None, 0
+    while True:
+        start = _OPEN_TAG.search(text, pos)
+        end = _CLOSE_TAG.search(text, start.end()) if start else None
+        if end is None:
+            return found.strip() if found is not None else None
+        found, pos = text[start.end():end.start()], end.end()
 
 
 def graded_answer(output: str) -> str:
@@ -343,8 +358,11 @@ def graded_answer(output: str) -> str:
 
 
 def parse_model_answer(answer: str | None, output_type: str) -> Answer | None:
-    """The parsed answer of a model, or ``None`` when it is missing, empty or unparsable."""
-    if answer is None or not answer.strip():
+    """The parsed answer of a model, or ``None`` when it is missing, empty, unparsable, longer than
+    :data:`MAX_ANSWER_CHARS` or a non-finite number (``NaN``, ``Infinity``: never an abstention)."""
+    if answer is None or not answer.strip() or len(answer) > MAX_ANSWER_CHARS:
+        return None
+    if answer.strip().lower() in _NON_FINITE:
         return None
     parsed = parse_answer(answer, output_type)
     return None if parsed.kind == "invalid" else parsed

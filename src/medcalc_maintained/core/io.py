@@ -163,20 +163,38 @@ def read_csv_for_people(path: os.PathLike | str, **kwargs):
     return df
 
 
-def read_jsonl(path: os.PathLike | str, what: str, shape: str):
+def _bounded_lines(path: Path, max_line_bytes: int | None):
+    """``(line number, text)`` of a UTF-8 file read line by line; a line over ``max_line_bytes``
+    bytes is refused after reading at most one byte more than the limit."""
+    with path.open("rb") as fh:
+        n = 0
+        while True:
+            raw = fh.readline(-1 if max_line_bytes is None else max_line_bytes + 2)
+            if not raw:
+                return
+            n += 1
+            body = raw.rstrip(b"\r\n")
+            if max_line_bytes is not None and len(body) > max_line_bytes:
+                raise DataError(f"{path}, line {n}", f"line longer than {max_line_bytes} bytes (the limit of "
+                                "one line); nothing was read past it")
+            try:
+                yield n, body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}, line {n}", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def read_jsonl(path: os.PathLike | str, what: str, shape: str, *, max_line_bytes: int | None = None):
     """``(line number, object)`` for every non-blank line of a JSONL file of ``what``; a
-    :class:`DataError` names the file (and line) when it is missing, not UTF-8, not JSON, or a line
-    is not a JSON object (``shape`` describes the expected object). Yields nothing for an empty file."""
+    :class:`DataError` names the file (and line) when it is missing, not UTF-8, not JSON, a line
+    is not a JSON object (``shape`` describes the expected object) or, with ``max_line_bytes``,
+    a line is longer than that (refused without reading the rest of it). Yields nothing for an
+    empty file."""
     import json
 
     path = Path(path)
     if not path.is_file():
         raise DataError(path, f"{what} file not found")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise DataError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    for n, line in enumerate(lines, start=1):
+    for n, line in _bounded_lines(path, max_line_bytes):
         if not line.strip():
             continue
         where = f"{path}, line {n}"

@@ -55,6 +55,28 @@ def from_tag(text: str) -> str | None:
     return m[1] if m and SEMVER.match(m[1]) else None
 
 
+SHORT_TAG = re.compile(r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+
+
+def resolve_tag(text: str, versions: list[str]) -> str | None:
+    """The version of ``versions`` that ``text`` names: a version or full tag (``2.1.0``,
+    ``v2.1.0``), or a minor-line tag (``v2.1``, ``2.1``: the first release of that line, the one
+    ``publish`` tagged ``v2.1``). ``None`` when ``text`` names none of them."""
+    full = from_tag(text)
+    if full is not None:
+        return full if full in versions else None
+    m = SHORT_TAG.match(str(text).strip())
+    if not m:
+        return None
+    line = [v for v in versions if version_key(v)[:2] == (int(m[1]), int(m[2]))]
+    return min(line, key=version_key) if line else None
+
+
+def looks_like_version(text: str) -> bool:
+    """Whether ``text`` is spelled as a version or tag (full or minor line)."""
+    return from_tag(text) is not None or SHORT_TAG.match(str(text).strip()) is not None
+
+
 # The layout of a built release (a Hugging Face dataset repository): one parquet file per config
 # and split under this folder.
 RELEASE_DATA_DIR = "data"

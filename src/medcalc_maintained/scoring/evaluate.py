@@ -1,28 +1,37 @@
-"""Grade one set of model predictions against several label sets and compare them.
+"""Grade one set of model predictions under several label versions and compare them.
 
-``evaluate(predictions.jsonl, {"original": df_a, "maintained": df_b}, n_boot=..., seed=...)`` returns an
-:class:`EvaluationReport` with
+``evaluate(predictions, sources, n_boot=..., seed=...)`` (``sources``: the
+:class:`~medcalc_maintained.scoring.labels.LabelSource` s of ``--against``, or ``{name: DataFrame}``
+label sets) returns an :class:`EvaluationReport` with
 
-* accuracy under each label set with a seeded bootstrap 95% interval;
-* for every pair of label sets, McNemar's exact test on the paired correctness of the same
-  predictions (uids present in both sets) and a bootstrap interval of the accuracy difference;
-* a per-calculator accuracy table; and, with ``out_dir``, a bar chart (PNG) and the tables on disk.
+* per label version, on the rows it labels that have a prediction: accuracy with a seeded
+  bootstrap 95% interval, the statuses of the errors, how many errors are *severe* (the answer
+  falls in another decision band than the label: level L2/L3 of
+  :func:`medcalc_maintained.quality.severity.severity`), and the rows skipped with their reason
+  (``no prediction``; ``unlabelled in this version``: a row of the version its ``default`` config
+  leaves out, e.g. an unverified row; ``not in this label set``);
+* on the *common* rows (scored under every version): accuracy side by side, McNemar's exact
+  test and a bootstrap interval of the difference for every pair, and the rows whose correctness
+  flips between versions;
+* accuracy per calculator and per ``Label Status``, on each version's own rows and on the
+  common rows; and, with ``out_dir``, the tables, a per-row file and a bar chart on disk.
 
 Grading uses the one extraction rule of :func:`medcalc_maintained.core.answers.graded_answer`
-(the last tagged answer, else the whole output) and the reward's parsing; an empty or
-unparsable answer is wrong; an abstention (``N/A``) is correct only when the label is ``N/A``;
-otherwise :func:`medcalc_maintained.core.answers.is_correct` decides. **A uid of a label set that has no
-prediction counts as wrong** (its status is ``missing``), so accuracies are always over the whole
-label set.
+(the last tagged answer, else the whole output) and
+:func:`medcalc_maintained.core.answers.parse_model_answer`; an empty or unparsable answer is
+wrong (``NaN``/``Infinity`` and answers over ``MAX_ANSWER_CHARS`` are unparsable); an abstention
+(``N/A``) is correct only when the label is ``N/A`` (``N/A`` labels are scored, never skipped);
+otherwise :func:`medcalc_maintained.core.answers.is_correct` decides.
 
-Predictions file: JSON Lines, one object per line, ``{"uid": <int>, "output": <string>}`` (a raw
-model output or just the answer; a JSON number is read as its text). Blank lines are skipped.
-Label set: a DataFrame with ``uid``, ``Ground Truth Answer``, ``Lower Limit``, ``Upper Limit``,
-``Output Type`` and ``Calculator Name``.
+Predictions: see :mod:`medcalc_maintained.scoring.predictions`. Label set: a DataFrame with
+``uid``, ``Ground Truth Answer``, ``Lower Limit``, ``Upper Limit``, ``Output Type`` and
+``Calculator Name`` (``Label Status``, ``Calculator ID`` and ``Relevant Entities`` are used when
+present).
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import math
@@ -34,50 +43,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.core.answers import OUTPUT_TYPES, graded_answer, is_correct, parse_answer, parse_model_answer
-from medcalc_maintained.core.io import DataError, read_jsonl, write_atomic, write_csv_for_people, write_text_atomic
+from medcalc_maintained.core.answers import OUTPUT_TYPES, Answer, graded_answer, is_correct, parse_answer, parse_model_answer
+from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_text_atomic
+from medcalc_maintained.scoring.predictions import read_predictions
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
-STATUSES = ("correct", "wrong", "abstained", "unparsable", "missing")
-
-
-# ---------------------------------------------------------------------------------------- input
-
-
-def read_predictions(path: os.PathLike | str) -> dict[int, str]:
-    """``{uid: output}`` from a predictions JSONL file; a :class:`DataError` names file, line and rule."""
-    out: dict[int, str] = {}
-    first_line: dict[int, int] = {}
-    for n, rec in read_jsonl(path, "predictions", '{"uid": <int>, "output": <string>}'):
-        where = f"{path}, line {n}"
-        for key in ("uid", "output"):
-            if key not in rec:
-                raise DataError(where, f"missing key {key!r}; each line needs \"uid\" and \"output\"")
-        uid = rec["uid"]
-        if isinstance(uid, bool) or not isinstance(uid, int):
-            raise DataError(where, f"uid must be a JSON integer, got {uid!r}")
-        output = rec["output"]
-        if isinstance(output, bool) or not isinstance(output, (str, int, float)):
-            raise DataError(where, f"output must be a string (use \"\" for no answer), got {output!r}")
-        if uid in out:
-            raise DataError(where, f"uid {uid} repeats line {first_line[uid]}; one prediction per uid")
-        out[uid] = output if isinstance(output, str) else json.dumps(output)
-        first_line[uid] = n
-    if not out:
-        raise DataError(path, "no predictions in the file")
-    return out
+# optional columns, with the names they are kept under
+OPTIONAL_COLUMNS = {"Label Status": ("Label Status",), "calculator_id": ("calculator_id", "Calculator ID"),
+                    "entities": ("entities", "Relevant Entities")}
+STATUSES = ("correct", "wrong", "abstained", "unparsable")
+SKIP_REASONS = ("no prediction", "unlabelled in this version", "not in this label set")
 
 
 def check_label_set(name: str, df: pd.DataFrame) -> pd.DataFrame:
-    """Validate one label set and return it indexed by integer uid with text columns."""
+    """Validate one label set; return it indexed by integer uid, text columns, optional columns kept."""
+    where = f"label set {name!r}"
     if not isinstance(df, pd.DataFrame):
-        raise DataError(f"label set {name!r}", f"must be a pandas DataFrame, not {type(df).__name__}")
+        raise DataError(where, f"must be a pandas DataFrame, not {type(df).__name__}")
     missing = [c for c in LABEL_COLUMNS if c not in df.columns]
     if missing:
-        raise DataError(f"label set {name!r}", f"missing column(s) {missing}; required: {list(LABEL_COLUMNS)}")
-    if df.empty:
-        raise DataError(f"label set {name!r}", "has no rows")
+        raise DataError(where, f"missing column(s) {missing}; required: {list(LABEL_COLUMNS)}")
     out = df[list(LABEL_COLUMNS)].copy()
+    for key, names in OPTIONAL_COLUMNS.items():
+        given = next((c for c in names if c in df.columns), None)
+        out[key] = df[given].to_numpy() if given else ""
     uids = []
     for i, u in enumerate(out["uid"].tolist()):
         try:
@@ -86,21 +75,21 @@ def check_label_set(name: str, df: pd.DataFrame) -> pd.DataFrame:
                 raise ValueError
             uids.append(int(f))
         except (TypeError, ValueError):
-            raise DataError(f"label set {name!r}", f"uid {u!r} is not an integer", row=i) from None
+            raise DataError(where, f"uid {u!r} is not an integer", row=i) from None
     out["uid"] = uids
     dup = out["uid"][out["uid"].duplicated()]
     if len(dup):
-        raise DataError(f"label set {name!r}", f"uid(s) {sorted(set(dup))[:10]} appear more than once")
-    for col in LABEL_COLUMNS[1:]:
+        raise DataError(where, f"uid(s) {sorted(set(dup))[:10]} appear more than once")
+    for col in [c for c in out.columns if c != "uid"]:
         out[col] = out[col].map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
     for rec in out.to_dict("records"):
         otype = rec["Output Type"]
         if otype not in OUTPUT_TYPES:
-            raise DataError(f"label set {name!r}", f"Output Type {otype!r} is not one of {OUTPUT_TYPES}",
+            raise DataError(where, f"Output Type {otype!r} is not one of {OUTPUT_TYPES}",
                             row=f"uid {rec['uid']}", field="Output Type")
         gt = parse_answer(rec["Ground Truth Answer"], otype)
         if gt.kind == "invalid":
-            raise DataError(f"label set {name!r}", f"label {gt.text!r} is not a valid {otype} answer: {gt.reason}",
+            raise DataError(where, f"label {gt.text!r} is not a valid {otype} answer: {gt.reason}",
                             row=f"uid {rec['uid']}", field="Ground Truth Answer")
     return out.set_index("uid", drop=False)
 
@@ -108,17 +97,57 @@ def check_label_set(name: str, df: pd.DataFrame) -> pd.DataFrame:
 # -------------------------------------------------------------------------------------- grading
 
 
-def grade_output(output: str | None, label: str, lower: str, upper: str, output_type: str) -> str:
-    """One of :data:`STATUSES` for one prediction (``None`` = no prediction, counted wrong)."""
-    if output is None:
-        return "missing"
+def parsed_text(parsed: Answer | None) -> str:
+    """How ``graded.csv`` shows a parsed answer ('' when unparsable)."""
+    if parsed is None:
+        return ""
+    if parsed.is_abstain:
+        return "N/A"
+    if parsed.kind == "date":
+        return parsed.value.strftime("%m/%d/%Y")
+    if parsed.kind == "gestational_age":
+        return f"({parsed.weeks} weeks, {parsed.days} days)"
+    return format(parsed.value, ".12g")
+
+
+def grade(output: str, label: str, lower: str, upper: str, output_type: str) -> tuple[str, Answer | None]:
+    """``(status, parsed answer)`` of one prediction; the status is one of :data:`STATUSES`."""
     parsed = parse_model_answer(graded_answer(output), output_type)
     if parsed is None:
-        return "unparsable"
-    correct = is_correct(parsed, label, lower, upper, output_type)
-    if correct:
-        return "correct"
-    return "abstained" if parsed.is_abstain else "wrong"
+        return "unparsable", None
+    if is_correct(parsed, label, lower, upper, output_type):
+        return "correct", parsed
+    return ("abstained" if parsed.is_abstain else "wrong"), parsed
+
+
+def grade_output(output: str | None, label: str, lower: str, upper: str, output_type: str) -> str:
+    """One of :data:`STATUSES` for one prediction (``None``: no prediction, ``missing``)."""
+    return "missing" if output is None else grade(output, label, lower, upper, output_type)[0]
+
+
+def _entities(text: str) -> dict:
+    for read in (json.loads, ast.literal_eval):
+        try:
+            value = read(text)
+            return value if isinstance(value, dict) else {}
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return {}
+
+
+def error_severity(rec: dict[str, Any], parsed: Answer | None) -> str:
+    """The severity level (L0-L3) of answering ``parsed`` where the label is ``rec``'s; '' when it
+    cannot be told (unparsable answer, no calculator id, a calculator without thresholds)."""
+    from medcalc_maintained.quality.severity import severity
+
+    if parsed is None or not str(rec.get("calculator_id", "")).strip().isdigit():
+        return ""
+    try:
+        level, _ = severity(int(rec["calculator_id"]), rec["Ground Truth Answer"], parsed.text,
+                            rec["Output Type"], _entities(rec.get("entities") or ""))
+    except ValueError:
+        return ""
+    return level
 
 
 def bootstrap_accuracy_ci(correct: int, n: int, rng: np.random.Generator, n_boot: int,
@@ -163,15 +192,22 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 @dataclass
 class EvaluationReport:
-    """What :func:`evaluate` computed. ``graded`` has one row per (label set, uid)."""
+    """What :func:`evaluate` computed (see the module doc); ``graded`` has one row per scored
+    (label set, uid), ``skipped`` one per skipped one."""
 
     accuracy: pd.DataFrame
+    common: pd.DataFrame
     comparisons: pd.DataFrame
     per_calculator: pd.DataFrame
+    per_status: pd.DataFrame
+    flips: pd.DataFrame
     graded: pd.DataFrame
+    skipped: pd.DataFrame
     n_predictions: int
+    n_common: int
     seed: int
     n_boot: int
+    sources: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -180,117 +216,81 @@ class EvaluationReport:
 
         return {
             "n_predictions": self.n_predictions,
+            "label_sets": self.sources,
             "bootstrap": {"seed": self.seed, "resamples": self.n_boot, "level": 0.95, "method": "percentile"},
             "accuracy": records(self.accuracy),
+            "common_rows": {"n": self.n_common, "accuracy": records(self.common)},
             "comparisons": records(self.comparisons),
-            "per_calculator": records(self.per_calculator),
+            "flips": len(self.flips),
             "notes": self.notes,
         }
 
     def write(self, out_dir: os.PathLike | str) -> dict[str, Path]:
-        """Write ``evaluation.json``, ``per_calculator.csv``, ``graded.csv`` and ``accuracy.png``."""
+        """``evaluation.json``, the CSV tables (``per_calculator``, ``per_status``, ``graded``,
+        ``flips``, ``skipped``) and ``accuracy.png`` into ``out_dir``."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        paths = {
-            "json": write_text_atomic(out / "evaluation.json", json.dumps(self.to_dict(), indent=2) + "\n"),
-            "per_calculator": write_csv_for_people(out / "per_calculator.csv", self.per_calculator),
-            "graded": write_csv_for_people(out / "graded.csv", self.graded),
-        }
+        paths = {"json": write_text_atomic(out / "evaluation.json", json.dumps(self.to_dict(), indent=2) + "\n")}
+        for name in ("per_calculator", "per_status", "graded", "flips", "skipped"):
+            paths[name] = write_csv_for_people(out / f"{name}.csv", getattr(self, name))
         paths["plot"] = plot_report(self, out / "accuracy.png")
         return paths
 
 
-def _grade_all(preds: dict[int, str], sets: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per (label set, uid) with its status."""
-    rows = []
-    for name, labels in sets.items():
-        for rec in labels.to_dict("records"):
-            status = grade_output(preds.get(rec["uid"]), rec["Ground Truth Answer"], rec["Lower Limit"],
-                                  rec["Upper Limit"], rec["Output Type"])
-            rows.append({"label_set": name, "uid": rec["uid"], "calculator": rec["Calculator Name"],
-                         "label": rec["Ground Truth Answer"], "output_type": rec["Output Type"],
-                         "status": status, "correct": status == "correct"})
-    return pd.DataFrame(rows)
+def _label_sets(sources) -> tuple[dict[str, pd.DataFrame], dict[str, frozenset[int] | None], dict[str, str]]:
+    """Checked label sets, universes and origins of ``LabelSource`` s or ``{name: DataFrame}``."""
+    if isinstance(sources, dict):
+        return ({n: check_label_set(n, df) for n, df in sources.items()}, {n: None for n in sources},
+                {n: "label set" for n in sources})
+    return ({s.name: check_label_set(s.name, s.labels) for s in sources}, {s.name: s.universe for s in sources},
+            {s.name: s.origin for s in sources})
 
 
-def _accuracy(graded: pd.DataFrame, names: list[str], rng: np.random.Generator, n_boot: int,
-              notes: list[str]) -> pd.DataFrame:
-    acc_rows = []
-    for name in names:
-        g = graded[graded["label_set"] == name]
-        n, k = len(g), int(g["correct"].sum())
-        counts = g["status"].value_counts()
-        lo, hi = bootstrap_accuracy_ci(k, n, rng, n_boot)
-        acc_rows.append({"label_set": name, "n": n, "correct": k, "accuracy": k / n, "ci_low": lo, "ci_high": hi,
-                         **{s: int(counts.get(s, 0)) for s in STATUSES if s != "correct"},
-                         "na_labels": int(sum(parse_answer(x, t).is_abstain for x, t in
-                                              zip(g["label"], g["output_type"])))})
-        if counts.get("missing", 0):
-            notes.append(f"{name}: {int(counts['missing'])} of {n} uids have no prediction and count as wrong")
-    return pd.DataFrame(acc_rows)
+def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot: int, seed: int,
+             out_dir: os.PathLike | str | None = None, subset: frozenset[int] | None = None,
+             max_line_bytes: int | None = None, notes: list[str] | None = None) -> EvaluationReport:
+    """Grade the predictions under every label set; see the module doc for the rules.
 
+    ``subset`` restricts every set to those uids (``--subset``); ``n_boot`` and ``seed`` are
+    ``compare.evaluate.n_boot`` / ``.seed`` in the pipeline."""
+    from medcalc_maintained.scoring import evaluate_tables as tab
 
-COMPARISON_COLUMNS = ["a", "b", "n_paired", "both_correct", "a_only", "b_only", "neither", "accuracy_a",
-                      "accuracy_b", "difference", "diff_ci_low", "diff_ci_high", "mcnemar_p"]
-
-
-def _comparisons(graded: pd.DataFrame, sets: dict[str, pd.DataFrame], rng: np.random.Generator, n_boot: int,
-                 notes: list[str]) -> pd.DataFrame:
-    comp_rows = []
-    for a, b in itertools.combinations(sets, 2):
-        ga = graded[graded["label_set"] == a].set_index("uid")["correct"]
-        gb = graded[graded["label_set"] == b].set_index("uid")["correct"]
-        common = ga.index.intersection(gb.index)
-        ca, cb = ga.loc[common].to_numpy(bool), gb.loc[common].to_numpy(bool)
-        both, a_only = int((ca & cb).sum()), int((ca & ~cb).sum())
-        b_only, neither = int((~ca & cb).sum()), int((~ca & ~cb).sum())
-        n = len(common)
-        lo, hi = bootstrap_difference_ci(both, a_only, b_only, neither, rng, n_boot)
-        comp_rows.append({"a": a, "b": b, "n_paired": n, "both_correct": both, "a_only": a_only, "b_only": b_only,
-                          "neither": neither, "accuracy_a": (both + a_only) / n if n else float("nan"),
-                          "accuracy_b": (both + b_only) / n if n else float("nan"),
-                          "difference": (a_only - b_only) / n if n else float("nan"),
-                          "diff_ci_low": lo, "diff_ci_high": hi, "mcnemar_p": mcnemar_exact(a_only, b_only)})
-        if n < max(len(sets[a]), len(sets[b])):
-            notes.append(f"{a} vs {b}: compared on the {n} uids present in both label sets")
-    return pd.DataFrame(comp_rows, columns=COMPARISON_COLUMNS)
-
-
-def _per_calculator(graded: pd.DataFrame) -> pd.DataFrame:
-    per_calc = (graded.groupby(["calculator", "label_set"], sort=True)
-                .agg(n=("correct", "size"), correct=("correct", "sum")).reset_index())
-    per_calc["correct"] = per_calc["correct"].astype(int)
-    per_calc["accuracy"] = per_calc["correct"] / per_calc["n"]
-    return per_calc
-
-
-def evaluate(predictions_jsonl: os.PathLike | str, label_sets: dict[str, pd.DataFrame], *,
-             n_boot: int, seed: int, out_dir: os.PathLike | str | None = None) -> EvaluationReport:
-    """Grade the predictions under every label set; see the module docstring for the rules.
-
-    ``n_boot`` and ``seed`` are ``compare.evaluate.n_boot`` / ``.seed`` in the pipeline."""
-    if not label_sets:
+    if not sources:
         raise ValueError("at least one label set is needed")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
         raise ValueError(f"n_boot must be an integer of at least 100, got {n_boot!r}")
-    preds = read_predictions(predictions_jsonl)
-    sets = {name: check_label_set(name, df) for name, df in label_sets.items()}
-    known = set().union(*(set(s.index) for s in sets.values()))
-    stray = sorted(set(preds) - known)
-    if stray:
-        raise DataError(predictions_jsonl, f"{len(stray)} prediction uid(s) are in no label set, e.g. {stray[:10]}; "
-                        "are the predictions for another split?")
-
-    graded = _grade_all(preds, sets)
+    preds = predictions if isinstance(predictions, dict) else read_predictions(predictions, max_line_bytes=max_line_bytes)
+    sets, universes, origins = _label_sets(sources)
+    names = list(sets)
+    graded, skipped = tab.grade_all(preds, sets, universes, subset)
+    if graded.empty:
+        raise DataError(predictions if not isinstance(predictions, dict) else "predictions",
+                        "no prediction uid is labelled by any label set (are the predictions for another split?)")
+    notes = list(notes or [])
+    notes.append("scored per label set: the rows it labels that have a prediction; skipped rows are counted "
+                 "per reason (skipped.csv); N/A labels are scored (an abstention is correct only against N/A)")
+    if subset is not None:
+        outside = len(set(preds) - set(subset))
+        notes.append(f"{outside} prediction(s) outside the --subset rows are left out")
     rng = np.random.default_rng(seed)
-    notes = ["a label-set uid without a prediction counts as wrong (status 'missing')"]
-    accuracy = _accuracy(graded, list(sets), rng, n_boot, notes)
-    comparisons = _comparisons(graded, sets, rng, n_boot, notes)
-    report = EvaluationReport(accuracy=accuracy, comparisons=comparisons, per_calculator=_per_calculator(graded),
-                              graded=graded, n_predictions=len(preds), seed=seed, n_boot=n_boot, notes=notes)
+    acc = tab.accuracy(graded, skipped, names, rng, n_boot)
+    uids = tab.common_uids(graded, names)
+    common = graded[graded["uid"].isin(uids)]
+    notes.append(f"common rows (scored under every label set): {len(uids)}")
+    return _finish(EvaluationReport(
+        accuracy=acc, common=tab.common_accuracy(common, names, rng, n_boot),
+        comparisons=tab.comparisons(common, names, rng, n_boot),
+        per_calculator=tab.by_group(graded, common, "calculator", rng, n_boot),
+        per_status=tab.by_group(graded, common, "label_status", rng, n_boot),
+        flips=tab.flips(common, names), graded=graded, skipped=skipped, n_predictions=len(preds),
+        n_common=len(uids), seed=seed, n_boot=n_boot, sources=origins, notes=notes), out_dir)
+
+
+def _finish(report: EvaluationReport, out_dir: os.PathLike | str | None) -> EvaluationReport:
     if out_dir is not None:
         report.write(out_dir)
     return report
+
 
 
 def plot_report(report: EvaluationReport, path: os.PathLike | str) -> Path:
@@ -301,7 +301,8 @@ def plot_report(report: EvaluationReport, path: os.PathLike | str) -> Path:
     import matplotlib.pyplot as plt
 
     names = report.accuracy["label_set"].tolist()
-    wide = report.per_calculator.pivot(index="calculator", columns="label_set", values="accuracy")
+    own = report.per_calculator[report.per_calculator["rows"] == "own"]
+    wide = own.pivot(index="calculator", columns="label_set", values="accuracy")
     wide = wide.reindex(columns=names).sort_index(ascending=False)
     n_calc = len(wide)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

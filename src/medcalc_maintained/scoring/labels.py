@@ -1,19 +1,31 @@
-"""Where scoring gets labels: the ONE reader of a release's labels, and label files.
+"""Where scoring gets labels: the ONE reader of a release's labels, and ``evaluate``'s label sources.
 
-:func:`release_labels` is the only place in scoring that reads what a release labels;
-:func:`label_sets` turns ``evaluate``'s ``--against`` items (a version ``1.0.0``, a tag ``v1.0.0``,
-``PATH`` or ``NAME=PATH``) into named label sets.
+:func:`release_labels` is the only place in scoring that reads what a release labels.
+:func:`resolve_against` turns ``evaluate``'s ``--against`` items into :class:`LabelSource` s:
+
+* a release of ``releases.yaml`` by version or tag: ``2.0.0``, ``v2.0.0``, or the minor-line tag
+  ``v2.0`` / ``2.0`` (the first release of that line, as ``publish`` tags it; ``v1.0`` is
+  release 1.0.0, the upstream v1.0 labels). Its labels are its ``default`` config; the rows of
+  its ``full`` config that ``default`` leaves out are *unlabelled in that version*;
+* a built release directory (``build/release``, a download of the Hub repository): the same
+  from its ``data/default`` and ``data/full`` parquet files;
+* ``PATH`` of a parquet/CSV label file (every row labelled).
+
+``NAME=ITEM`` names the source; otherwise a release is named ``vVERSION``, a directory or a file
+after its name.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import from_tag
+from medcalc_maintained.core.versions import RELEASE_DATA_DIR, full_tag, looks_like_version, resolve_tag, short_tag
 from medcalc_maintained.project import Project
 
 
@@ -29,7 +41,8 @@ def read_label_file(path: os.PathLike | str) -> pd.DataFrame:
     """A label set from a parquet (or CSV) file; a CSV is read with every column as text."""
     path = Path(path)
     if not path.is_file():
-        raise DataError(path, "label file not found")
+        raise DataError(path, "label file not found (expected a release version or tag, a built release "
+                        "directory, or a parquet/CSV label file)")
     if path.suffix.lower() == ".csv":
         return pd.read_csv(path, dtype=str, keep_default_na=False)
     try:
@@ -38,28 +51,125 @@ def read_label_file(path: os.PathLike | str) -> pd.DataFrame:
         raise DataError(path, f"not a readable parquet file ({exc})") from exc
 
 
-def label_sets(against: list[str]) -> dict[str, str | Path]:
-    """NAME -> a release version (``1.0.0``/``v1.0.0``: its ``default`` config) or a label file.
+@dataclass
+class LabelSource:
+    """One ``--against`` item: its labelled rows, the uids it knows, and its configs."""
 
-    An item without ``NAME=`` is named ``vVERSION`` (a release) or after the file's stem.
-    """
-    sets: dict[str, str | Path] = {}
+    name: str
+    origin: str
+    labels: pd.DataFrame
+    universe: frozenset[int] | None = None  # every uid of the version (its `full` config); None: a label file
+    config_names: tuple[str, ...] = ()
+    read_config: Callable[[str], pd.DataFrame] | None = field(default=None, repr=False)
+
+    def config_uids(self, config: str) -> frozenset[int] | None:
+        """The uids of one of its configs, ``None`` when it has no such config (or is a label file)."""
+        if self.read_config is None or config not in self.config_names:
+            return None
+        return frozenset(int(u) for u in self.read_config(config)["uid"])
+
+
+def _uids(df: pd.DataFrame) -> frozenset[int]:
+    return frozenset(int(u) for u in df["uid"])
+
+
+def _release_source(project: Project, name: str, version: str) -> LabelSource:
+    from medcalc_maintained.release.tables import CONFIGS
+
+    extra = project.release_tables / version
+    names = set(CONFIGS) | ({p.stem for p in extra.glob("*.parquet")} if extra.is_dir() else set())
+
+    def read(config: str) -> pd.DataFrame:
+        if config in CONFIGS:
+            return release_labels(project, version, config)
+        return pd.read_parquet(project.release_table(version, config))
+
+    return LabelSource(name, f"release {version}", read("default"), _uids(read("full")), tuple(sorted(names)), read)
+
+
+def read_release_config(directory: Path, config: str) -> pd.DataFrame:
+    """Every split of one config of a built release directory in one frame, with ``split`` and
+    ``uid`` (from ``Row Number`` when the config has none)."""
+    files = sorted((directory / RELEASE_DATA_DIR / config).glob("*.parquet"))
+    if not files:
+        raise DataError(directory / RELEASE_DATA_DIR / config, f"config {config!r} has no parquet file")
+    frames = []
+    for f in files:
+        df = pd.read_parquet(f)
+        if "split" not in df.columns:
+            df["split"] = f.name.split("-")[0]
+        if "uid" not in df.columns:
+            df["uid"] = df["Row Number"].astype("int64")
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _directory_source(name: str, directory: Path) -> LabelSource:
+    from medcalc_maintained.release.build import read_manifest
+
+    version = read_manifest(directory).get("version", "?")
+    data = directory / RELEASE_DATA_DIR
+    names = tuple(sorted(p.name for p in data.iterdir() if p.is_dir())) if data.is_dir() else ()
+    for needed in ("default", "full"):
+        if needed not in names:
+            raise DataError(data / needed, f"release directory has no {needed!r} config")
+
+    def read(config: str) -> pd.DataFrame:
+        return read_release_config(directory, config)
+
+    return LabelSource(name, f"release directory {directory} ({version})", read("default"), _uids(read("full")),
+                       names, read)
+
+
+def _tags(project: Project) -> tuple[list[str], str]:
+    from medcalc_maintained.release.plan import load_releases
+
+    versions = [r.version for r in load_releases(project.releases_file).releases]
+    shown = ", ".join(f"{v} ({full_tag(v)}, {short_tag(v)})" for v in versions)
+    return versions, shown
+
+
+def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
+    """The label sources of ``--against`` items, in order (see the module doc)."""
+    sources: list[LabelSource] = []
     for item in against:
         name, sep, value = item.partition("=")
-        value = value if sep else item
-        version = from_tag(value)
-        source: str | Path = version if version is not None else Path(value)
-        if not sep:
-            name = f"v{version}" if version is not None else Path(value).stem
-        if not name:
-            raise ValueError(f"--against {item!r}: empty label set name; use NAME=PATH")
-        if name in sets:
-            raise ValueError(f"--against: two label sets are called {name!r}; name them with NAME=PATH")
-        sets[name] = source
-    return sets
+        name, value = (name, value) if sep else ("", item)
+        if sep and not name:
+            raise ValueError(f"--against {item!r}: empty label set name; use NAME=ITEM")
+        path = Path(value)
+        if path.is_dir():
+            src = _directory_source(name or path.resolve().name, path)
+        elif looks_like_version(value) and not path.suffix.lower() in (".csv", ".parquet"):
+            versions, shown = _tags(project)
+            version = resolve_tag(value, versions)
+            if version is None:
+                raise DataError(project.releases_file, f"--against {value!r}: no such release or tag; "
+                                f"releases (tags): {shown}")
+            src = _release_source(project, name or f"v{version}", version)
+        else:
+            src = LabelSource(name or path.stem, f"label file {path}", read_label_file(path))
+        if any(s.name == src.name for s in sources):
+            raise ValueError(f"--against: two label sets are called {src.name!r}; name them with NAME=ITEM")
+        sources.append(src)
+    return sources
 
 
-def load_label_sets(project: Project, sets: dict[str, str | Path]) -> dict[str, pd.DataFrame]:
-    """The frames of :func:`label_sets`: a release's ``default`` config, or a label file."""
-    return {name: release_labels(project, source, "default") if isinstance(source, str) else read_label_file(source)
-            for name, source in sets.items()}
+def subset_uids(sources: list[LabelSource], config: str) -> tuple[frozenset[int], list[str]]:
+    """The uids of config ``config``: the rows it holds in every release among ``sources`` that has
+    it (a release without it, or a label file, is restricted to those rows too). Notes say which
+    sources lack it; a :class:`DataError` when none has it."""
+    found = {s.name: s.config_uids(config) for s in sources}
+    have = [u for u in found.values() if u is not None]
+    if not have:
+        listed = "; ".join(f"{s.name}: {', '.join(s.config_names) or 'a label file, no configs'}" for s in sources)
+        raise DataError("--subset", f"config {config!r} is in none of the --against releases (their configs: {listed})")
+    uids = frozenset.intersection(*have)
+    notes = [f"--subset {config}: {len(uids)} rows"]
+    lacking = [n for n, u in found.items() if u is None]
+    if lacking:
+        notes.append(f"--subset {config}: {', '.join(lacking)} have no {config!r} config; restricted to its rows "
+                     "in the other releases")
+    if len({len(u) for u in have}) > 1 or any(u != uids for u in have):
+        notes.append(f"--subset {config}: the releases hold different rows; their {len(uids)} common rows are used")
+    return uids, notes

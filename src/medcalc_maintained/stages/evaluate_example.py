@@ -3,12 +3,16 @@
 The relabel stage's labels become a predictions file (``compare predictions``: one
 ``{"uid", "output"}`` per labeled test row, at ``project.example_predictions``), which is then graded
 under releases 1.0.0 and 2.0.0 (``evaluate ... --against 1.0.0 --against 2.0.0``) into
-``project.evaluation_dir``. :func:`evaluate` is also the top-level ``evaluate`` command.
+``project.evaluation_dir``. :func:`evaluate` is also the top-level ``evaluate`` command, which
+writes a new directory under ``project.evaluation_runs`` instead.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +22,7 @@ from medcalc_maintained.core.io import DataError, write_atomic
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.evaluate import EvaluationReport
 from medcalc_maintained.scoring.evaluate import evaluate as grade
-from medcalc_maintained.scoring.labels import label_sets, load_label_sets
+from medcalc_maintained.scoring.labels import resolve_against, subset_uids
 
 
 
@@ -65,19 +69,69 @@ def write_predictions(project: Project, *, labels: Path | None = None, out: Path
     return PredictionsRun(counts["n"], src, target)
 
 
+def new_run_dir(project: Project) -> Path:
+    """A new directory under ``project.evaluation_runs`` (``build/evaluations/<UTC time>``, with
+    ``-2``, ``-3``... when taken): the default ``--out`` of ``evaluate``, never a DVC output."""
+    base = project.evaluation_runs / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out, n = base, 1
+    while out.exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out
+
+
+def write_run(report: EvaluationReport, out: Path, *, force: bool = False) -> Path:
+    """Write ``report`` into ``out`` as a whole: into a temporary sibling first, then renamed (so
+    nothing partial is left); an existing non-empty ``out`` is refused unless ``force``."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        raise DataError(out, "exists and is not empty; choose another --out or pass --force to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    old = out.parent / f"{tmp.name}.old"
+    try:
+        report.write(tmp)
+        if out.exists():
+            out.rename(old)
+        try:
+            tmp.rename(out)
+        except OSError:
+            if old.exists():
+                old.rename(out)
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        elif old.exists():
+            old.unlink()
+    return out
+
+
 def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir: Path | None = None,
-             seed: int | None = None, n_boot: int | None = None) -> EvaluationRun:
-    """``evaluate``: grade ``predictions`` under each label set of ``against`` (a version, a tag,
-    ``PATH`` or ``NAME=PATH``); seed, resamples and output directory default to ``compare.evaluate``."""
+             seed: int | None = None, n_boot: int | None = None, subset: str | None = None,
+             max_line_bytes: int | None = None, force: bool = False, stage: bool = False) -> EvaluationRun:
+    """``evaluate``: grade ``predictions`` under each ``--against`` item (see
+    :func:`medcalc_maintained.scoring.labels.resolve_against`), restricted to config ``subset``.
+
+    Seed, resamples and line limit default to ``compare.evaluate``. The command writes a new
+    directory (:func:`write_run`, default :func:`new_run_dir`); the stage (``stage=True``) writes
+    its DVC outputs in ``project.evaluation_dir``."""
     params = project.section("compare.evaluate")
-    out = Path(out_dir) if out_dir else project.evaluation_dir
-    frames = load_label_sets(project, label_sets(against))
-    report = grade(predictions, frames, out_dir=out, seed=params["seed"] if seed is None else seed,
-                   n_boot=params["n_boot"] if n_boot is None else n_boot)
+    sources = resolve_against(project, against)
+    uids, notes = subset_uids(sources, subset) if subset else (None, [])
+    report = grade(predictions, sources, seed=params["seed"] if seed is None else seed,
+                   n_boot=params["n_boot"] if n_boot is None else n_boot, subset=uids, notes=notes,
+                   max_line_bytes=params["max_line_bytes"] if max_line_bytes is None else max_line_bytes)
+    if stage:
+        out = Path(out_dir) if out_dir else project.evaluation_dir
+        report.write(out)
+    else:
+        out = write_run(report, Path(out_dir) if out_dir else new_run_dir(project), force=force)
     return EvaluationRun(report, out)
 
 
 def run(project: Project) -> tuple[PredictionsRun, EvaluationRun]:
     """The whole stage: write the example's predictions, then grade them under both releases."""
     preds = write_predictions(project)
-    return preds, evaluate(project, preds.target, [str(v) for v in project.param("compare.evaluate.against")])
+    return preds, evaluate(project, preds.target, [str(v) for v in project.param("compare.evaluate.against")],
+                           stage=True)
