@@ -18,7 +18,6 @@ from medcalc_maintained.scoring.evaluate import (
     mcnemar_exact,
     read_predictions,
 )
-from medcalc_maintained.scoring.labels import label_sets
 
 runner = CliRunner()
 
@@ -77,45 +76,53 @@ def test_hand_worked_evaluation(preds, tmp_path):
     report = evaluate(preds, {"original": frame(ORIGINAL), "maintained": frame(MAINTAINED)},
                       n_boot=2000, seed=7, out_dir=tmp_path / "out")
     acc = report.accuracy.set_index("label_set")
-    # original: correct = uids 1, 3, 5, 7 -> 4/9
-    # maintained: correct = uids 1, 2, 3, 4, 5 -> 5/9
-    assert acc.loc["original", "correct"] == 4 and acc.loc["original", "n"] == 9
-    assert acc.loc["original", "accuracy"] == pytest.approx(4 / 9)
-    assert acc.loc["maintained", "accuracy"] == pytest.approx(5 / 9)
-    # statuses, original: wrong 2 and 6, abstained 4, unparsable 9, missing 8
-    assert acc.loc["original", ["wrong", "abstained", "unparsable", "missing"]].tolist() == [2, 1, 1, 1]
+    # uid 8 has no prediction: skipped, not wrong. 8 scored rows per set.
+    # original: correct = uids 1, 3, 5, 7 -> 4/8; maintained: correct = uids 1, 2, 3, 4, 5 -> 5/8
+    assert acc.loc["original", "correct"] == 4 and acc.loc["original", "n"] == 8
+    assert acc.loc["original", "accuracy"] == pytest.approx(4 / 8)
+    assert acc.loc["maintained", "accuracy"] == pytest.approx(5 / 8)
+    assert acc.loc["original", "skipped_no_prediction"] == 1 == acc.loc["maintained", "skipped_no_prediction"]
+    # statuses, original: wrong 2 and 6, abstained 4, unparsable 9
+    assert acc.loc["original", ["wrong", "abstained", "unparsable"]].tolist() == [2, 1, 1]
     # maintained: wrong 6 and 7; the abstention on 4 is correct there
-    assert acc.loc["maintained", ["wrong", "abstained", "unparsable", "missing"]].tolist() == [2, 0, 1, 1]
+    assert acc.loc["maintained", ["wrong", "abstained", "unparsable"]].tolist() == [2, 0, 1]
     assert acc.loc["maintained", "na_labels"] == 1 and acc.loc["original", "na_labels"] == 0
     for name in ("original", "maintained"):
         assert acc.loc[name, "ci_low"] <= acc.loc[name, "accuracy"] <= acc.loc[name, "ci_high"]
 
     (comp,) = report.comparisons.to_dict("records")
-    # both right: 1, 3, 5; original only: 7; maintained only: 2, 4; neither: 6, 8, 9
-    assert (comp["both_correct"], comp["a_only"], comp["b_only"], comp["neither"]) == (3, 1, 2, 3)
-    assert comp["difference"] == pytest.approx(-1 / 9)
+    # both right: 1, 3, 5; original only: 7; maintained only: 2, 4; neither: 6, 9
+    assert (comp["both_correct"], comp["a_only"], comp["b_only"], comp["neither"]) == (3, 1, 2, 2)
+    assert comp["difference"] == pytest.approx(-1 / 8)
     # exact McNemar on 1 vs 2 discordant pairs: 2 * P(X <= 1 | n=3, p=1/2) = 2 * 4/8 -> capped at 1
     assert comp["mcnemar_p"] == pytest.approx(1.0)
     assert comp["diff_ci_low"] <= comp["difference"] <= comp["diff_ci_high"]
+    assert sorted(report.flips["uid"]) == [2, 4, 7]
 
-    pc = report.per_calculator.set_index(["calculator", "label_set"])
+    pc = report.per_calculator[report.per_calculator["rows"] == "own"].set_index(["calculator", "label_set"])
     expected = {  # (correct, n)
         (CRCL, "original"): (1, 2), (CRCL, "maintained"): (2, 2),
         (HASBLED, "original"): (2, 3), (HASBLED, "maintained"): (2, 3),
         (DUE, "original"): (1, 1), (DUE, "maintained"): (1, 1),
-        (GA, "original"): (0, 1), (MAP, "maintained"): (0, 1), (CURB, "original"): (0, 1),
+        (GA, "original"): (0, 1), (CURB, "original"): (0, 1),
     }
     for key, (k, n) in expected.items():
         assert (pc.loc[key, "correct"], pc.loc[key, "n"]) == (k, n), key
-    assert len(pc) == 12  # 6 calculators x 2 label sets
+    assert len(pc) == 10  # 5 calculators with a scored row x 2 label sets (MAP's only row has no prediction)
 
-    assert any("count as wrong" in note for note in report.notes)
     out = tmp_path / "out"
     data = json.loads((out / "evaluation.json").read_text())
-    assert [a["correct"] for a in data["accuracy"]] == [4, 5]
+    assert [a["correct"] for a in data["accuracy"]] == [4, 5] and data["flips"] == 3
     assert (out / "accuracy.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    graded = pd.read_csv(out / "graded.csv")
-    assert graded[(graded.label_set == "original") & (graded.uid == 8)]["status"].item() == "missing"
+    graded = pd.read_csv(out / "graded.csv", keep_default_na=False)
+    assert 8 not in set(graded["uid"])
+    row7 = graded[(graded.label_set == "original") & (graded.uid == 7)].iloc[0]
+    assert (str(row7["answer"]), str(row7["parsed"])) == ("3", "3")  # the last tagged answer
+    row9 = graded[(graded.label_set == "original") & (graded.uid == 9)].iloc[0]
+    assert row9["answer"] == "I am not sure about the score." and row9["parsed"] == "" and row9["status"] == "unparsable"
+    skipped = pd.read_csv(out / "skipped.csv")
+    assert skipped.to_dict("records") == [{"label_set": "original", "uid": 8, "reason": "no prediction"},
+                                          {"label_set": "maintained", "uid": 8, "reason": "no prediction"}]
 
 
 def test_bootstrap_is_seeded_and_close_to_the_normal_interval(tmp_path):
@@ -146,15 +153,17 @@ def test_mcnemar_exact_hand_worked(a_only, b_only, p):
 def test_only_common_uids_are_paired(preds):
     smaller = {u: v for u, v in MAINTAINED.items() if u != 9}
     report = evaluate(preds, {"original": frame(ORIGINAL), "maintained": frame(smaller)}, n_boot=500, seed=0)
-    assert report.accuracy.set_index("label_set").loc["maintained", "n"] == 8
-    assert report.comparisons.iloc[0]["n_paired"] == 8
-    assert any("present in both" in n for n in report.notes)
+    acc = report.accuracy.set_index("label_set")
+    assert acc.loc["maintained", "n"] == 7 and acc.loc["original", "n"] == 8
+    assert acc.loc["maintained", "skipped_not_in_this_label_set"] == 1  # the prediction for uid 9
+    assert report.comparisons.iloc[0]["n_paired"] == 7 and report.n_common == 7
 
 
 @pytest.mark.parametrize("lines, message", [
     (['{"uid": 1, "output": "1"}', "{not json"], "line 2: not valid JSON"),
     (['{"uid": "1", "output": "1"}'], "line 1: uid must be a JSON integer"),
     (['{"uid": 1}'], "line 1: missing key 'output'"),
+    (['{"output": "1"}'], "line 1: missing key 'uid'"),
     (['{"uid": 1, "output": null}'], "output must be a string"),
     (['{"uid": 1, "output": "1"}', "", '{"uid": 1, "output": "2"}'], "line 3: uid 1 repeats line 1"),
     (["[1, 2]"], "line 1: each line must be a JSON object"),
@@ -167,15 +176,15 @@ def test_bad_predictions_name_file_line_and_rule(tmp_path, lines, message):
     assert str(path) in str(info.value)
 
 
-def test_bad_label_sets_and_stray_predictions(preds):
+def test_bad_label_sets_and_predictions_for_another_split(preds):
     with pytest.raises(DataError, match="Calculator Name"):
         evaluate(preds, {"a": frame(ORIGINAL).drop(columns=["Calculator Name"])}, n_boot=500, seed=0)
     broken = {**ORIGINAL, 3: ("four", "4", "4", "integer", HASBLED)}
     with pytest.raises(DataError, match="uid 3.*Ground Truth Answer"):
         evaluate(preds, {"a": frame(broken)}, n_boot=500, seed=0)
-    fewer = {u: v for u, v in ORIGINAL.items() if u not in (1, 2)}
-    with pytest.raises(DataError, match="2 prediction uid"):
-        evaluate(preds, {"a": frame(fewer)}, n_boot=500, seed=0)
+    other = {u + 1000: v for u, v in ORIGINAL.items()}
+    with pytest.raises(DataError, match="another split"):
+        evaluate(preds, {"a": frame(other)}, n_boot=500, seed=0)
 
 
 def test_cli_evaluate(preds, tmp_path, monkeypatch):
@@ -187,27 +196,45 @@ def test_cli_evaluate(preds, tmp_path, monkeypatch):
     res = runner.invoke(app, ["evaluate", str(preds), "--against", f"original={a}", "--against", str(b),
                               "--out", str(out), "--n-boot", "500"])
     assert res.exit_code == 0, res.output
-    assert "44.4%" in res.output and "55.6%" in res.output  # 4/9 and 5/9
+    assert "50.0%" in res.output and "62.5%" in res.output  # 4/8 and 5/8
     data = json.loads((out / "evaluation.json").read_text())
     assert [x["label_set"] for x in data["accuracy"]] == ["original", "v2"]
     assert (out / "accuracy.png").is_file()
 
     bad = write_jsonl(tmp_path / "bad.jsonl", ['{"uid": 1, "output": "1"}', "oops"])
-    res = runner.invoke(app, ["evaluate", str(bad), "--against", str(a), "--out", str(out)])
+    res = runner.invoke(app, ["evaluate", str(bad), "--against", str(a), "--out", str(tmp_path / "o2")])
     assert res.exit_code == 2
     assert "line 2" in res.output and "not valid JSON" in res.output
-    res = runner.invoke(app, ["evaluate", str(preds), "--against", str(tmp_path / "nope.parquet"), "--out", str(out)])
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", str(tmp_path / "nope.parquet"), "--out", str(tmp_path / "o3")])
     assert res.exit_code == 2 and "label file not found" in res.output
+    assert not (tmp_path / "o2").exists() and not (tmp_path / "o3").exists()  # nothing written on refusal
+    # an existing non-empty --out is refused unless --force; without --out a new directory under build/
+    before = (out / "graded.csv").read_bytes()
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", str(a), "--out", str(out), "--n-boot", "500"])
+    assert res.exit_code == 2 and "--force" in res.output and (out / "graded.csv").read_bytes() == before
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", str(a), "--out", str(out), "--n-boot", "500",
+                              "--force"])
+    assert res.exit_code == 0 and not (out / "flips.csv").read_text().strip().count("\n")  # one set: no flips
+    for _ in range(2):
+        res = runner.invoke(app, ["evaluate", str(preds), "--against", str(a), "--n-boot", "500"])
+        assert res.exit_code == 0, res.output
+    runs = sorted((tmp_path / "build" / "evaluations").iterdir())
+    assert len(runs) == 2 and all((r / "evaluation.json").is_file() for r in runs)
 
 
-def test_label_sets_from_versions_tags_and_paths(tmp_path):
-    sets = label_sets(["1.0.0", "v2.0.0", "old=v1.0.0", str(tmp_path / "mine.parquet"), f"x={tmp_path / 'y.csv'}"])
-    assert sets == {"v1.0.0": "1.0.0", "v2.0.0": "2.0.0", "old": "1.0.0", "mine": tmp_path / "mine.parquet",
-                    "x": tmp_path / "y.csv"}
-    with pytest.raises(ValueError, match="two label sets are called 'v1.0.0'"):
-        label_sets(["1.0.0", "v1.0.0"])
-    with pytest.raises(ValueError, match="empty label set name"):
-        label_sets(["=1.0.0"])
+def test_tags_resolve_to_releases():
+    from medcalc_maintained.core.versions import resolve_tag
+
+    versions = ["1.0.0", "2.0.0", "2.1.0", "2.1.1"]
+    assert [resolve_tag(t, versions) for t in ("v1.0", "1.0", "v2.1", "v2.1.1", "2.0.0", "v2.2", "v3.0.0", "x")] \
+        == ["1.0.0", "1.0.0", "2.1.0", "2.1.1", "2.0.0", None, None, None]
+
+
+def test_help_documents_the_answer_rule():
+    res = runner.invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0
+    for words in ("<answer>", "The answer is 38.", "unparsable", "NaN", "--subset", "build/evaluations"):
+        assert words in res.output, words
 
 
 @pytest.mark.slow
