@@ -257,9 +257,10 @@ def test_evaluate_example_stage(project_root, real_instances):
     assert lines[0] == {"uid": int(first["uid"].iloc[0]), "output": f"<answer>{first['Ground Truth Answer'].iloc[0]}</answer>"}
     acc = run.report.accuracy.set_index("label_set")
     assert list(acc.index) == ["v1.0.0", "v2.0.0"]
-    # 1.0.0's default config is every upstream row; the 4 predictions answer their own v1.0 label
-    assert acc.loc["v1.0.0", "n"] == len(real_instances) and acc.loc["v1.0.0", "correct"] == 4
-    assert acc.loc["v1.0.0", "missing"] == len(real_instances) - 4
+    # 1.0.0's default config is every upstream row; the 4 predictions answer their own v1.0 label,
+    # the other rows have no prediction and are skipped
+    assert acc.loc["v1.0.0", "n"] == 4 and acc.loc["v1.0.0", "correct"] == 4
+    assert acc.loc["v1.0.0", "skipped_no_prediction"] == len(real_instances) - 4
     data = json.loads((project.evaluation_dir / "evaluation.json").read_text())
     assert data["bootstrap"]["resamples"] == project.param("compare.evaluate.n_boot")
     assert (project.evaluation_dir / "accuracy.png").is_file()
