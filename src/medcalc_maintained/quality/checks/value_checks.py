@@ -21,17 +21,17 @@ def boolean_contradicted(inst: Instance, check: Check) -> Iterator[Finding]:
         keys = [k for k, v in inst.entities.items() if v is True and b.key.search(str(k))]
         if not keys:
             continue
-        mentions = list(b.concept.finditer(inst.note))
+        mentions = list(inst.finditer(b.concept))
         if not mentions:
             yield inst.finding(check, f"{keys[0]!r} is entered as present but the note never mentions it: {b.rationale}")
             continue
-        before = [inst.note[max(0, m.start() - _WINDOW):m.start()] for m in mentions]
-        near = [inst.note[max(0, m.start() - _WINDOW):m.end() + _WINDOW] for m in mentions]
-        if b.wrong_if_near is not None and all(b.wrong_if_near.search(t) for t in near):
+        before = [(max(0, m.start() - _WINDOW), m.start()) for m in mentions]
+        near = [(max(0, m.start() - _WINDOW), m.end() + _WINDOW) for m in mentions]
+        if b.wrong_if_near is not None and all(inst.search(b.wrong_if_near, a, e) for a, e in near):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is past or inactive: {b.rationale}", mentions[0])
-        elif b.wrong_if_before is not None and all(b.wrong_if_before.search(t) for t in before):
+        elif b.wrong_if_before is not None and all(inst.search(b.wrong_if_before, a, e) for a, e in before):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is qualified: {b.rationale}", mentions[0])
-        elif b.needs_before is not None and not any(b.needs_before.search(t) for t in before):
+        elif b.needs_before is not None and not any(inst.search(b.needs_before, a, e) for a, e in before):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but no mention is a past event: {b.rationale}", mentions[0])
 
 
@@ -44,7 +44,7 @@ def printed_value_disagrees(inst: Instance, check: Check) -> Iterator[Finding]:
     for p in rules().printed_values:
         if inst.calculator_id not in p.calculators:
             continue
-        m = p.pattern.search(inst.note)
+        m = inst.search(p.pattern)
         if not m:
             continue
         v = float(m.group(1))
@@ -68,16 +68,12 @@ def _numeric_entities(inst: Instance):
             yield key, float(val[0])
 
 
-def _occurrences(inst: Instance, value: float) -> list[tuple[int, int]]:
-    return inst.numbers.get(float(value), [])
-
-
 @register("value_is_a_change", "error")
 def value_is_a_change(inst: Instance, check: Check) -> Iterator[Finding]:
     """A numeric input is printed in the note only as a change (a signed difference, "lost 7"), not as a level."""
     for key, value in _numeric_entities(inst):
-        occ = _occurrences(inst, abs(value))
-        if occ and all(_CHANGE_BEFORE.search(inst.note[max(0, a - 30):a]) for a, _ in occ):
+        occ = inst.occurrences(abs(value))
+        if occ and all(inst.search(_CHANGE_BEFORE, max(0, a - 30), a) for a, _ in occ):
             yield inst.finding(check, f"{key!r} is printed only as a change, not as a measured level", occ[0])
 
 
@@ -86,7 +82,7 @@ def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
     """A numeric input appears in the note only in sentences that do not name its quantity."""
     for key, value in _numeric_entities(inst):
         tokens = [t for t in _NAME_TOKEN.findall(str(key).lower()) if t not in _SKIP_TOKENS]
-        occ = _occurrences(inst, value)
+        occ = inst.occurrences(value)
         if not tokens or not occ:
             continue
         sentences = [inst.sentence_at(a, b) for a, b in occ]
