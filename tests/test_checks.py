@@ -208,3 +208,15 @@ def test_case_insensitive_rules_match_the_same_on_the_lower_case_path():
     assert odd.lower is None
     m = odd.search(pat)
     assert m is not None and odd.note[m.start():m.end()] == "heterophile test positive"
+
+
+@pytest.mark.parametrize("note, ents, fires", [
+    ("Her body mass index (BMI) 30.7 kg/m2.", {"obesity": False}, True),         # the note's BMI says obese
+    ("BMI: 24.1.", {"obesity": True}, True),                                      # entered present, BMI normal
+    ("BMI of 30.2.", {"obesity": False}, False),                                  # within the margin of the cut-off
+    ("BMI 33.", {"obesity": True}, False),
+    ("An obese man.", {"obesity": True}, False),                                  # no BMI: nothing to contradict
+    ("Weighs 110 kg, 170 cm tall.", {"obesity": False, "weight": [110, "kg"], "height": [170, "cm"]}, True),
+])
+def test_bmi_contradicts_obesity(note, ents, fires):
+    assert ("bmi_contradicts_obesity" in names(Instance(note=note, calculator_id=18, entities=ents))) is fires

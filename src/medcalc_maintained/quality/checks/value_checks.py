@@ -56,6 +56,41 @@ def printed_value_disagrees(inst: Instance, check: Check) -> Iterator[Finding]:
                                       f"{p.tolerance:.0%}: {p.rationale}", m)
 
 
+_BMI = re.compile(r"\b(?:bmi|body mass index)\b(?:\s*\([^)]{0,10}\))?\s*(?:of|was|is|:|=|,)?\s*(\d+(?:\.\d+)?)", re.I)
+_HEIGHT_TO_M = {"m": 1.0, "cm": 0.01, "in": 0.0254, "inches": 0.0254, "ft": 0.3048}
+
+
+def _bmi(inst: Instance) -> tuple[float | None, re.Match | None]:
+    """The patient's BMI: the one the note prints (in a plausible range), else weight / height²."""
+    m = inst.search(_BMI)
+    if m is not None and 10 <= float(m.group(1)) <= 100:
+        return float(m.group(1)), m
+    from medcalc_maintained.quality.checks.note_checks import weight_kg
+
+    kg, h = weight_kg(inst.entities), inst.entities.get("height")
+    if kg and isinstance(h, (list, tuple)) and len(h) == 2 and isinstance(h[0], (int, float)) and h[0] > 0:
+        factor = _HEIGHT_TO_M.get(str(h[1]).strip().lower())
+        if factor:
+            return kg / (float(h[0]) * factor) ** 2, None
+    return None, None
+
+
+@register("bmi_contradicts_obesity", "error", description="an obesity criterion that the patient's BMI contradicts")
+def bmi_contradicts_obesity(inst: Instance, check: Check) -> Iterator[Finding]:
+    for c in rules().bmi_criteria:
+        keys = [k for k, v in inst.entities.items() if isinstance(v, bool) and c.key.search(str(k))]
+        if not keys:
+            continue
+        bmi, m = _bmi(inst)
+        if bmi is None:
+            return
+        present = bool(inst.entities[keys[0]])
+        if not present and bmi >= c.min_bmi + c.margin:
+            yield inst.finding(check, f"{keys[0]!r} is entered as absent but the BMI is {bmi:.1f}: {c.rationale}", m)
+        elif present and bmi < c.min_bmi - c.margin:
+            yield inst.finding(check, f"{keys[0]!r} is entered as present but the BMI is {bmi:.1f}: {c.rationale}", m)
+
+
 _CHANGE_BEFORE = re.compile(r"(?:\(\s*[−+↓↑]|\b(?:lost|gained|decrease[sd]?|reduction|reduced|drop(?:ped)?|fell|rise|rose|increase[sd]?)\s+(?:of|by)\s*)\s*$", re.I)
 _NAME_TOKEN = re.compile(r"[a-z]{4,}")
 _SKIP_TOKENS = {"history", "criteria", "rule", "with", "present", "dose", "with", "test", "count", "level"}
