@@ -12,6 +12,7 @@ every check that applies to an instance. Severities:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable
@@ -38,6 +39,7 @@ def _occurrences(note: str, value: float) -> list[tuple[int, int]]:
     return out
 
 
+_STOP = re.compile(r"[.!?\n]")
 _ESCAPE = re.compile(r"\\.")
 
 
@@ -111,12 +113,19 @@ class Instance:
             got = self.memo[key] = _occurrences(self.note, float(value))
         return got
 
+    @cached_property
+    def stops(self) -> list[int]:
+        """Offsets of the note's sentence stops (``.``, ``!``, ``?``, newline), in order."""
+        return [m.start() for m in _STOP.finditer(self.note)]
+
     def sentence_at(self, start: int, end: int | None = None) -> tuple[str, int, int]:
         """The sentence(s) of the note around ``start``..``end``: (text, start, end)."""
         end = start if end is None else end
-        left = max(self.note.rfind(c, 0, start) for c in ".!?\n") + 1
-        rights = [i for i in (self.note.find(c, end) for c in ".!?\n") if i >= 0]
-        right = min(rights) + 1 if rights else len(self.note)
+        stops = self.stops
+        i = bisect_left(stops, start)
+        left = stops[i - 1] + 1 if i else 0
+        j = bisect_left(stops, end)
+        right = stops[j] + 1 if j < len(stops) else len(self.note)
         while left < right and self.note[left].isspace():
             left += 1
         return self.note[left:right].rstrip(), left, left + len(self.note[left:right].rstrip())
