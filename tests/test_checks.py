@@ -177,3 +177,46 @@ def test_triage_priority_uses_findings_per_severity():
     part, names_ = findings_part(df, f, {"error": 1.0, "info": 0.25})
     assert part.tolist() == [1.0, 0.25, 0.0]          # once per severity; recompute's own not counted twice
     assert names_[0] == "required_input_absent, body_weight" and names_[2] == ""
+
+
+@pytest.mark.parametrize("note, value, spans", [
+    ("Weight 70 kg, 170 cm, HR 70.", 70.0, [(7, 9), (25, 27)]),   # not inside 170
+    ("Sodium 7.0 and 17 and 7.5.", 7.0, [(7, 10)]),                # 7.0 is 7; 17 and 7.5 are not
+    ("Dose 07 units; ratio 1.7", 7.0, [(5, 7)]),                    # a leading zero still reads 7; 1.7 does not
+    ("BMI 0.5 and .5", 0.5, [(4, 7)]),                              # ".5" is not a number of the note
+    ("no numbers here", 3.0, []),
+    ("minus -4 is printed as 4", -4.0, []),                         # signs are never part of a printed number
+])
+def test_occurrences_of_a_value_in_the_note(note, value, spans):
+    assert Instance(note=note).occurrences(value) == spans
+
+
+def test_case_insensitive_rules_match_the_same_on_the_lower_case_path():
+    import re
+
+    from medcalc_maintained.quality.checks.registry import fast_twin
+
+    pat = re.compile(r"\bheterophile[^.]{0,40}positive", re.I)
+    assert fast_twin(pat) is not None
+    assert fast_twin(re.compile(r"\bPECARN", re.I)) is None        # an upper-case letter: no twin
+    assert fast_twin(re.compile(r"\S+ kg", re.I)) is not None       # escapes are not letters of the text
+    inst = Instance(note="Monospot: HETEROPHILE antibody test Positive.")
+    m = inst.search(pat)
+    assert m is not None and inst.note[m.start():m.end()] == "HETEROPHILE antibody test Positive"
+    # a letter whose lower case is longer would move offsets: the original note is searched instead
+    odd = Instance(note="\u0130stanbul trip; heterophile test positive.")
+    assert odd.lower is None
+    m = odd.search(pat)
+    assert m is not None and odd.note[m.start():m.end()] == "heterophile test positive"
+
+
+@pytest.mark.parametrize("note, ents, fires", [
+    ("Her body mass index (BMI) 30.7 kg/m2.", {"obesity": False}, True),         # the note's BMI says obese
+    ("BMI: 24.1.", {"obesity": True}, True),                                      # entered present, BMI normal
+    ("BMI of 30.2.", {"obesity": False}, False),                                  # within the margin of the cut-off
+    ("BMI 33.", {"obesity": True}, False),
+    ("An obese man.", {"obesity": True}, False),                                  # no BMI: nothing to contradict
+    ("Weighs 110 kg, 170 cm tall.", {"obesity": False, "weight": [110, "kg"], "height": [170, "cm"]}, True),
+])
+def test_bmi_contradicts_obesity(note, ents, fires):
+    assert ("bmi_contradicts_obesity" in names(Instance(note=note, calculator_id=18, entities=ents))) is fires

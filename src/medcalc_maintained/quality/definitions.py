@@ -50,9 +50,15 @@ def _finding(reason: str) -> dict[str, Any]:
             "evidence_text": "", "evidence_start": None, "evidence_end": None}
 
 
-def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any, output_type: str) -> list[dict[str, Any]]:
+_UNKNOWN = object()
+
+
+def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any, output_type: str,
+                        declared: Any = _UNKNOWN) -> list[dict[str, Any]]:
     """``definition`` findings for one row: each published alternative that gives a label other than
-    the declared definition's, and whether the row's ``label`` follows it.
+    the declared definition's, and whether the row's ``label`` follows it. ``declared``: the declared
+    definition's value on these entities when the caller already has it (the recompute's), else it
+    is computed here.
 
     >>> definition_findings(63, {"Sodium": [140, "mmol/L"], "Chloride": [100, "mmol/L"],
     ...                          "Bicarbonate": [14, "mmol/L"]}, "14", "decimal")[0]["reason"][:60]
@@ -63,7 +69,7 @@ def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any
     if not entry or not entry["alternatives"] or not lab.is_valid or lab.is_abstain:
         return []
     label = str(label)
-    default = compute(int(calculator_id), entities).value
+    default = compute(int(calculator_id), entities).value if declared is _UNKNOWN else declared
     out = []
     for name, alt in entry["alternatives"].items():
         value = compute_alternative(int(calculator_id), name, entities).value

@@ -16,5 +16,7 @@ from medcalc_maintained.quality.definitions import CHECK, definition_findings, l
 @register(CHECK, "definition", calculators=[cid for cid, e in load_policy().items() if e["alternatives"]],
           description="the label changes under a published alternative definition, or follows one")
 def definition_alternative(inst: Instance, check: Check) -> Iterator[Finding]:
-    for f in definition_findings(inst.calculator_id, inst.entities, inst.label, inst.output_type):
+    rec = inst.recompute or {}
+    known = {"declared": rec["recomputed"]} if "recomputed" in rec else {}
+    for f in definition_findings(inst.calculator_id, inst.entities, inst.label, inst.output_type, **known):
         yield inst.finding(check, f["reason"])

@@ -26,8 +26,16 @@ def _calcs(section: str) -> set[int]:
 
 
 def age_years(inst: Instance) -> tuple[float | None, re.Match | None]:
-    """The patient's age in years: from the ``age`` entity, else the note's "N-year-old"."""
-    m = _AGE_NOTE.search(inst.note)
+    """The patient's age in years: from the ``age`` entity, else the note's "N-year-old" (and the
+    note's match, quoted as evidence). Worked out once per instance."""
+    got = inst.memo.get("age")
+    if got is None:
+        got = inst.memo["age"] = _age_years(inst)
+    return got
+
+
+def _age_years(inst: Instance) -> tuple[float | None, re.Match | None]:
+    m = inst.search(_AGE_NOTE)
     age = inst.entities.get("age")
     if isinstance(age, (list, tuple)) and len(age) == 2 and isinstance(age[0], (int, float)):
         factor = _AGE_UNITS.get(str(age[1]).lower().rstrip("s") if str(age[1]).lower() != "years" else "year", 1.0)
@@ -49,7 +57,7 @@ def weight_kg(entities: dict[str, Any]) -> float | None:
 def required_input_absent(inst: Instance, check: Check) -> Iterator[Finding]:
     """A required input of the calculator is never mentioned in the note (keyword rules)."""
     for rule in _rules_for("required_inputs", inst.calculator_id):
-        if not any(p.search(inst.note) for p in rule.patterns):
+        if not any(inst.search(p) for p in rule.patterns):
             yield inst.finding(check, f"the note never mentions the {rule.input}: {rule.rationale}")
 
 
@@ -58,7 +66,7 @@ def exam_in_figure_only(inst: Instance, check: Check) -> Iterator[Finding]:
     """A required examination is shown only in a figure or photograph the benchmark does not ship."""
     for rule in _rules_for("figure_only", inst.calculator_id):
         for p in rule.patterns:
-            m = p.search(inst.note)
+            m = inst.search(p)
             if m:
                 yield inst.finding(check, f"the {rule.input} is given only in a figure: {rule.rationale}", m)
                 break
@@ -78,18 +86,21 @@ def not_applicable(inst: Instance, check: Check) -> Iterator[Finding]:
             if w is not None and w < rule.min_weight_kg:
                 yield inst.finding(check, f"body weight {w:.3g} kg: {rule.rationale}", _number_span(inst, inst.entities["weight"][0]))
         for p in rule.patterns:
-            m = p.search(inst.note)
+            m = inst.search(p)
             if m:
-                yield inst.finding(check, f"the note says {m.group(0)!r}: {rule.rationale}", m)
+                yield inst.finding(check, f"the note says {inst.note[m.start():m.end()]!r}: {rule.rationale}", m)
                 break
 
 
 def _number_span(inst: Instance, value: Any) -> tuple[int, int] | None:
     try:
-        spans = inst.numbers.get(float(value))
-    except (TypeError, ValueError):
+        spans = inst.occurrences(float(value))
+    except (TypeError, ValueError, OverflowError):
         return None
     return spans[0] if spans else None
+
+
+_CHANGE_WINDOW = 120  # characters before a printed weight searched for "lost ... 7 kg"
 
 
 @register("body_weight", "error", calculators=None)
@@ -99,16 +110,19 @@ def body_weight(inst: Instance, check: Check) -> Iterator[Finding]:
     if not (isinstance(w, (list, tuple)) and len(w) == 2 and isinstance(w[0], (int, float))):
         return
     r = rules()
-    for pat in r.weight_change:
-        for m in pat.finditer(inst.note):
-            if float(m.group("value")) == float(w[0]):
-                yield inst.finding(check, f"the weight {w[0]} {w[1]} is a weight change, not a body weight", m)
-                return
+    for a, b in inst.occurrences(float(w[0])):
+        lo = max(0, a - _CHANGE_WINDOW)
+        for pat in r.weight_change:
+            for m in inst.finditer(pat, lo, b + 20):
+                if m.start("value") + lo == a:
+                    yield inst.finding(check, f"the weight {w[0]} {w[1]} is a weight change, not a body weight",
+                                       (m.start() + lo, m.end() + lo))
+                    return
     kg = weight_kg(inst.entities)
-    age, _ = age_years(inst)
-    if any(p.search(inst.note) for p in r.pediatric):
+    if kg is None or kg >= r.weight_adult_min_kg:
         return
-    if kg is not None and age is not None and age >= 18 and kg < r.weight_adult_min_kg:
+    age, _ = age_years(inst)
+    if age is not None and age >= 18 and not any(inst.search(p) for p in r.pediatric):
         yield inst.finding(check, f"an adult ({age:.3g} years) weighing {kg:.3g} kg: {r.weight_rationale}",
                            _number_span(inst, w[0]))
 

@@ -14,7 +14,7 @@ from medcalc_maintained.core.io import DataError
 
 RULES_FILE = Path(__file__).with_name("rules.yaml")
 SECTIONS = ("required_inputs", "figure_only", "not_applicable", "foreign_keys", "body_weight", "boolean_criteria",
-            "printed_values", "expected_keys")
+            "printed_values", "expected_keys", "bmi_criteria")
 _UID = re.compile(r"\buids?\b", re.I)
 
 
@@ -84,6 +84,24 @@ class Printed:
     rationale: str
 
 
+@dataclass(frozen=True)
+class BmiCriterion:
+    key: re.Pattern
+    min_bmi: float
+    margin: float
+    rationale: str
+
+
+def _bmi_criteria(path: Path, specs: list[dict[str, Any]]) -> tuple[BmiCriterion, ...]:
+    out = []
+    for i, b in enumerate(specs or []):
+        w = f"bmi_criteria[{i}]"
+        if not (b.get("key") and b.get("min_bmi") and b.get("rationale")):
+            raise DataError(path, "needs key, min_bmi and rationale", field=w)
+        out.append(BmiCriterion(_one(path, w, b["key"]), float(b["min_bmi"]), float(b.get("margin", 0.0)), str(b["rationale"])))
+    return tuple(out)
+
+
 def _one(path: Path, where: str, pat: str | None) -> re.Pattern | None:
     return _compile(path, where, [pat])[0] if pat else None
 
@@ -135,6 +153,7 @@ class Rules:
     boolean_criteria: tuple["Boolean", ...] = ()
     printed_values: tuple["Printed", ...] = ()
     expected_keys: tuple[tuple[frozenset[int], tuple[str, ...], int, str], ...] = ()
+    bmi_criteria: tuple[BmiCriterion, ...] = ()
 
     def for_calculator(self, section: str, calculator_id: int) -> list[Rule]:
         return [r for r in getattr(self, section) if calculator_id in r.calculators]
@@ -157,7 +176,8 @@ def load(path: Path = RULES_FILE) -> Rules:
     return Rules(sec["required_inputs"], sec["figure_only"], sec["not_applicable"], fk,
                  float(bw.get("adult_min_kg", 30)), _compile(path, "body_weight.change_patterns", bw.get("change_patterns")), str(bw.get("rationale", "")),
                  _compile(path, "body_weight.pediatric", bw.get("pediatric")), _booleans(path, data.get("boolean_criteria")),
-                 _printed(path, data.get("printed_values")), _expected(path, data.get("expected_keys")))
+                 _printed(path, data.get("printed_values")), _expected(path, data.get("expected_keys")),
+                 _bmi_criteria(path, data.get("bmi_criteria")))
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,7 @@ from medcalc_maintained.quality.checks.registry import Instance, run
 
 FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason",
                    "evidence_text", "evidence_start", "evidence_end"]
-_REC_COLS = ("finding", "missing_inputs", "implausible_inputs")
+_REC_COLS = ("finding", "missing_inputs", "implausible_inputs", "recomputed")
 
 
 def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -21,6 +21,9 @@ def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -
         cols = [c for c in _REC_COLS if c in recompute.columns]
         keys = zip(recompute["split"].tolist(), recompute["uid"].astype(int).tolist())
         vals = recompute[cols].to_dict("records")
+        for v in vals:  # a value the recompute could not work out is None, not NaN
+            if "recomputed" in v and isinstance(v["recomputed"], float) and v["recomputed"] != v["recomputed"]:
+                v["recomputed"] = None
         rec = dict(zip(keys, vals))
     cols = ["split", "uid", "calculator_id", "Patient Note", "Question", "entities", "Ground Truth Answer", "output_type"]
     rows: list[tuple] = []

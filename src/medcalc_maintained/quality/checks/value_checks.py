@@ -21,17 +21,17 @@ def boolean_contradicted(inst: Instance, check: Check) -> Iterator[Finding]:
         keys = [k for k, v in inst.entities.items() if v is True and b.key.search(str(k))]
         if not keys:
             continue
-        mentions = list(b.concept.finditer(inst.note))
+        mentions = list(inst.finditer(b.concept))
         if not mentions:
             yield inst.finding(check, f"{keys[0]!r} is entered as present but the note never mentions it: {b.rationale}")
             continue
-        before = [inst.note[max(0, m.start() - _WINDOW):m.start()] for m in mentions]
-        near = [inst.note[max(0, m.start() - _WINDOW):m.end() + _WINDOW] for m in mentions]
-        if b.wrong_if_near is not None and all(b.wrong_if_near.search(t) for t in near):
+        before = [(max(0, m.start() - _WINDOW), m.start()) for m in mentions]
+        near = [(max(0, m.start() - _WINDOW), m.end() + _WINDOW) for m in mentions]
+        if b.wrong_if_near is not None and all(inst.search(b.wrong_if_near, a, e) for a, e in near):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is past or inactive: {b.rationale}", mentions[0])
-        elif b.wrong_if_before is not None and all(b.wrong_if_before.search(t) for t in before):
+        elif b.wrong_if_before is not None and all(inst.search(b.wrong_if_before, a, e) for a, e in before):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but every mention is qualified: {b.rationale}", mentions[0])
-        elif b.needs_before is not None and not any(b.needs_before.search(t) for t in before):
+        elif b.needs_before is not None and not any(inst.search(b.needs_before, a, e) for a, e in before):
             yield inst.finding(check, f"{keys[0]!r} is entered as present but no mention is a past event: {b.rationale}", mentions[0])
 
 
@@ -44,7 +44,7 @@ def printed_value_disagrees(inst: Instance, check: Check) -> Iterator[Finding]:
     for p in rules().printed_values:
         if inst.calculator_id not in p.calculators:
             continue
-        m = p.pattern.search(inst.note)
+        m = inst.search(p.pattern)
         if not m:
             continue
         v = float(m.group(1))
@@ -54,6 +54,41 @@ def printed_value_disagrees(inst: Instance, check: Check) -> Iterator[Finding]:
         if abs(v - gt) > p.tolerance * max(abs(v), abs(gt), 1e-9):
             yield inst.finding(check, f"the note prints the {p.name}, which differs from the label by more than "
                                       f"{p.tolerance:.0%}: {p.rationale}", m)
+
+
+_BMI = re.compile(r"\b(?:bmi|body mass index)\b(?:\s*\([^)]{0,10}\))?\s*(?:of|was|is|:|=|,)?\s*(\d+(?:\.\d+)?)", re.I)
+_HEIGHT_TO_M = {"m": 1.0, "cm": 0.01, "in": 0.0254, "inches": 0.0254, "ft": 0.3048}
+
+
+def _bmi(inst: Instance) -> tuple[float | None, re.Match | None]:
+    """The patient's BMI: the one the note prints (in a plausible range), else weight / height²."""
+    m = inst.search(_BMI)
+    if m is not None and 10 <= float(m.group(1)) <= 100:
+        return float(m.group(1)), m
+    from medcalc_maintained.quality.checks.note_checks import weight_kg
+
+    kg, h = weight_kg(inst.entities), inst.entities.get("height")
+    if kg and isinstance(h, (list, tuple)) and len(h) == 2 and isinstance(h[0], (int, float)) and h[0] > 0:
+        factor = _HEIGHT_TO_M.get(str(h[1]).strip().lower())
+        if factor:
+            return kg / (float(h[0]) * factor) ** 2, None
+    return None, None
+
+
+@register("bmi_contradicts_obesity", "error", description="an obesity criterion that the patient's BMI contradicts")
+def bmi_contradicts_obesity(inst: Instance, check: Check) -> Iterator[Finding]:
+    for c in rules().bmi_criteria:
+        keys = [k for k, v in inst.entities.items() if isinstance(v, bool) and c.key.search(str(k))]
+        if not keys:
+            continue
+        bmi, m = _bmi(inst)
+        if bmi is None:
+            return
+        present = bool(inst.entities[keys[0]])
+        if not present and bmi >= c.min_bmi + c.margin:
+            yield inst.finding(check, f"{keys[0]!r} is entered as absent but the BMI is {bmi:.1f}: {c.rationale}", m)
+        elif present and bmi < c.min_bmi - c.margin:
+            yield inst.finding(check, f"{keys[0]!r} is entered as present but the BMI is {bmi:.1f}: {c.rationale}", m)
 
 
 _CHANGE_BEFORE = re.compile(r"(?:\(\s*[−+↓↑]|\b(?:lost|gained|decrease[sd]?|reduction|reduced|drop(?:ped)?|fell|rise|rose|increase[sd]?)\s+(?:of|by)\s*)\s*$", re.I)
@@ -68,16 +103,12 @@ def _numeric_entities(inst: Instance):
             yield key, float(val[0])
 
 
-def _occurrences(inst: Instance, value: float) -> list[tuple[int, int]]:
-    return inst.numbers.get(float(value), [])
-
-
 @register("value_is_a_change", "error")
 def value_is_a_change(inst: Instance, check: Check) -> Iterator[Finding]:
     """A numeric input is printed in the note only as a change (a signed difference, "lost 7"), not as a level."""
     for key, value in _numeric_entities(inst):
-        occ = _occurrences(inst, abs(value))
-        if occ and all(_CHANGE_BEFORE.search(inst.note[max(0, a - 30):a]) for a, _ in occ):
+        occ = inst.occurrences(abs(value))
+        if occ and all(inst.search(_CHANGE_BEFORE, max(0, a - 30), a) for a, _ in occ):
             yield inst.finding(check, f"{key!r} is printed only as a change, not as a measured level", occ[0])
 
 
@@ -86,7 +117,7 @@ def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
     """A numeric input appears in the note only in sentences that do not name its quantity."""
     for key, value in _numeric_entities(inst):
         tokens = [t for t in _NAME_TOKEN.findall(str(key).lower()) if t not in _SKIP_TOKENS]
-        occ = _occurrences(inst, value)
+        occ = inst.occurrences(value)
         if not tokens or not occ:
             continue
         sentences = [inst.sentence_at(a, b) for a, b in occ]
