@@ -13,9 +13,9 @@ adjudicated rows borrows strength from the others (partial pooling); a calculato
 at the pooled mean. Truth is the adjudicated decision: a row whose maintained ``Label Status`` is
 ``corrected`` or ``abstain`` had a wrong label, one ``confirmed`` had a right one.
 
-Per-calculator error rates with credible intervals are posterior-predictive shares over the
-calculator's rows: the parameters are drawn from the Laplace posterior, each row not adjudicated
-gets a Bernoulli draw from its probability, adjudicated rows count with their known outcome.
+Per-calculator error rates with credible intervals are expected shares over the calculator's rows:
+the parameters are drawn from the Laplace posterior, each row not adjudicated counts with its
+probability under the draw, adjudicated rows with their known outcome.
 """
 
 from __future__ import annotations
@@ -198,14 +198,14 @@ def cross_validate(x: np.ndarray, calc_index: np.ndarray, y: np.ndarray, n_calcu
 
 def rate_intervals(model: Fit, x: np.ndarray, calc_index: np.ndarray, known: np.ndarray, draws: int,
                    seed: int, level: float = 0.95) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Per calculator: the share of wrong labels among all its rows and among its rows with no
-    known outcome (``known``: 1/0 for adjudicated rows, NaN otherwise), posterior mean and
-    equal-tailed interval from ``draws`` posterior-predictive draws; and the same share over every
-    row with no known outcome (``{rows, mean, ci95}``)."""
+    """Per calculator: the expected share of wrong labels among all its rows and among its rows with
+    no known outcome (``known``: 1/0 for adjudicated rows, NaN otherwise; an unknown row counts with
+    its probability), posterior mean and equal-tailed interval from ``draws`` draws of the
+    parameters; and the same share over every row with no known outcome (``{rows, mean, ci95}``)."""
     rng = np.random.default_rng(seed)
     p = model.draws(x, calc_index, draws, rng)
     unknown = np.isnan(known)
-    outcome = np.where(unknown[None, :], rng.random(p.shape) < p, np.nan_to_num(known)[None, :])
+    outcome = np.where(unknown[None, :], p, np.nan_to_num(known)[None, :])
     point = model.predict(x, calc_index)
     lo_q, hi_q = (1 - level) / 2 * 100, (1 + level) / 2 * 100
     rows = []

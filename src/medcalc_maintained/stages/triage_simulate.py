@@ -178,7 +178,8 @@ def method_text(cfg: SimulateConfig) -> str:
     return (f"hierarchical logistic regression of P(label wrong) on the signals {', '.join(m.signals)} with a "
             f"random intercept per calculator (tau {m.tau:g}), fitted (MAP, Laplace posterior) to the rows the "
             f"release had adjudicated (wrong = corrected or abstain); the share of wrong labels among the "
-            f"unverified rows is the posterior-predictive mean with a 95% interval over {cfg.draws} draws. "
+            f"unverified rows is the posterior mean of the sum of their probabilities over their number, with a 95% "
+            f"credible interval from {cfg.draws} draws of the parameters (Laplace approximation). "
             f"It assumes the unverified rows are like the adjudicated ones with the same signals and calculator.")
 
 
