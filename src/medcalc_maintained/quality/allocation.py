@@ -56,16 +56,17 @@ def greedy(score: np.ndarray, calc: np.ndarray, available: np.ndarray, batch: in
     rank = np.empty(len(order), dtype=int)
     rank[order] = np.arange(len(order))
     sec = np.zeros(len(score)) if secondary is None else np.asarray(secondary, dtype=float)
-    used: dict[int, int] = {}
+    calc = np.asarray(calc, dtype=int)
+    used = np.zeros(int(calc.max()) + 1 if len(calc) else 0, dtype=int)
     picked: list[int] = []
     while len(picked) < batch and avail.any():
-        under = np.array([used.get(int(c), 0) < cap for c in calc]) & avail
+        under = (used[calc] < cap) & avail
         cand = np.flatnonzero(under if under.any() else avail)
         best = np.lexsort((rank[cand], -sec[cand], -score[cand]))[0]
         i = int(cand[best])
         picked.append(i)
         avail[i] = False
-        used[int(calc[i])] = used.get(int(calc[i]), 0) + 1
+        used[calc[i]] += 1
         if update is not None:
             update(i, score)
     return picked

@@ -137,7 +137,7 @@ def _prior(cfg: ModelConfig, k: int, c: int) -> tuple[np.ndarray, np.ndarray]:
 
 def fit(x: np.ndarray, calc_index: np.ndarray, y: np.ndarray, n_calculators: int, cfg: ModelConfig,
         *, start: np.ndarray | None = None, covariance: bool = True, calculators: np.ndarray | None = None,
-        tol: float = 1e-8, max_iter: int = 50) -> Fit:
+        tol: float = 1e-6, max_iter: int = 50) -> Fit:
     """MAP fit by Newton's method (the log posterior is concave: it converges from anywhere).
 
     ``x``: signals of the adjudicated rows; ``calc_index``: each row's calculator as an index in
