@@ -190,3 +190,26 @@ def test_stage_on_the_real_adjudicated_rows(project_root, real_instances, real_r
     text = unverified_estimate.text(est, "2.0.0")
     assert "160 unverified rows" in text and f"{100 * est['2.0.0']['total']['mean']:.0f}%" in text
     assert run.paths["errors_plot"].is_file() and run.paths["estimation_plot"].is_file()
+
+
+def test_cli_help_and_a_bad_parameter_exit_2(project_root, monkeypatch):
+    import yaml
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["triage", "simulate", "--help"])
+    assert r.exit_code == 0 and "information gain" in r.output
+    assert "simulate" in runner.invoke(app, ["triage", "--help"]).output
+    params = yaml.safe_load((project_root / "params.yaml").read_text())
+    params["triage_simulate"]["policies"] = ["p_error", "oracle"]
+    (project_root / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
+    r = runner.invoke(app, ["triage", "simulate"])
+    assert r.exit_code == 2 and "oracle" in r.output and "triage_simulate.policies" in r.output
+    assert not (project_root / "data" / "triage" / "simulate").exists()
+    params["triage_simulate"]["policies"] = ["p_error"]
+    (project_root / "params.yaml").write_text(yaml.safe_dump(params))
+    r = runner.invoke(app, ["triage", "simulate"])  # no triage queue yet
+    assert r.exit_code == 2 and "queue.csv" in r.output and "dvc repro triage" in r.output
