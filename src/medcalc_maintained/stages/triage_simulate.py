@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet, write_atomic, write_json
+from medcalc_maintained.core.io import DataError, read_csv_for_people, read_parquet, write_atomic, write_json
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import allocation, error_model as em, replay
@@ -91,7 +91,7 @@ class Inputs:
 def _read_queue(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise DataError(path, "triage queue not found (run `dvc repro triage`, or `medcalc-maintained triage`)")
-    q = pd.read_csv(path, dtype={"split": str}, keep_default_na=False, na_values=[""])
+    q = read_csv_for_people(path, dtype={"split": str}, keep_default_na=False, na_values=[""])
     missing = [c for c in EVIDENCE_COLUMNS if c not in q.columns]
     if missing:
         raise DataError(path, f"missing column(s) {missing}")
