@@ -268,6 +268,16 @@ class Project:
     def triage_queue(self) -> Path:
         return self.triage_dir / "queue.csv"
 
+    @property
+    def triage_simulate_dir(self) -> Path:
+        """Outputs of stage ``triage-simulate`` (error model, replay study, unverified estimate)."""
+        return self._dir("triage_simulate.out")
+
+    @property
+    def unverified_estimate(self) -> Path:
+        """Per release: estimated share of wrong labels among unverified rows (read by the card)."""
+        return self.triage_simulate_dir / "unverified_estimate.json"
+
     # ---------------------------------------------------------------- releases
 
     @property

@@ -144,5 +144,7 @@ def import_(
 
 def register(app: typer.Typer) -> None:
     """Add ``triage`` and the ``review`` group to the main CLI."""
-    app.command("triage")(triage)
+    from medcalc_maintained.cli.simulate import triage_group
+
+    app.add_typer(triage_group(triage), name="triage")  # `triage` ranks; `triage simulate` replays
     app.add_typer(review_app, name="review")

@@ -28,6 +28,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, sha256_file
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
+from medcalc_maintained.release import unverified_estimate
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.plan import Release, Releases, load_releases
 from medcalc_maintained.release.semver import kind_problem
@@ -179,7 +180,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
             for s in splits:
                 write_parquet(t.tables[cfg][s], tmp / release_data_file(cfg, s))
         say("rendering the card and the changelog")
-        (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan), encoding="utf-8")
+        estimates = unverified_estimate.read(project.unverified_estimate)
+        (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates), encoding="utf-8")
         (tmp / "CHANGELOG.md").write_text(render_changelog(plan.upto(rel.version), t.records, rows), encoding="utf-8")
         files = {f: sha256_file(tmp / f) for f in _files(tmp)}
         state = release_state(t.tables, template)

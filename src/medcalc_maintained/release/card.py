@@ -229,7 +229,11 @@ def card_context(t: Tables, plan: Releases) -> dict[str, str]:
     }
 
 
-def render_card(template: str, path: Path, t: Tables, plan: Releases) -> str:
+def render_card(template: str, path: Path, t: Tables, plan: Releases,
+                estimates: dict[str, Any] | None = None) -> str:
+    """``estimates``: stage triage-simulate's unverified estimate by release (``None``: not run)."""
+    from medcalc_maintained.release import unverified_estimate
+
     front, body = split_card(template, path)
     for key in ("configs", "version"):
         if key in front:
@@ -243,6 +247,7 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases) -> str:
     ]
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
     ctx = card_context(t, plan)
+    ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
     if unknown:
         raise DataError(path, f"unknown placeholder(s) {unknown}; known: {sorted(ctx)}")
