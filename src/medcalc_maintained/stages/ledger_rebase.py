@@ -8,6 +8,9 @@ pipeline's outputs are unchanged.
 Otherwise, in ``<upstream.rebase_out>``:
 
 ``instances.parquet``   the followed version's instances (ingest's reading, with ``instance_key``)
+``quarantine.csv``      its rows that do not parse (not ingested; records on them are conflicts).
+                        Unlike ``ingest``, ``ingest.max_quarantine`` is not enforced here: 2024-06
+                        has 20 gestational-age answers under output type ``date``
 ``ledger/``             the rebased ledger: the ``carried`` records, uid renumbered
 ``held/``               ``upstreamed``, ``conflict`` and ``orphaned`` records, unchanged, never applied
 ``rebase_report.csv``   every record: class, reason, old/new uid, both upstream labels
@@ -27,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, write_atomic, write_json
+from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_json
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
 from medcalc_maintained.stages.ingest import ingest, read_upstream_csv
@@ -68,10 +71,13 @@ def run(project: Project) -> dict[str, Any]:
     if SPLIT not in old or SPLIT not in new:
         raise DataError(project.params_file, f"split {SPLIT!r} is needed in both upstream versions", field="upstream.splits")
     diff = read_row_map(project)
-    inst = ingest(new_sources).instances
+    ingested = ingest(new_sources)
+    inst = ingested.instances
     result = rebase(project.ledger_paths, diff, read_upstream_csv(old[SPLIT]), read_upstream_csv(new[SPLIT]), inst, out,
                     onto=project.upstream_version, split=SPLIT)
     write_atomic(out / "instances.parquet", lambda p: inst.to_parquet(p, index=False))
-    summary = {"base": project.upstream_base, **result.summary, "noop": False}
+    write_csv_for_people(out / "quarantine.csv", ingested.quarantine)
+    summary = {"base": project.upstream_base, **result.summary, "noop": False, "rows": len(inst),
+               "quarantined_rows": int(ingested.quarantine[["split", "row_number"]].drop_duplicates().shape[0])}
     write_json(out / "rebase_summary.json", summary)
     return summary
