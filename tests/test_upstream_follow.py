@@ -170,3 +170,73 @@ def test_following_2024_06_builds_a_major_release(project_root, v1_test_csv):
     assert full["instance_key"].is_unique and len(full) == summary["rows"]
     rep = validate(built.out, project=project, gate_overrides={"max_unverified_rate": {"max": 1.0}})
     assert rep.success, [(f.expectation, f.offending[:5]) for f in rep.blocking]
+
+
+# ------------------------------------------------------------------------------------ a made-up project
+
+
+def _upstream_csv(path: Path, rows) -> None:
+    from medcalc_maintained.stages.ingest import UPSTREAM_COLUMNS
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame([{"Row Number": rn, "Calculator ID": calc, "Calculator Name": f"calc {calc}", "Category": "lab",
+                   "Output Type": "decimal", "Note ID": nid, "Note Type": "Extracted", "Patient Note": note,
+                   "Question": f"What is score {calc}?", "Relevant Entities": "{}", "Ground Truth Answer": label,
+                   "Lower Limit": label, "Upper Limit": label, "Ground Truth Explanation": ""}
+                  for rn, calc, nid, note, label in rows], columns=UPSTREAM_COLUMNS).to_csv(path, index=False)
+
+
+def _record(id_, uid, old, new):
+    return {"id": id_, "uid": uid, "split": "test", "old_value": old, "new_value": new, "decision": "accepted",
+            "label_status": "corrected", "error_type": "aggregation", "rationale": "made up for the follow test",
+            "evidence": ["test"], "source": "contributor", "reviewer": {"id": "tester", "role": "contributor"},
+            "blinded": False, "decided_at": "2026-01-01", "release": "1.1.0"}
+
+
+def test_synthetic_project_follows_a_new_upstream(tmp_path):
+    from medcalc_maintained.ledger.records import dump
+    from medcalc_maintained.release.tables import load_config
+    from medcalc_maintained.stages import apply, ingest, ledger_rebase, release_tables, upstream_diff
+    from paths import ROOT
+
+    root = tmp_path
+    _upstream_csv(root / "up" / "a" / "test_data.csv", [
+        (1, 2, "n1", "First note: sodium 140, glucose 90.", "1.5"),
+        (2, 2, "n2", "Second note: a removed row about potassium 5.1.", "2.5"),
+        (3, 3, "n3", "Third note: heart rate 100 and age 70.", "3")])
+    _upstream_csv(root / "up" / "b" / "test_data.csv", [
+        (1, 9, "n9", "An added row about a new calculator.", "7"),
+        (2, 3, "n3", "Third note: heart rate 100 and age 70.", "4"),
+        (3, 2, "n1", "First note: sodium 140, glucose 90.", "1.5")])
+    ledger = root / "ledger" / "fixes.yaml"
+    ledger.parent.mkdir()
+    recs = [_record("S-1", 1, "1.5", "1.6"), _record("S-2", 2, "2.5", "2.0"), _record("S-3", 3, "3", "4")]
+    ledger.write_text(dump(recs, ledger, batch={"name": "t", "description": "made up"}), encoding="utf-8")
+    (root / "params.yaml").write_text(yaml.safe_dump({
+        "upstream": {"dir": "up", "version": "a", "base": "a", "splits": {"test": {"path": "up/a/test_data.csv"}}},
+        "apply": {"ledger": ["ledger"]}}), encoding="utf-8")
+    (root / "releases.yaml").write_text(yaml.safe_dump({"releases": [
+        {"version": "1.0.0", "date": "2026-01-01", "kind": "major", "description": "base", "default_rows": "all"},
+        {"version": "1.1.0", "date": "2026-01-02", "kind": "minor", "description": "fixes", "default_rows": "all"}]}),
+        encoding="utf-8")
+    (root / "dataset_card.md").write_text((ROOT / "dataset_card.md").read_text(encoding="utf-8"), encoding="utf-8")
+    project = Project.load(root)
+    ingest.run(project)
+    assert upstream_diff.run(project)["test"].summary["matched_unchanged"] == 3
+    assert ledger_rebase.run(project)["noop"]
+    base_labels = dict(zip(*(apply.run(project)[0][c] for c in ("uid", "Ground Truth Answer"))))
+    assert base_labels == {1: "1.6", 2: "2.0", 3: "4"}
+
+    project = _set_version(root, "b")
+    upstream_diff.run(project)
+    s = ledger_rebase.run(project)
+    assert (s["carried"], s["upstreamed"], s["orphaned"], s["conflict"]) == (1, 1, 1, 0)
+    m = apply.run(project)[0].set_index("uid")
+    assert m.loc[3, "Ground Truth Answer"] == "1.6" and m.loc[3, "Label Status"] == "corrected"   # carried
+    assert m.loc[2, "Ground Truth Answer"] == "4" and m.loc[2, "Label Status"] == "unverified"    # upstreamed: held
+    assert m.loc[1, "Label Status"] == "unverified" and m["instance_key"].is_unique               # added
+    release_tables.run(project)
+    full = load_config(project, "2.0.0", "full").set_index("uid")
+    assert full.loc[3, "Ground Truth Answer"] == "1.6" and len(full) == 3
+    old = load_config(project, "1.1.0", "full").set_index("uid")
+    assert dict(old["Ground Truth Answer"]) == base_labels   # the listed releases stay on the base upstream
