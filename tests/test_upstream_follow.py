@@ -210,7 +210,7 @@ def test_synthetic_project_follows_a_new_upstream(tmp_path):
         (3, 2, "n1", "First note: sodium 140, glucose 90.", "1.5")])
     ledger = root / "ledger" / "fixes.yaml"
     ledger.parent.mkdir()
-    recs = [_record("S-1", 1, "1.5", "1.6"), _record("S-2", 2, "2.5", "2.0"), _record("S-3", 3, "3", "4")]
+    recs = [_record("S-1", 1, "1.5", "1.6"), _record("S-2", 2, "2.5", "2.1"), _record("S-3", 3, "3", "4")]
     ledger.write_text(dump(recs, ledger, batch={"name": "t", "description": "made up"}), encoding="utf-8")
     (root / "params.yaml").write_text(yaml.safe_dump({
         "upstream": {"dir": "up", "version": "a", "base": "a", "splits": {"test": {"path": "up/a/test_data.csv"}}},
@@ -225,7 +225,7 @@ def test_synthetic_project_follows_a_new_upstream(tmp_path):
     assert upstream_diff.run(project)["test"].summary["matched_unchanged"] == 3
     assert ledger_rebase.run(project)["noop"]
     base_labels = dict(zip(*(apply.run(project)[0][c] for c in ("uid", "Ground Truth Answer"))))
-    assert base_labels == {1: "1.6", 2: "2.0", 3: "4"}
+    assert base_labels == {1: "1.6", 2: "2.1", 3: "4"}
 
     project = _set_version(root, "b")
     upstream_diff.run(project)
