@@ -193,7 +193,7 @@ def _record(id_, uid, old, new):
             "blinded": False, "decided_at": "2026-01-01", "release": "1.1.0"}
 
 
-def test_synthetic_project_follows_a_new_upstream(tmp_path):
+def test_synthetic_project_follows_a_new_upstream(tmp_path, monkeypatch):
     from medcalc_maintained.ledger.records import dump
     from medcalc_maintained.release.tables import load_config
     from medcalc_maintained.stages import apply, ingest, ledger_rebase, release_tables, upstream_diff
@@ -228,7 +228,18 @@ def test_synthetic_project_follows_a_new_upstream(tmp_path):
     assert base_labels == {1: "1.6", 2: "2.1", 3: "4"}
 
     project = _set_version(root, "b")
-    upstream_diff.run(project)
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    monkeypatch.setenv("MEDCALC_ROOT", str(root))
+    r = CliRunner().invoke(app, ["upstream", "diff"])   # the stage form: base -> followed version
+    assert r.exit_code == 0, r.output
+    assert "matched unchanged" in r.output and (project.upstream_diff_dir / "test" / "row_map.csv").is_file()
+    r = CliRunner().invoke(app, ["ledger", "rebase"])
+    assert r.exit_code == 0 and "carried 1, upstreamed 1, conflict 0, orphaned 1" in r.output, r.output
+    r = CliRunner().invoke(app, ["upstream", "diff", "a"])
+    assert r.exit_code == 2
     s = ledger_rebase.run(project)
     assert (s["carried"], s["upstreamed"], s["orphaned"], s["conflict"]) == (1, 1, 1, 0)
     m = apply.run(project)[0].set_index("uid")
