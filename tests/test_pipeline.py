@@ -144,8 +144,8 @@ def _stale_stages(project: Path) -> set[str]:
 
 @pytest.mark.parametrize("module, expected", [
     ("src/medcalc_maintained/core/answers.py",
-     {"ingest", "recompute", "import-campaign", "apply", "physician-agreement", "audit", "relabel", "triage",
-      "triage-simulate", "release-tables", "compare", "evaluate-example", "release"}),
+     {"ingest", "upstream-diff", "ledger-rebase", "recompute", "import-campaign", "apply", "physician-agreement",
+      "audit", "relabel", "triage", "triage-simulate", "release-tables", "compare", "evaluate-example", "release"}),
     ("src/medcalc_maintained/cli/pipeline.py", set()),
     ("src/medcalc_maintained/cli/__init__.py", set()),
 ])

@@ -169,7 +169,52 @@ class Project:
 
     @property
     def instances(self) -> Path:
+        """The base upstream's instances (stage ``ingest``, ``upstream.splits``)."""
         return self._dir("ingest.out") / "instances.parquet"
+
+    # ---------------------------------------------------------------- following upstream
+
+    @property
+    def upstream_version(self) -> str:
+        """The upstream version the pipeline follows (``upstream.version``)."""
+        return str(self.param("upstream.version"))
+
+    @property
+    def upstream_base(self) -> str:
+        """The upstream version of ``upstream.splits``, the ledger and releases.yaml (``upstream.base``)."""
+        return str(self.param("upstream.base"))
+
+    @property
+    def follows_base(self) -> bool:
+        """Whether the followed upstream version is the base (then the rebase is a no-op)."""
+        return self.upstream_version == self.upstream_base
+
+    def version_sources(self, version: str) -> list[tuple[str, Path, bool]]:
+        """``(split, csv path, required)`` of upstream ``version``: the splits of ``upstream.splits``
+        for the base, else ``<upstream.dir>/<version>/<split>_data.csv`` for each of those splits."""
+        if version == self.upstream_base:
+            return self.upstream_sources()
+        return [(s, self.upstream_file(version, s), req) for s, _, req in self.upstream_sources()]
+
+    @property
+    def upstream_diff_dir(self) -> Path:
+        """Stage ``upstream-diff``: the row map of base -> followed version, per split."""
+        return self._dir("upstream.diff_out")
+
+    @property
+    def rebase_dir(self) -> Path:
+        """Stage ``ledger-rebase``: the followed version's instances and the rebased ledger."""
+        return self._dir("upstream.rebase_out")
+
+    @property
+    def followed_instances(self) -> Path:
+        """The instances ``apply`` reads: ingest's for the base, else the followed version's."""
+        return self.instances if self.follows_base else self.rebase_dir / "instances.parquet"
+
+    @property
+    def followed_ledger_paths(self) -> list[Path]:
+        """The ledger ``apply`` reads: the ledger itself for the base, else the rebased one."""
+        return self.ledger_paths if self.follows_base else [self.rebase_dir / "ledger"]
 
     @property
     def quarantine(self) -> Path:

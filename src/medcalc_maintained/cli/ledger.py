@@ -59,10 +59,10 @@ ledger_app = typer.Typer(help="Operations on the whole corrections ledger.", no_
 
 @ledger_app.command("rebase")
 def rebase_cmd(
-    onto: str = typer.Option(..., "--onto", help="The new upstream CSV to carry the ledger to."),
+    onto: Optional[str] = typer.Option(None, "--onto", help="The new upstream CSV or version to carry the ledger to (omit for stage ledger-rebase)."),
     base: Optional[str] = typer.Option(None, "--from", help="The upstream CSV the ledger was written against (default: the project's test split)."),
     ledger: Optional[list[Path]] = typer.Option(None, "--ledger", help="Ledger file or directory (repeatable; default: the project's ledger)."),
-    out: Path = typer.Option(..., "--out", help="New directory for the rebased ledger, the held records and the report."),
+    out: Optional[Path] = typer.Option(None, "--out", help="New directory for the rebased ledger, the held records and the report (required with --onto)."),
     split: str = typer.Option("test", "--split", help="The split the two files hold."),
 ) -> None:
     """Carry every ledger record to a new upstream release (the existing ledger is not changed).
@@ -72,9 +72,19 @@ def rebase_cmd(
     both values in the report) or `orphaned` (row removed). The rebased ledger is applied to the
     new upstream before anything is written. Exit 2 for bad input, 1 when the rebased ledger does
     not apply.
+
+    Without --onto this is the pipeline stage `ledger-rebase`: the ledger carried from `upstream.base`
+    to `upstream.version` into `upstream.rebase_out` (a no-op when they are the same), with the row
+    map of stage `upstream-diff`.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.project import Project
+
+    if onto is None:
+        _stage_rebase()
+        return
+    if out is None:
+        _fail(DataError("ledger rebase", "--out is required with --onto"))
     from medcalc_maintained.stages.ingest import ingest, read_upstream_csv
     from medcalc_maintained.upstream import diff as d
     from medcalc_maintained.upstream.rebase import rebase
@@ -104,6 +114,27 @@ def rebase_cmd(
         console.print(f"  conflict {line.id}: uid {line.old_uid} -> {line.new_uid}: {line.reason}", highlight=False)
     for p in result.written:
         console.print(f"wrote {p}", highlight=False)
+
+
+def _stage_rebase() -> None:
+    from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.stages import ledger_rebase as stage
+
+    project = Project.load()
+    try:
+        with console.status("rebasing the ledger onto the followed upstream version"):
+            s = stage.run(project)
+    except LedgerError as exc:
+        fail_ledger(exc, path=project.rebase_dir, what="problem(s): the rebased ledger does not apply", code=1)
+    except DataError as exc:
+        _fail(exc)
+    if s["noop"]:
+        console.print(f"ledger-rebase: upstream {s['onto']} is the base: nothing to rebase ({s['records']} records)",
+                      highlight=False)
+        return
+    console.print(f"ledger-rebase {s['base']} -> {s['onto']}: {s['records']} records: carried {s['carried']}, upstreamed "
+                  f"{s['upstreamed']}, conflict {s['conflict']}, orphaned {s['orphaned']} -> {project.rebase_dir}",
+                  highlight=False)
 
 
 def register(app: typer.Typer) -> None:

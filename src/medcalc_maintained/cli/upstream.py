@@ -48,9 +48,9 @@ def _print_summary(s: dict, seconds: float) -> None:
 
 @upstream_app.command("diff")
 def diff_cmd(
-    old: str = typer.Argument(..., help="The old upstream CSV (e.g. the 2024-06 test_data.csv)."),
-    new: str = typer.Argument(..., help="The new upstream CSV (e.g. the v1.0 test_data.csv)."),
-    out: Path = typer.Option(..., "--out", help="Directory for row_map.csv, summary.json and changes_per_calculator.png."),
+    old: Optional[str] = typer.Argument(None, help="The old upstream CSV or version (e.g. 2024-06). Omit OLD and NEW for stage upstream-diff."),
+    new: Optional[str] = typer.Argument(None, help="The new upstream CSV or version (e.g. v1.0)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory for row_map.csv, summary.json and changes_per_calculator.png (required with OLD and NEW)."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Least token-set Jaccard similarity of a lightly edited note (default: the rule's 0.8)."),
     no_note_id: bool = typer.Option(False, "--no-note-id", help="Do not use Note ID to break ties (content only)."),
 ) -> None:
@@ -59,11 +59,19 @@ def diff_cmd(
     Rows are matched within a calculator by note and question (exact, then lightly edited notes by
     token similarity, Note ID only breaking ties); each matched pair lists the fields that changed,
     labels compared by the package's answer semantics. Exit 2 when a file cannot be read.
+
+    Without OLD and NEW this is the pipeline stage `upstream-diff`: `upstream.base` -> `upstream.version`
+    of params.yaml, per split, into `upstream.diff_out`.
     """
     from medcalc_maintained.upstream import diff as d
     from medcalc_maintained.upstream.identity import THRESHOLD
 
     t0 = time.perf_counter()
+    if old is None and new is None:
+        _stage_diff(t0)
+        return
+    if old is None or new is None or out is None:
+        _fail(DataError("upstream diff", "give OLD, NEW and --out, or none of them (the pipeline stage)"))
     try:
         with console.status("matching rows"):
             result = d.diff_files(resolve(old), resolve(new), threshold=THRESHOLD if threshold is None else threshold,
@@ -75,6 +83,20 @@ def diff_cmd(
     _print_summary(result.summary, time.perf_counter() - t0)
     for p in written:
         console.print(f"wrote {p}", highlight=False)
+
+
+def _stage_diff(t0: float) -> None:
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import upstream_diff as stage
+
+    try:
+        with console.status("matching rows"):
+            diffs = stage.run(Project.load())
+    except DataError as exc:
+        _fail(exc)
+    for split, result in diffs.items():
+        console.print(f"split {split}:", highlight=False)
+        _print_summary(result.summary, time.perf_counter() - t0)
 
 
 def register(app: typer.Typer) -> None:

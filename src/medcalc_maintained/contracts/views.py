@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Any
 
@@ -86,9 +87,24 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     df["calculator_in_registry"] = [registry.get(int(c)) == str(n) for c, n in zip(df["Calculator ID"], df["Calculator Name"])]
     versions = df["Guideline Version"] if "Guideline Version" in df.columns else pd.Series([None] * len(df))
     df["guideline_version_known"] = [known_version(int(c), v) for c, v in zip(df["Calculator ID"], versions)]
+    df["instance_key_ok"] = instance_key_facts(df)
     df["is_abstain"] = is_na.astype(float)
     df["is_unverified"] = (df["Label Status"] == "unverified").astype(float)
     return df
+
+
+INSTANCE_KEY = re.compile(r"^k-[0-9a-f]{16}(~.+)?(#\d+)?$")
+
+
+def instance_key_facts(df: pd.DataFrame) -> list[bool]:
+    """Per row: ``instance_key`` (when the rows carry it) has the identity rule's form and is
+    unique within its split (:func:`medcalc_maintained.upstream.identity.instance_keys`)."""
+    if "instance_key" not in df.columns:
+        return [True] * len(df)
+    keys = [None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v) for v in df["instance_key"]]
+    seen = Counter(zip(df["split"].astype(str), keys))
+    return [k is not None and bool(INSTANCE_KEY.match(k)) and seen[(s, k)] == 1
+            for s, k in zip(df["split"].astype(str), keys)]
 
 
 def _range_facts(df: pd.DataFrame, styles: list[str | None]) -> None:

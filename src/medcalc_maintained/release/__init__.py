@@ -9,4 +9,5 @@
 ``semver``   the declared kind must be the derived bump (build and publish), releases published in order
 ``publish``  a built release to a bare git repository or the Hugging Face Hub
 ``git``      the one way this package runs git
+``upstream`` which upstream version a release is built on; the MAJOR release for a new upstream version
 """

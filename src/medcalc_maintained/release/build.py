@@ -30,7 +30,8 @@ from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import unverified_estimate
 from medcalc_maintained.release.card import render_card, render_changelog
-from medcalc_maintained.release.plan import Release, Releases, load_releases
+from medcalc_maintained.release import upstream as follow
+from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.semver import kind_problem
 from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
 from medcalc_maintained.release.tables import Tables, build_tables, load_tables, stored_state, write_parquet
@@ -60,7 +61,7 @@ def check_current(t: Tables, project: Project, plan: Releases) -> None:
     m = project.maintained
     if not m.is_file() or t.release.version != plan.latest.version:
         return
-    records, _ = ledger.collect(project.ledger_paths)
+    records, _ = ledger.collect(project.followed_ledger_paths)
     if any(r.release == UNRELEASED and r.get("decision") == "accepted" for r in records):
         return
     cols = ["split", "uid", "Ground Truth Answer", "Label Status"]
@@ -82,12 +83,12 @@ def state_of(project: Project, release: Release, plan: Releases, template: str) 
 
 def _probe(plan: Releases) -> Release:
     latest = plan.latest
-    return Release(PROBE_VERSION, latest.date, "major", "draft", latest.default_rows, None)
+    return Release(PROBE_VERSION, latest.date, "major", "draft", latest.default_rows, None, latest.upstream)
 
 
 def current_state(project: Project) -> tuple[dict[str, Any], Releases]:
     """The state the working tree would release now: every released and unreleased record applied."""
-    plan = load_releases(project.releases_file)
+    plan = follow.plan_for(project)
     t = build_tables(project, _probe(plan), plan.path, include_unreleased=True)
     return release_state(t.tables, read_card(project)), plan
 
@@ -151,10 +152,19 @@ def release_rows(project: Project, plan: Releases, t: Tables, previous: Tables |
     return rows
 
 
-def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str) -> None:
-    """Refuse a release whose declared kind is not the bump derived from the previous release."""
+def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str, base: str | None = None) -> None:
+    """Refuse a release whose declared kind is not the bump derived from the previous release
+    (a release on another upstream version than the previous one must be major; ``base``: the
+    upstream version of releases that name none)."""
     rel = t.release
     if previous is None:
+        return
+    ups = (rel.upstream or base, previous.release.upstream or base)
+    if ups[0] != ups[1]:  # another upstream version: new rows, always major
+        if rel.kind != "major":
+            raise DataError(plan.path, f"release {rel.version} is built on upstream {ups[0]} and "
+                            f"{previous.release.version} on {ups[1]}: a major change",
+                            row=f"release {rel.version}", field="kind")
         return
     problem = kind_problem(rel.version, rel.kind, release_state(previous.tables, template),
                            release_state(t.tables, template), previous.combined("full"), t.combined("full"),
@@ -182,7 +192,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         say("rendering the card and the changelog")
         estimates = unverified_estimate.read(project.unverified_estimate)
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates), encoding="utf-8")
-        (tmp / "CHANGELOG.md").write_text(render_changelog(plan.upto(rel.version), t.records, rows), encoding="utf-8")
+        changelog = render_changelog(plan.upto(rel.version), t.records, rows)
+        (tmp / "CHANGELOG.md").write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
         files = {f: sha256_file(tmp / f) for f in _files(tmp)}
         state = release_state(t.tables, template)
         manifest = _manifest(plan, rel, t, files, state, draft, reasons)
@@ -205,7 +216,7 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     ``draft: true`` and publish refuses it.
     """
     say = progress or (lambda _msg: None)
-    plan = load_releases(project.releases_file)
+    plan = follow.plan_for(project)
     template = read_card(project)
     reasons: list[str] = []
     if draft:
@@ -229,7 +240,7 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     previous = load_tables(project, prev, plan.path) if prev is not None else None
     if not draft:
         say("checking the declared kind against the changes since the previous release")
-        check_kind(plan, t, previous, template)
+        check_kind(plan, t, previous, template, project.upstream_base)
     rows = release_rows(project, plan, t, previous)
     return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows)
 

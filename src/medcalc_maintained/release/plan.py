@@ -8,6 +8,7 @@
         default_rows: all      # which rows the `default` config holds: verified | all
         ledger_ref: null       # optional git ref of this project whose ledger files are used
         gates: {...}           # optional QC gate overrides (read by medcalc_maintained.contracts.validate)
+        upstream: v1.0         # optional upstream version it is built on (default: the project's upstream.base)
         description: Upstream baseline ...
 """
 
@@ -25,7 +26,7 @@ from medcalc_maintained.core.versions import KINDS, SEMVER, bump, from_tag, vers
 
 DEFAULT_ROWS = ("verified", "all")
 # `gates`: per-release overrides of the validate QC gates, read by medcalc_maintained.contracts.validate
-RELEASE_FIELDS = {"version", "date", "kind", "description", "default_rows", "ledger_ref", "gates"}
+RELEASE_FIELDS = {"version", "date", "kind", "description", "default_rows", "ledger_ref", "gates", "upstream"}
 DEFAULT_REPO_ID = "org/medcalc-maintained"
 
 
@@ -37,6 +38,7 @@ class Release:
     description: str
     default_rows: str = "verified"
     ledger_ref: str | None = None
+    upstream: str | None = None  # the upstream version it is built on; None: the project's upstream.base
 
     @property
     def key(self) -> tuple[int, int, int]:
@@ -134,7 +136,11 @@ def _release(path: Path, raw: Any, i: int) -> Release:
     gates = raw.get("gates")
     if gates is not None and not isinstance(gates, dict):
         raise DataError(path, "must be a mapping of gate name to settings", row=where, field="gates")
-    return Release(version, date, kind, str(raw["description"]).strip(), default_rows, ref)
+    up = raw.get("upstream")
+    if up is not None and (not isinstance(up, str) or not up.strip() or "/" in up):
+        raise DataError(path, f"{up!r} is not an upstream version name (a directory under upstream.dir)", row=where,
+                        field="upstream")
+    return Release(version, date, kind, str(raw["description"]).strip(), default_rows, ref, up)
 
 
 def _check_order(path: Path, prev: Release | None, rel: Release) -> None:

@@ -1,8 +1,9 @@
 """The configs of a release, built from the upstream instances and the ledger, and their files.
 
 A release ``V`` is built from the untouched upstream instances plus the ledger records whose
-``release`` is ``<= V`` (``apply.build(..., upto=V)``): the campaign records carry
-``release: 2.0.0``, so building ``1.0.0`` applies none of them and ``2.0.0`` applies the imported
+``release`` is ``<= V`` (``apply.build(..., upto=V)``); a release built on another upstream version
+than ``upstream.base`` uses that version's instances and the rebased ledger (:mod:`.upstream`). The
+campaign records carry ``release: 2.0.0``, so building ``1.0.0`` applies none of them and ``2.0.0`` applies the imported
 campaign. Records without a release (``unreleased``) are only part of a draft. When a release pins
 ``ledger_ref``, the git-tracked ledger paths are read at that ref with ``git archive`` into a
 temporary directory (read-only); ledger paths that git does not track (the DVC-generated campaign
@@ -41,7 +42,8 @@ from medcalc_maintained.core.versions import UNRELEASED, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import git
-from medcalc_maintained.release.plan import Release, Releases, load_releases
+from medcalc_maintained.release import upstream as follow
+from medcalc_maintained.release.plan import Release, Releases
 
 CONFIGS = ("default", "full", "original", "corrections")
 UPSTREAM_COLUMNS = [
@@ -109,7 +111,7 @@ def write_parquet(df: pd.DataFrame, path: Path) -> Path:
 @contextlib.contextmanager
 def ledger_at(project: Project, release: Release, releases_path: Path) -> Iterator[list[Path]]:
     """The ledger paths of ``release``: the working tree, or the git-tracked ones at its ``ledger_ref``."""
-    paths_now = project.ledger_paths
+    paths_now = follow.ledger_paths(project, release)
     if not release.ledger_ref:
         yield paths_now
         return
@@ -225,11 +227,12 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
     return out.reset_index(drop=True)
 
 
-def _read_instances(project: Project) -> pd.DataFrame:
-    instances = read_parquet(project.instances, "upstream instances", "ingest")
+def _read_instances(project: Project, release: Release) -> pd.DataFrame:
+    path = follow.instances_path(project, release)
+    instances = read_parquet(path, "upstream instances", "ingest")
     missing = [c for c in UPSTREAM_COLUMNS + ["uid", "split"] if c not in instances.columns]
     if missing:
-        raise DataError(project.instances, f"missing column(s) {missing}")
+        raise DataError(path, f"missing column(s) {missing}")
     return instances
 
 
@@ -238,7 +241,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     """Every config of ``release`` from the upstream instances and the ledger (raises on ledger
     problems): the ledger is applied once. ``include_unreleased`` also applies the records without
     a release (a draft)."""
-    instances = _read_instances(project)
+    instances = _read_instances(project, release)
     with ledger_at(project, release, releases_path or project.releases_file) as paths:
         maintained = apply.build(instances, paths, upto=None if include_unreleased else release.version)
         records, _ = ledger.collect(paths)
@@ -270,8 +273,9 @@ def inputs_fingerprint(project: Project, release: Release) -> str:
                        check=False)
         commit = proc.stdout.decode().strip() or None
     files = [[_shown_path(str(f), project.root), sha256_file(f)] 
-             for f in ledger.ledger_files([p for p in project.ledger_paths if p.exists()])]
-    doc = {"format": TABLES_FORMAT, "instances": sha256_file(project.instances), "version": release.version,
+             for f in ledger.ledger_files([p for p in follow.ledger_paths(project, release) if p.exists()])]
+    doc = {"format": TABLES_FORMAT, "instances": sha256_file(follow.instances_path(project, release)),
+           "version": release.version,
            "default_rows": release.default_rows, "ledger_ref": release.ledger_ref, "ledger_commit": commit,
            "ledger": files}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
@@ -342,7 +346,7 @@ def load_config(project: Project, version: str, config: str = "full") -> pd.Data
     else built on the fly."""
     if config not in CONFIGS:
         raise DataError("config", f"{config!r} is not one of {', '.join(CONFIGS)}")
-    plan: Releases = load_releases(project.releases_file)
+    plan: Releases = follow.plan_for(project)
     release = plan.get(version)
     doc = stored_state(project, release)
     if doc is not None:

@@ -10,6 +10,8 @@ Every upstream column is kept verbatim (as text) and typed columns are added:
 ``gt_kind``        kind of the parsed ground truth (see :mod:`medcalc_maintained.core.answers`)
 ``gt_value``       its number (days for gestational age; null for dates)
 ``gt_date``        its ISO date (dates only)
+``instance_key``   the stable content id of the row (:func:`~medcalc_maintained.upstream.identity.instance_keys`:
+                   calculator + note + question fingerprints, independent of ``Row Number``)
 
 Rows that cannot be parsed go to ``quarantine.csv`` (``split``, ``row_number``, ``column``,
 ``reason``). Structural problems of a file raise :class:`~medcalc_maintained.core.io.DataError` before
@@ -31,6 +33,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
 from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people
 from medcalc_maintained.project import Project
+from medcalc_maintained.upstream.identity import instance_keys
 
 UPSTREAM_COLUMNS = [
     "Row Number",
@@ -171,6 +174,8 @@ def ingest(sources: Iterable[tuple[str, Path]]) -> IngestResult:
         seen.add(split)
         df = read_upstream_csv(path)
         typed, q = _type_rows(df, split)
+        keys = dict(zip(df["Row Number"], instance_keys(df)))  # over the whole file: duplicates get suffixes
+        typed["instance_key"] = typed["Row Number"].map(keys)
         frames.append(typed)
         quarantine.extend(q)
         files.append((split, Path(path), len(df)))
@@ -178,7 +183,7 @@ def ingest(sources: Iterable[tuple[str, Path]]) -> IngestResult:
         raise DataError("params.yaml", "no upstream file to ingest")
     instances = pd.concat(frames, ignore_index=True)
     instances = instances.astype({"uid": "int64", "calculator_id": "int64", "gt_value": "float64"})
-    for c in ("split", "output_type", "entities", "gt_kind", "gt_date", *UPSTREAM_COLUMNS):
+    for c in ("split", "output_type", "entities", "gt_kind", "gt_date", "instance_key", *UPSTREAM_COLUMNS):
         instances[c] = instances[c].astype("string")
     qdf = pd.DataFrame(quarantine, columns=QUARANTINE_COLUMNS)
     return IngestResult(instances, qdf, files)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from medcalc_maintained.core.versions import SEMVER
 from medcalc_maintained.project import Project
-from medcalc_maintained.release.plan import load_releases
+from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.state import read_card, release_state
 from medcalc_maintained.release.tables import STATE_FILE, build_tables, inputs_fingerprint, write_release_tables
 
@@ -32,7 +32,7 @@ def _remove_unlisted(project: Project, versions: set[str]) -> None:
 
 def run(project: Project) -> dict[str, list[Path]]:
     """Build and write the tables of every release; returns the files written, by version."""
-    plan = load_releases(project.releases_file)
+    plan = follow.plan_for(project)  # releases.yaml, plus the MAJOR release on a newly followed upstream
     template = read_card(project)
     written: dict[str, list[Path]] = {}
     for rel in plan.releases:

@@ -12,7 +12,8 @@ upstream -> new upstream), first rule that applies:
                 :func:`core.answers.labels_agree`): kept as history, not applied again
 ``conflict``    otherwise: upstream changed the label to a third value (both values reported)
 
-The rebased ledger (``OUT/ledger/``: the carried records, one file per source file, batch kept)
+The rebased ledger (``OUT/ledger/NN-<file>``: the carried records, one file per source file in the
+ledger's order, batch kept)
 is checked with :func:`ledger.apply.build` on the new upstream before anything is written. The
 other records are written unchanged to ``OUT/held/{upstreamed,conflict,orphaned}.yaml`` (never
 applied) and every record is listed in ``OUT/rebase_report.csv`` with both upstream labels. The
@@ -121,10 +122,8 @@ def _texts(outcomes: list[Outcome], onto: str) -> dict[str, str]:
     for o in outcomes:
         if o.cls == "carried":
             carried.setdefault(o.record.path, []).append({**o.record.data, "uid": o.new_uid})
-    names: set[str] = set()
     for n, (src, recs) in enumerate(carried.items()):
-        name = Path(src).name if Path(src).name not in names else f"{n:02d}-{Path(src).name}"
-        names.add(name)
+        name = f"{n:02d}-{Path(src).name}"  # the prefix keeps the ledger's file order (a directory is read sorted)
         texts[f"ledger/{name}"] = dump(recs, Path(name), batch=_batch(src),
                                        header=f"Rebased onto {onto} from {src}: uid renumbered, nothing else changed.")
     for cls in ("upstreamed", "conflict", "orphaned"):

@@ -1,0 +1,83 @@
+"""Stage ``ledger-rebase``: the ledger carried from the base upstream to the followed version.
+
+When ``upstream.version`` is ``upstream.base`` this is a no-op: only ``rebase_summary.json``
+(``noop: true``) is written, and ``apply`` reads ingest's instances and the ledger itself
+(:attr:`Project.followed_instances`, :attr:`Project.followed_ledger_paths`), so the default
+pipeline's outputs are unchanged.
+
+Otherwise, in ``<upstream.rebase_out>``:
+
+``instances.parquet``   the followed version's instances (ingest's reading, with ``instance_key``)
+``quarantine.csv``      its rows that do not parse (not ingested; records on them are conflicts).
+                        Unlike ``ingest``, ``ingest.max_quarantine`` is not enforced here: 2024-06
+                        has 20 gestational-age answers under output type ``date``
+``ledger/``             the rebased ledger: the ``carried`` records, uid renumbered
+``held/``               ``upstreamed``, ``conflict`` and ``orphaned`` records, unchanged, never applied
+``rebase_report.csv``   every record: class, reason, old/new uid, both upstream labels
+``rebase_summary.json`` counts per class
+
+The row map is the one of stage ``upstream-diff`` (split ``test``; records of other splits are
+conflicts). A held record is not applied, so its row keeps the new upstream label with Label
+Status ``unverified`` until someone re-decides it against the new row: a conflict or an orphan
+never applies silently (see :mod:`medcalc_maintained.upstream.rebase`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+import pandas as pd
+
+from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_json
+from medcalc_maintained.ledger.records import load
+from medcalc_maintained.project import Project
+from medcalc_maintained.stages.ingest import ingest, read_upstream_csv
+from medcalc_maintained.upstream.diff import Diff
+from medcalc_maintained.upstream.rebase import rebase
+
+SPLIT = "test"
+
+
+def read_row_map(project: Project, split: str = SPLIT) -> Diff:
+    """The row map and summary that stage ``upstream-diff`` wrote for ``split``."""
+    base = project.upstream_diff_dir / split
+    path = base / "row_map.csv"
+    if not path.is_file():
+        raise DataError(path, "row map not found (run `dvc repro upstream-diff`)")
+    rm = pd.read_csv(path, dtype={"changed_fields": "string", "basis": "string", "candidates": "string",
+                                  "status": "string"})
+    for c in ("changed_fields", "basis", "candidates"):
+        rm[c] = rm[c].fillna("").astype(str)
+    rm = rm.astype({"old_uid": "Int64", "new_uid": "Int64", "similarity": "Float64"})
+    summary = json.loads((base / "summary.json").read_text(encoding="utf-8"))
+    return Diff(rm, summary, [])
+
+
+def run(project: Project) -> dict[str, Any]:
+    """Rebase (or, on the base version, record the no-op); returns the summary."""
+    out = project.rebase_dir
+    if out.exists():
+        shutil.rmtree(out)
+    if project.follows_base:
+        summary = {"base": project.upstream_base, "onto": project.upstream_version, "noop": True,
+                   "records": len(load([p for p in project.ledger_paths if p.exists()]))}
+        write_json(out / "rebase_summary.json", summary)
+        return summary
+    old = dict((s, p) for s, p, _ in project.version_sources(project.upstream_base))
+    new_sources = [(s, p) for s, p, req in project.version_sources(project.upstream_version) if p.is_file() or req]
+    new = dict(new_sources)
+    if SPLIT not in old or SPLIT not in new:
+        raise DataError(project.params_file, f"split {SPLIT!r} is needed in both upstream versions", field="upstream.splits")
+    diff = read_row_map(project)
+    ingested = ingest(new_sources)
+    inst = ingested.instances
+    result = rebase(project.ledger_paths, diff, read_upstream_csv(old[SPLIT]), read_upstream_csv(new[SPLIT]), inst, out,
+                    onto=project.upstream_version, split=SPLIT)
+    write_atomic(out / "instances.parquet", lambda p: inst.to_parquet(p, index=False))
+    write_csv_for_people(out / "quarantine.csv", ingested.quarantine)
+    summary = {"base": project.upstream_base, **result.summary, "noop": False, "rows": len(inst),
+               "quarantined_rows": int(ingested.quarantine[["split", "row_number"]].drop_duplicates().shape[0])}
+    write_json(out / "rebase_summary.json", summary)
+    return summary
