@@ -43,7 +43,7 @@ def _facts(value: Any, cid: Any, old: Any, new: Any, otype: str, entities: dict)
     try:
         valid = parse_answer(str(old), otype).is_valid and parse_answer(str(new), otype).is_valid
         unchanged = valid and same_value(str(old), str(new), otype)
-        different = valid and not labels_agree(str(old), str(new), otype)
+        different = valid and not labels_agree(str(new), str(old), otype)
         expected = change_level(cid, str(old), str(new), otype, entities) if valid else None
     except (ValueError, TypeError, KeyError):
         return allowed, False, False

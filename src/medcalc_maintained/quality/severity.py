@@ -10,8 +10,9 @@
 
 The rule (decision bands and actions from ``calculators/thresholds.yaml``):
 
-``L0``  the same label (both abstain, or ``core.answers.labels_agree``: within ±5% for decimals,
-        equal for integers and dates) and the same decision band;
+``L0``  the same label (both abstain, or ``core.answers.labels_agree(new, old)``: the new label
+        within ±5% of the old one for decimals, as the ledger's ``confirmed`` rule reads it; equal
+        for integers and dates) and the same decision band;
 ``L1``  a different label in the same decision band (or, for a calculator without bands, any
         different value; for a date, a shift of at most the entry's ``days``; for a dose, a
         difference within its ``tolerance``);
@@ -117,7 +118,7 @@ def severity(calculator_id: int, old_label: Any, new_label: Any, output_type: st
         return _dates(t, old, new)
     x, y = float(old.value), float(new.value)
     found: list[tuple[str, str]] = []
-    if labels_agree(old, new, output_type):
+    if labels_agree(new, old, output_type):
         found.append(("L0", "same label (within tolerance)"))
     else:
         found.append(("L1", f"{_fmt(x)} -> {_fmt(y)}: outside tolerance, same decision band"
