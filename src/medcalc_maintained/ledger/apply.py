@@ -127,8 +127,9 @@ def _severity_problems(rec: Record, rows: "_Rows", i: int, otype: str) -> list[L
 
 
 def _change_severities(df: pd.DataFrame, labels: list[str], otypes: list[str], entities: list[Any],
-                       ids: list[list[str]]) -> tuple[list[str], list[LedgerProblem]]:
-    """``Change Severity`` of every row: original label -> maintained label."""
+                       ids: list[list[str]]) -> list[str]:
+    """``Change Severity`` of every row: original label -> maintained label (raises
+    :class:`LedgerError` naming the row's last record when a level cannot be computed)."""
     out, problems = [], []
     for i, (cid, old) in enumerate(zip(df["Calculator ID"], df["Original Ground Truth Answer"].astype(str))):
         try:
@@ -138,7 +139,9 @@ def _change_severities(df: pd.DataFrame, labels: list[str], otypes: list[str], e
             rid = ids[i][-1] if ids[i] else None
             problems.append(LedgerProblem("calculators/thresholds.yaml", f"change severity of row {df['uid'].iloc[i]} "
                                           f"cannot be computed: {exc}", rid, "change_severity"))
-    return out, problems
+    if problems:
+        raise LedgerError(problems)
+    return out
 
 
 def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
@@ -204,9 +207,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         gversion[i] = rec.get("guideline_version") or gversion[i]
     if problems:
         raise LedgerError(problems)
-    severity, problems = _change_severities(df, labels, otypes, ents, ids)
-    if problems:
-        raise LedgerError(problems)
+    severity = _change_severities(df, labels, otypes, ents, ids)
 
     lows, highs = [], []
     for lab, otype, style in zip(labels, otypes, styles):
