@@ -10,9 +10,9 @@ record's ``guideline_version``, else the definition policy's version of the calc
 :func:`medcalc_maintained.quality.severity.change_level`; ``L0`` for an unchanged label). Rows
 without an accepted record keep their upstream label as ``unverified``.
 
-Severity is derived, never trusted: a record may state ``change_severity`` (``propose`` and
-``review import`` write it), and a stated value must equal the one computed from the record's
-``old_value``, ``new_value``, calculator and the row's entities.
+Severity is derived, never trusted: a record may state ``change_severity`` (optional), and a
+stated value must equal the one computed from the record's ``old_value``, ``new_value``,
+calculator and the row's entities; the ``corrections`` config carries the computed value.
 """
 
 from __future__ import annotations
