@@ -92,3 +92,20 @@ def test_corrections_view_uses_the_row_of_full():
     assert v.loc["A", "severity_matches"] and not v.loc["B", "severity_matches"]  # 25.238 -> 28 is L1
     assert not v.loc["C", "severity_matches"]  # uid 9 is not a row of full
     assert list(v["config"]) == ["full", "corrections", "corrections", "corrections"]
+
+
+def test_card_table_counts_the_changes_of_the_release_per_calculator_and_level():
+    from medcalc_maintained.release.card import severity_table
+
+    recs = pd.DataFrame({
+        "release": ["2.0.0", "2.0.0", "2.0.0", "2.0.0", "1.5.0", "2.0.0"],
+        "decision": ["accepted", "accepted", "accepted", "accepted", "accepted", "rejected"],
+        "label_status": ["corrected", "abstain", "confirmed", "corrected", "corrected", "corrected"],
+        "Calculator Name": ["GCS", "GCS", "GCS", "CURB-65", "GCS", "GCS"],
+        "change_severity": ["L3", "L3", "L0", "L1", "L2", "L2"],
+    })
+    text = severity_table(recs, "2.0.0")
+    # a confirmation, an earlier release and a rejected record are not changes of 2.0.0
+    assert "| CURB-65 | 0 | 1 | 0 | 0 | 1 |" in text and "| GCS | 0 | 0 | 0 | 2 | 2 |" in text
+    assert "| **all calculators** | 0 | 1 | 0 | 2 | 3 |" in text
+    assert severity_table(recs, "3.0.0") == "No label change in this release."
