@@ -290,7 +290,7 @@ def test_draft_build_previews_the_next_release_and_cannot_be_published(tmp_path,
     assert man["rows"]["default"] == {"test": 2}  # uid 1 (released in 2.0.0) and uid 2 (unreleased)
     log = (out / "CHANGELOG.md").read_text()
     assert log.index("## 2.1.0") < log.index("## 2.0.0") < log.index("## 1.0.0")
-    assert ("| T-0002 | 2 | " in log and "38 → 40 | unverified → corrected | extraction | md-1 (physician, nephrology) "
+    assert ("| T-0002 | 2 | " in log and "38 → 40 | L1 | unverified → corrected | extraction | md-1 (physician, nephrology) "
             "| 2026-01-15 | Two points missed. |" in log)
     # the 2.0.0 section still lists only its own record
     section = log[log.index("## 2.0.0"):log.index("## 1.0.0")]

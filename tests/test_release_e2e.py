@@ -119,7 +119,7 @@ def test_release_layout_and_counts(project, builds, v1_test_csv):
     records = yaml.safe_load((project / "data" / "campaign" / "audit-2025.yaml").read_text())["corrections"]
     (uid3,) = [r for r in records if int(r["uid"]) == 3]
     etype = uid3["error_type"]
-    assert f"| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | unverified → corrected | {etype} | " in log
+    assert f"| 3 | Creatinine Clearance (Cockcroft-Gault Equation) | 25.017 → 9 | L3 | unverified → corrected | {etype} | " in log
     assert "### Label changes (279)" in log
 
 

@@ -282,3 +282,80 @@ def test_severity_of_the_changes_of_2_0_0(real_maintained, real_instances):
     assert level_counts(table)["L0"] == 0
     # every abstention replacing a value of a calculator whose bands change care is L3
     assert set(table[(table["status"] == "abstain") & (table["calculator_id"].isin([15, 18, 20]))]["level"]) == {"L3"}
+
+
+def test_tolerance_is_read_around_the_old_label_as_the_ledger_does():
+    # CrCl 38 -> 40 (both moderate 30-59): 40 is 5.3% above 38, outside the old label's ±5% band,
+    # so the ledger calls it `corrected`; 38 -> 39.9 is within it (`confirmed`)
+    from medcalc_maintained.core.labels import status_of
+
+    assert status_of("40", "38", "decimal") == "corrected" and lv(2, "38", "40", "decimal") == "L1"
+    assert status_of("39.9", "38", "decimal") == "confirmed" and lv(2, "38", "39.9", "decimal") == "L0"
+
+
+def _edges():
+    """Every band edge of every entry of thresholds.yaml: (calculator, variant, lower band, upper band, edge, strict)."""
+    for cid, t in sorted(thresholds().items()):
+        for label, bands in t.band_sets():
+            for lo, hi in zip(bands, bands[1:]):
+                yield cid, label, lo, hi, hi.lower, hi.strict
+
+
+@pytest.mark.parametrize("cid, label, lo, hi, edge, strict", list(_edges()),
+                         ids=lambda v: str(v) if isinstance(v, (int, float, str)) else None)
+def test_every_band_edge_of_the_file(cid, label, lo, hi, edge, strict):
+    # `min: x` puts x in the upper band, `above: x` in the lower one; the level of crossing the edge is
+    # L3 when the two bands decide different actions, else L2 (a diagnostic class only)
+    from medcalc_maintained.calculators.thresholds import band_of
+    from medcalc_maintained.quality.severity import _crossing
+
+    t = thresholds()[cid]
+    bands = dict(t.band_sets())[label]
+    step = 0.5 if t.type == "score" or float(edge).is_integer() and edge > 3 else 0.01
+    below, above = edge - step, edge + step
+    assert band_of(bands, edge) is (lo if strict else hi)
+    assert band_of(bands, below) is lo and band_of(bands, above) is hi
+    expected = "L3" if lo.action != hi.action else "L2"
+    assert _crossing(lo, hi, "")[0] == expected
+    sex = {"sex": {"sex=male": "Male", "sex=female": "Female"}.get(label)} if t.type == "sex_dependent" else None
+    if t.type == "age_dependent":
+        when = next(v.when for v in t.variants if v.label() == label)
+        sex = {"age": [when.get("age_min", when.get("age_below", 1) - 1), "years"]}
+    if t.type in ("score", "cutoff", "sex_dependent", "age_dependent") and lo.name != hi.name:
+        otype = "decimal"
+        level = lv(cid, f"{below:g}", f"{above:g}", otype, sex)
+        assert level == expected, (cid, label, below, above, level)
+
+
+@pytest.mark.parametrize("cid", sorted(c for c, e in thresholds().items() if e.type == "relative_dose"))
+def test_every_dose_tolerance_edge(cid):
+    # symmetric relative difference exactly at the tolerance is within it; just above it changes the dose
+    t = thresholds()[cid]
+    big = 1000.0
+    at = big * (1 - t.tolerance)
+    over = big * (1 - t.tolerance) - 1.0
+    bands = t.bands
+    same_band = not bands or band_of_all(bands, at, big)
+    if same_band:
+        assert lv(cid, f"{big:g}", f"{at:g}", "decimal") in ("L0", "L1")
+    assert lv(cid, f"{big:g}", f"{over:g}", "decimal") == "L3"
+
+
+def band_of_all(bands, *values):
+    from medcalc_maintained.calculators.thresholds import band_of
+
+    return len({id(band_of(bands, v)) for v in values}) == 1
+
+
+@pytest.mark.parametrize("cid", sorted(c for c, e in thresholds().items() if e.type == "date_shift"))
+def test_every_date_shift_edge(cid):
+    import datetime as dt
+
+    t = thresholds()[cid]
+    d0 = dt.date(2020, 3, 1)
+    fmt = lambda d: d.strftime("%m/%d/%Y")  # noqa: E731
+    otype = load_all()[cid].output_type
+    if otype != "date":
+        pytest.skip("a dating in weeks and days: covered by test_gestational_age_bands_in_days")
+    assert lv(cid, fmt(d0), fmt(d0 + dt.timedelta(days=t.days)), otype) == "L1"
+    assert lv(cid, fmt(d0), fmt(d0 + dt.timedelta(days=t.days + 1)), otype) == "L2"

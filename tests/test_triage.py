@@ -197,8 +197,12 @@ def test_stage_run_writes_its_outputs_under_the_project(project_root, evidence):
     assert run.paths == {"queue": p.triage_dir / "queue.csv", "metrics": p.triage_dir / "metrics.json",
                          "curve": p.triage_dir / "errors_found.csv", "plot": p.triage_dir / "errors_found.png"}
     q = stage.read_queue(p.triage_queue)
-    assert q.columns.tolist() == tr.QUEUE_COLUMNS and len(q) == 1047 and int(q["in_budget"].sum()) == 7
-    assert json.loads((p.triage_dir / "metrics.json").read_text())["budget"] == 7
+    from medcalc_maintained.quality.impact import IMPACT_COLUMNS
+
+    assert q.columns.tolist() == tr.QUEUE_COLUMNS + IMPACT_COLUMNS and len(q) == 1047 and int(q["in_budget"].sum()) == 7
+    summary = json.loads((p.triage_dir / "metrics.json").read_text())
+    assert summary["budget"] == 7 and summary["ranking"] == "harm"
+    assert summary["severity_found"]["adjudicated_rows"]["harm"]["reviews"] == 7
     p.audit_flags.unlink()
     with pytest.raises(DataError, match=r"audit flags not found \(run `dvc repro audit`"):
         stage.run(p)

@@ -16,6 +16,8 @@ columns or rows:
                     ``in_card``, ``in_manifest``, ``card_files_match_manifest``, ``default_flag_ok``
 ``default_rows``    every row of ``default`` or selected from ``full`` by the release's
                     ``default_rows`` rule: ``membership_ok``, ``matches_full``, ``unique_in_default``
+``change_severity`` every row of ``full`` and record of ``corrections``: ``severity_allowed``,
+                    ``severity_consistent``, ``severity_matches`` (:mod:`.severity_views`)
 ``instances@default`` the ``default`` rows as an instance view (the provenance columns that the
                     config does not carry come from ``full``): schema and label invariants
 """
@@ -32,6 +34,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
+from medcalc_maintained.contracts import severity_views
 from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.versions import RELEASE_DATA_DIR
 
@@ -45,6 +48,7 @@ ID_COLUMNS = {
     "card": ["config"],
     "default_rows": ["split", "uid"],
     "instances@default": ["split", "uid"],
+    **severity_views.ID_COLUMNS,
 }
 KEY = ["split", "uid"]
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
@@ -280,6 +284,7 @@ def release_views(root: Path) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
         "config_columns": config_columns_view(data),
         "card": card_view(root, data.manifest),
         "default_rows": default_rows_view(data),
+        severity_views.VIEW: severity_views.severity_view(data.config("full"), data.config("corrections")),
     }
     return data, views
 

@@ -24,7 +24,7 @@ GESTATIONAL_AGE = "gestational_age"
 
 # the maintained columns added to v1.0's columns by `apply`
 MAINTAINED_COLUMNS = ["Label Status", "Original Ground Truth Answer", "Label Source", "Correction IDs", "Error Type",
-                      "Guideline Version"]
+                      "Guideline Version", "Change Severity"]
 
 
 def status_of(new: Answer | Any, old: Any, output_type: str) -> str:

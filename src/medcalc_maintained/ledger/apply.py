@@ -5,8 +5,14 @@ maintained label and ``Lower Limit``/``Upper Limit`` recomputed from it (±5% fo
 the answer otherwise, ``N/A`` for abstentions), and adds ``Label Status`` (corrected | abstain |
 confirmed | unverified), ``Original Ground Truth Answer``, ``Label Source``, ``Correction IDs`` and
 ``Error Type`` and ``Guideline Version`` (the definition version the label assumes: the applied
-record's ``guideline_version``, else the definition policy's version of the calculator). Rows
+record's ``guideline_version``, else the definition policy's version of the calculator) and
+``Change Severity`` (``L0``-``L3`` of the change from the original to the maintained label,
+:func:`medcalc_maintained.quality.severity.change_level`; ``L0`` for an unchanged label). Rows
 without an accepted record keep their upstream label as ``unverified``.
+
+Severity is derived, never trusted: a record may state ``change_severity`` (optional), and a
+stated value must equal the one computed from the record's ``old_value``, ``new_value``,
+calculator and the row's entities; the ``corrections`` config carries the computed value.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from medcalc_maintained.core.versions import UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
 from medcalc_maintained.calculators.policy import guideline_version
+from medcalc_maintained.quality.severity import change_level
 
 
 @dataclass
@@ -33,6 +40,7 @@ class _Rows:
     styles: list[str | None]
     calculators: list[Any]
     notes: list[Any]
+    entities: list[Any]
 
 @dataclass
 class Step:
@@ -99,7 +107,41 @@ def _check_records(selected: list[Record], index: dict[tuple[str, int], int], ro
                 problems.append(LedgerProblem(rec.path, "label_status 'confirmed' but new_value differs from old_value", rec.id, "label_status"))
             if st == "corrected" and agree:
                 problems.append(LedgerProblem(rec.path, "label_status 'corrected' but new_value agrees with old_value", rec.id, "label_status"))
+        problems += _severity_problems(rec, rows, i, otype)
     return problems
+
+
+def _severity_problems(rec: Record, rows: "_Rows", i: int, otype: str) -> list[LedgerProblem]:
+    """A stated ``change_severity`` must be the level computed from the record's values."""
+    stated = rec.get("change_severity")
+    if stated is None:
+        return []
+    try:
+        level = change_level(rows.calculators[i], rec["old_value"], rec["new_value"], otype, rows.entities[i])
+    except ValueError as exc:
+        return [LedgerProblem(rec.path, f"change_severity cannot be computed: {exc}", rec.id, "change_severity")]
+    if level != stated:
+        return [LedgerProblem(rec.path, f"change_severity {stated!r} but the change {rec['old_value']!r} -> "
+                              f"{rec['new_value']!r} is {level} (calculators/thresholds.yaml)", rec.id, "change_severity")]
+    return []
+
+
+def _change_severities(df: pd.DataFrame, labels: list[str], otypes: list[str], entities: list[Any],
+                       ids: list[list[str]]) -> list[str]:
+    """``Change Severity`` of every row: original label -> maintained label (raises
+    :class:`LedgerError` naming the row's last record when a level cannot be computed)."""
+    out, problems = [], []
+    for i, (cid, old) in enumerate(zip(df["Calculator ID"], df["Original Ground Truth Answer"].astype(str))):
+        try:
+            out.append(change_level(cid, old, labels[i], otypes[i], entities[i]))
+        except ValueError as exc:
+            out.append("")
+            rid = ids[i][-1] if ids[i] else None
+            problems.append(LedgerProblem("calculators/thresholds.yaml", f"change severity of row {df['uid'].iloc[i]} "
+                                          f"cannot be computed: {exc}", rid, "change_severity"))
+    if problems:
+        raise LedgerError(problems)
+    return out
 
 
 def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
@@ -129,7 +171,9 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     gversion = [guideline_version(int(c)) or "" for c in df["Calculator ID"]]
     otypes = df["Output Type"].astype(str).tolist()
     styles = [label_style(labels[i], otypes[i]) for i in range(len(df))]
-    rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df))
+    ents = df["entities"].tolist() if "entities" in df else [None] * len(df)
+    rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df),
+                 ents)
 
     selected = [r for r in records if upto is None or (r.release != UNRELEASED and release_key(r.release) <= release_key(upto))]
     problems += _check_records(selected, index, rows)
@@ -163,6 +207,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         gversion[i] = rec.get("guideline_version") or gversion[i]
     if problems:
         raise LedgerError(problems)
+    severity = _change_severities(df, labels, otypes, ents, ids)
 
     lows, highs = [], []
     for lab, otype, style in zip(labels, otypes, styles):
@@ -177,6 +222,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     df["Correction IDs"] = pd.array([";".join(x) for x in ids], dtype="string")
     df["Error Type"] = pd.array(etype, dtype="string")
     df["Guideline Version"] = pd.array(gversion, dtype="string")
+    df["Change Severity"] = pd.array(severity, dtype="string")
     return df
 
 

@@ -10,8 +10,9 @@
 
 The rule (decision bands and actions from ``calculators/thresholds.yaml``):
 
-``L0``  the same label (both abstain, or ``core.answers.labels_agree``: within ±5% for decimals,
-        equal for integers and dates) and the same decision band;
+``L0``  the same label (both abstain, or ``core.answers.labels_agree(new, old)``: the new label
+        within ±5% of the old one for decimals, as the ledger's ``confirmed`` rule reads it; equal
+        for integers and dates) and the same decision band;
 ``L1``  a different label in the same decision band (or, for a calculator without bands, any
         different value; for a date, a shift of at most the entry's ``days``; for a dose, a
         difference within its ``tolerance``);
@@ -38,7 +39,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained.calculators.thresholds import Band, Threshold, band_of, thresholds
-from medcalc_maintained.core.answers import labels_agree, parse_answer, rel_err
+from medcalc_maintained.core.answers import labels_agree, parse_answer, rel_err, same_value
 
 LEVELS = ("L0", "L1", "L2", "L3")
 SEVERE = ("L2", "L3")  # changes that cross a decision band
@@ -117,7 +118,7 @@ def severity(calculator_id: int, old_label: Any, new_label: Any, output_type: st
         return _dates(t, old, new)
     x, y = float(old.value), float(new.value)
     found: list[tuple[str, str]] = []
-    if labels_agree(old, new, output_type):
+    if labels_agree(new, old, output_type):
         found.append(("L0", "same label (within tolerance)"))
     else:
         found.append(("L1", f"{_fmt(x)} -> {_fmt(y)}: outside tolerance, same decision band"
@@ -136,6 +137,15 @@ def severity(calculator_id: int, old_label: Any, new_label: Any, output_type: st
         elif not crossing and found[0][0] == "L1":
             found[0] = ("L1", f"dose changes by {d:.1%} (<= {t.tolerance:.0%})")
     return _worst(found)
+
+
+def change_level(calculator_id: Any, old_label: Any, new_label: Any, output_type: str, entities: Any = None) -> str:
+    """The level of one label change as the ledger and the release configs carry it: ``L0`` when
+    the two texts denote the same label (no change at all, whatever the calculator), else
+    :func:`severity`. Raises ``ValueError`` as :func:`severity` does."""
+    if same_value(old_label, new_label, output_type):
+        return "L0"
+    return severity(int(calculator_id), old_label, new_label, output_type, entities)[0]
 
 
 # -- measuring the changes of a release ------------------------------------------------------------

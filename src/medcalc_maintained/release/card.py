@@ -68,15 +68,43 @@ def change_rows(changes: pd.DataFrame, before: dict[str, str]) -> tuple[list[str
     error type, deciding reviewer (id, role, specialty), proposer (when any record of the release
     carries ``proposed_by``), decision date and rationale."""
     proposer = "proposed_by_id" in changes.columns and not changes["proposed_by_id"].map(is_missing).all()
-    header = ["record", "uid", "calculator", "old → new", "status", "error type", "reviewer",
-              *(["proposer"] if proposer else []), "decided", "rationale"]
+    severity = "change_severity" in changes.columns
+    header = ["record", "uid", "calculator", "old → new", *(["severity"] if severity else []), "status", "error type",
+              "reviewer", *(["proposer"] if proposer else []), "decided", "rationale"]
     rows = []
     for r in changes.to_dict("records"):
         rows.append([r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
+                     *([r.get("change_severity") or ""] if severity else []),
                      f"{before.get(r['id'], 'unverified')} → {r['label_status']}", r["error_type"],
                      _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
                      *([_who(r.get("proposed_by_id"), r.get("proposed_by_role"), r.get("proposed_by_specialty"))] if proposer else []), r.get("decided_at"), r["rationale"]])
     return header, rows
+
+
+LEVELS = ("L0", "L1", "L2", "L3")
+
+
+def _level_counts(values: pd.Series) -> dict[str, int]:
+    counts = values.fillna("").astype(str).value_counts()
+    return {lv: int(counts.get(lv, 0)) for lv in LEVELS}
+
+
+def severity_table(records: pd.DataFrame, version: str) -> str:
+    """The label changes (accepted corrected / abstain records) of release ``version`` per calculator
+    and ``change_severity`` level, with a total row."""
+    if not len(records) or "change_severity" not in records.columns:
+        return "No label change in this release."
+    ch = records[(records["release"] == version) & (records["decision"] == "accepted")
+                 & records["label_status"].isin(["corrected", "abstain"])]
+    if not len(ch):
+        return "No label change in this release."
+    rows = []
+    for name, part in sorted(ch.groupby(ch["Calculator Name"].astype(str)), key=lambda kv: kv[0]):
+        c = _level_counts(part["change_severity"])
+        rows.append([name, *[c[lv] for lv in LEVELS], len(part)])
+    c = _level_counts(ch["change_severity"])
+    rows.append(["**all calculators**", *[c[lv] for lv in LEVELS], len(ch)])
+    return md_table(["calculator", *LEVELS, "changes"], rows, ["l"] + ["r"] * (len(LEVELS) + 1))
 
 
 def rows_summary(rows: dict[str, dict[str, int]] | None, previous: dict[str, dict[str, int]] | None,
@@ -142,6 +170,10 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
             out += [md_table(["decision", "records"], _counts(recs["decision"]), ["l", "r"]), ""]
         changes = accepted[accepted["label_status"].isin(["corrected", "abstain"])]
         out += [f"### Label changes ({len(changes)})", ""]
+        if len(changes) and "change_severity" in changes.columns:
+            out += ["By clinical severity (L1 same decision band, L2 crosses a band, L3 changes treatment or "
+                    "disposition; `calculators/thresholds.yaml`): "
+                    + ", ".join(f"{lv} {n}" for lv, n in _level_counts(changes["change_severity"]).items()) + ".", ""]
         if len(changes):
             out += [md_table(*change_rows(changes, before)), ""]
         else:
@@ -226,6 +258,7 @@ def card_context(t: Tables, plan: Releases) -> dict[str, str]:
         "error_types_table": (md_table(["error type", "accepted records"], etypes, ["l", "r"]) if etypes
                               else "No ledger record is part of this release."),
         "releases_table": md_table(["version", "date", "kind", "tag", "summary"], history),
+        "severity_table": severity_table(t.records, rel.version),
     }
 
 

@@ -12,7 +12,8 @@ file) are read from the working tree, filtered by ``upto`` as always.
 Configs: ``default`` (the rows whose label is the release's reference: ``Label Status !=
 unverified``, or *every* row when the release says ``default_rows: all``), ``full`` (every row with
 the maintained columns), ``original`` (the upstream v1.0 columns verbatim) and ``corrections`` (one
-row per ledger record of the releases up to this one).
+row per ledger record of the releases up to this one, with its ``change_severity``). ``full``
+carries ``Change Severity`` (original -> maintained label, ``L0`` when unchanged).
 
 Stage ``release-tables`` writes every config of every release once per ``dvc repro``
 (:func:`write_release_tables`: ``<release.tables>/<version>/<config>.parquet`` with all splits, and
@@ -41,6 +42,7 @@ from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, wri
 from medcalc_maintained.core.versions import UNRELEASED, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.project import Project
+from medcalc_maintained.quality.severity import change_level
 from medcalc_maintained.release import git
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
@@ -54,13 +56,13 @@ UPSTREAM_COLUMNS = [
 DEFAULT_COLUMNS = UPSTREAM_COLUMNS + ["Label Status"]
 CORRECTION_COLUMNS = [
     "id", "release", "split", "uid", "Calculator Name", "old_value", "new_value", "decision", "label_status",
-    "error_type", "source", "reviewer_id", "reviewer_role", "reviewer_specialty", "proposed_by_id", "proposed_by_role",
+    "change_severity", "error_type", "source", "reviewer_id", "reviewer_role", "reviewer_specialty", "proposed_by_id", "proposed_by_role",
     "proposed_by_specialty", "blinded", "decided_at",
     "rationale", "evidence", "scoring_timepoint", "guideline_version", "second_opinion", "ledger_file",
 ]
 INT_COLUMNS = {"uid", "calculator_id"}
 BOOL_COLUMNS = {"blinded"}
-TABLES_FORMAT = 1  # bump when the stored tables' layout or content rules change
+TABLES_FORMAT = 2  # bump when the stored tables' layout or content rules change
 STATE_FILE = "state.json"
 
 
@@ -206,6 +208,7 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
         (r.release == UNRELEASED and include_unreleased)
         or (r.release != UNRELEASED and version_key(r.release) <= key))]
     names = {(str(s), int(u)): str(n) for s, u, n in zip(instances["split"], instances["uid"], instances["Calculator Name"])}
+    rows_of = _severity_inputs(instances)
     rows = []
     frame = ledger.records_frame(chosen) if chosen else pd.DataFrame()
     for d in frame.to_dict("records"):
@@ -214,6 +217,7 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
         row["Calculator Name"] = names.get((str(d["split"]), int(d["uid"])), "")
         row["blinded"] = bool(d.get("blinded"))
         row["ledger_file"] = _shown_path(d.get("file"), root)
+        row["change_severity"] = _record_severity(d, rows_of.get((str(d["split"]), int(d["uid"]))))
         if d.get("release") == UNRELEASED:
             row["release"] = version  # a draft: unreleased records are shown under the draft version
         for c in CORRECTION_COLUMNS:
@@ -225,6 +229,20 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
         out["_k"] = out["release"].map(version_key)
         out = out.sort_values(["_k", "split", "uid", "id"], kind="stable").drop(columns="_k")
     return out.reset_index(drop=True)
+
+
+def _severity_inputs(instances: pd.DataFrame) -> dict[tuple[str, int], tuple[Any, str, Any]]:
+    ents = instances["entities"] if "entities" in instances.columns else [None] * len(instances)
+    return {(str(s), int(u)): (c, str(t), e) for s, u, c, t, e in
+            zip(instances["split"], instances["uid"], instances["Calculator ID"], instances["Output Type"], ents)}
+
+
+def _record_severity(d: dict[str, Any], row: tuple[Any, str, Any] | None) -> str | None:
+    """``change_severity`` of a record (``old_value`` -> ``new_value``, ``quality/severity.py``); the
+    ledger has already refused a stated level that differs. ``None`` for a row that does not exist."""
+    if row is None:
+        return None
+    return change_level(row[0], str(d["old_value"]), str(d["new_value"]), row[1], row[2])
 
 
 def _read_instances(project: Project, release: Release) -> pd.DataFrame:

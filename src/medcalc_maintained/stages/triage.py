@@ -1,10 +1,12 @@
 """Stage ``triage``: rank every row by how likely its label is wrong and route the top to physicians.
 
 Reads the instances, the recompute audit, the relabel labels, the audit flags, the maintained
-labels and the ledger (for deferred physician reviews) from the project's paths; writes, under
+labels and the ledger (for deferred physician reviews) from the project's paths; ranks by
+``triage.ranking`` (:mod:`medcalc_maintained.quality.impact`: expected harm, or evidence only); writes, under
 ``project.triage_dir``, ``queue.csv`` (one row per instance: priority, evidence, in_budget and
 reviewer), ``metrics.json`` (precision@k against the maintained labels' adjudicated changes next to
-uniform sampling, errors found per review) and ``errors_found.csv``/``.png`` (the curve, for
+uniform sampling, errors found per review; ``severity_found``: errors and severe errors found in
+the budget by the harm and the evidence ranking and by uniform sampling) and ``errors_found.csv``/``.png`` (the curve, for
 ``dvc plots``). The ranking and routing are :mod:`medcalc_maintained.quality.triage`, the metrics
 :mod:`medcalc_maintained.quality.triage_metrics`.
 """
@@ -22,6 +24,7 @@ from medcalc_maintained.core.io import (DataError, read_csv_for_people, read_par
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import definitions
+from medcalc_maintained.quality import impact
 from medcalc_maintained.quality import triage as tr
 from medcalc_maintained.quality.triage_metrics import metrics
 
@@ -40,6 +43,7 @@ class TriageRun:
 def run(project: Project, *, out_dir: Path | None = None, budget: int | None = None) -> TriageRun:
     """The whole stage; ``out_dir`` and ``budget`` override ``triage.out`` and ``triage.budget``."""
     cfg = tr.TriageConfig.from_project(project)
+    icfg = impact.ImpactConfig.from_project(project)
     if budget is not None:
         cfg.budget = budget
     inst = read_parquet(project.instances, "instances", "ingest")
@@ -55,11 +59,14 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
     if project.policy_contradictions.is_file():  # maintained labels against the declared policy: re-review first
         contradictions = read_csv_for_people(project.policy_contradictions)
         queue = definitions.mark_queue(queue, definitions.requeue(contradictions))
+    queue = impact.rank(queue, inst, rec, icfg)  # triage.ranking: harm (expected harm) or evidence
     queue = tr.route(queue, maintained, cfg, deferred)
-    # the ranking is judged in evidence order: the re-reviews of policy contradictions routed first
+    # the ranking is judged in its own order: the re-reviews of policy contradictions routed first
     # are a consistency check, not a prediction that the label is wrong
-    by_evidence = queue.sort_values(["priority", "split", "uid"], ascending=[False, True, True], kind="mergesort")
-    summary, curve = metrics(by_evidence.reset_index(drop=True), maintained, cfg)
+    by_ranking = impact.order(queue, icfg.ranking, keep_contradictions_first=False)
+    summary, curve = metrics(by_ranking, maintained, cfg)
+    summary["ranking"] = icfg.ranking
+    summary["severity_found"] = impact.severity_metrics(queue, maintained, cfg.budget, icfg.ranking)
     summary["policy_contradictions_routed"] = int((queue.get("policy_contradiction", False) & queue["in_budget"]).sum())
     paths = write_outputs(queue, summary, curve, Path(out_dir) if out_dir else project.triage_dir)
     return TriageRun(cfg, queue, summary, curve, paths)
@@ -98,7 +105,7 @@ def plot(curve: pd.DataFrame, summary: dict[str, Any], path: Path) -> Path:
 
 def write_outputs(queue: pd.DataFrame, summary: dict[str, Any], curve: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
-    q = queue[tr.QUEUE_COLUMNS].copy()
+    q = queue[tr.QUEUE_COLUMNS + [c for c in impact.IMPACT_COLUMNS if c in queue.columns]].copy()
     q["relabel_rel_err"] = q["relabel_rel_err"].round(4)
     paths = {
         "queue": write_csv_for_people(out_dir / QUEUE, q),

@@ -1,0 +1,111 @@
+"""Change severity in the ledger (a stated ``change_severity`` is checked), the ``Change Severity``
+column of the maintained labels, and the release contract view ``change_severity``.
+
+Levels by hand from the cut-offs of thresholds.yaml: CrCl (uid 1, Cockcroft-Gault) 25.238 is in
+the severe-impairment band 15-29 (FDA 2020), 30 in the moderate band 30-59 -> another dosing
+action: L3; 25.238 -> 28 stays severe: L1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from medcalc_maintained.contracts.severity_views import severity_view
+from medcalc_maintained.ledger.apply import build
+from medcalc_maintained.ledger.records import LedgerError
+
+
+def record(**kw) -> dict:
+    base = {
+        "id": "S-0001", "uid": 1, "split": "test", "old_value": "25.238", "new_value": "30",
+        "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
+        "rationale": "Weight was read from an earlier admission.", "evidence": ["note"],
+        "source": "contributor", "reviewer": {"id": "md-1", "role": "physician", "specialty": "nephrology"},
+        "blinded": True, "decided_at": "2026-01-15",
+    }
+    base.update(kw)
+    return base
+
+
+def ledger(tmp_path: Path, *records: dict) -> Path:
+    path = tmp_path / "l.yaml"
+    path.write_text(yaml.safe_dump({"corrections": list(records)}, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_stated_severity_must_be_the_computed_one(real_instances, tmp_path):
+    with pytest.raises(LedgerError) as exc:
+        build(real_instances, [ledger(tmp_path, record(change_severity="L1"))])
+    p = exc.value.problems[0]
+    assert p.record == "S-0001" and p.field == "change_severity" and "is L3" in p.problem and "l.yaml" in p.path
+    with pytest.raises(LedgerError, match="change_severity"):
+        build(real_instances, [ledger(tmp_path, record(change_severity="L9"))])  # the schema's enum
+    out = build(real_instances, [ledger(tmp_path, record(change_severity="L3"))]).set_index("uid")
+    assert out.loc[1, "Change Severity"] == "L3" and out.loc[2, "Change Severity"] == "L0"
+
+
+def test_change_severity_is_derived_without_a_stated_value(real_instances, tmp_path):
+    out = build(real_instances, [ledger(tmp_path, record(new_value="28"))]).set_index("uid")
+    assert out.loc[1, "Change Severity"] == "L1"
+    assert set(out["Change Severity"].drop(index=1)) == {"L0"}  # no other label changed
+
+
+def test_real_change_severity_of_2_0_0(real_maintained):
+    ct = pd.crosstab(real_maintained["Label Status"], real_maintained["Change Severity"])
+    changed = real_maintained[real_maintained["Label Status"].isin(["corrected", "abstain"])]
+    assert changed["Change Severity"].value_counts().to_dict() == {"L1": 121, "L3": 110, "L2": 48}
+    assert int(ct.loc["unverified", "L0"]) == 160 and set(real_maintained.loc[
+        real_maintained["Label Status"] == "unverified", "Change Severity"]) == {"L0"}
+    # a confirmation keeps the label within ±5%, yet 4 of them straddle a cut-off (e.g. CKD 61 vs 59)
+    assert int((real_maintained["Label Status"] == "confirmed").sum() - ct.loc["confirmed", "L0"]) == 4
+
+
+def _full(**over) -> pd.DataFrame:
+    row = {"split": "test", "uid": 1, "Calculator ID": 2, "Output Type": "decimal",
+           "Relevant Entities": "{'age': [70, 'years'], 'sex': 'Male'}",
+           "Original Ground Truth Answer": "25.238", "Ground Truth Answer": "30", "Change Severity": "L3"}
+    row.update(over)
+    return pd.DataFrame([row])
+
+
+@pytest.mark.parametrize("over, facts", [
+    ({}, (True, True, True)),
+    ({"Change Severity": "L1"}, (True, True, False)),                         # wrong level
+    ({"Change Severity": "L0"}, (True, False, False)),                        # a change outside tolerance is not L0
+    ({"Ground Truth Answer": "25.238", "Change Severity": "L1"}, (True, False, False)),  # unchanged must be L0
+    ({"Ground Truth Answer": "25.238", "Change Severity": "L0"}, (True, True, True)),
+    ({"Change Severity": "L5"}, (False, False, False)),
+    ({"Change Severity": None}, (False, False, False)),
+])
+def test_full_view_facts(over, facts):
+    v = severity_view(_full(**over), pd.DataFrame())
+    assert tuple(v.loc[0, ["severity_allowed", "severity_consistent", "severity_matches"]]) == facts
+
+
+def test_corrections_view_uses_the_row_of_full():
+    corrections = pd.DataFrame({"id": ["A", "B", "C"], "split": "test", "uid": [1, 1, 9], "old_value": "25.238",
+                                "new_value": ["30", "28", "30"], "change_severity": ["L3", "L3", "L3"]})
+    v = severity_view(_full(), corrections).set_index("id")
+    assert v.loc["A", "severity_matches"] and not v.loc["B", "severity_matches"]  # 25.238 -> 28 is L1
+    assert not v.loc["C", "severity_matches"]  # uid 9 is not a row of full
+    assert list(v["config"]) == ["full", "corrections", "corrections", "corrections"]
+
+
+def test_card_table_counts_the_changes_of_the_release_per_calculator_and_level():
+    from medcalc_maintained.release.card import severity_table
+
+    recs = pd.DataFrame({
+        "release": ["2.0.0", "2.0.0", "2.0.0", "2.0.0", "1.5.0", "2.0.0"],
+        "decision": ["accepted", "accepted", "accepted", "accepted", "accepted", "rejected"],
+        "label_status": ["corrected", "abstain", "confirmed", "corrected", "corrected", "corrected"],
+        "Calculator Name": ["GCS", "GCS", "GCS", "CURB-65", "GCS", "GCS"],
+        "change_severity": ["L3", "L3", "L0", "L1", "L2", "L2"],
+    })
+    text = severity_table(recs, "2.0.0")
+    # a confirmation, an earlier release and a rejected record are not changes of 2.0.0
+    assert "| CURB-65 | 0 | 1 | 0 | 0 | 1 |" in text and "| GCS | 0 | 0 | 0 | 2 | 2 |" in text
+    assert "| **all calculators** | 0 | 1 | 0 | 2 | 3 |" in text
+    assert severity_table(recs, "3.0.0") == "No label change in this release."
