@@ -109,3 +109,27 @@ def test_card_table_counts_the_changes_of_the_release_per_calculator_and_level()
     assert "| CURB-65 | 0 | 1 | 0 | 0 | 1 |" in text and "| GCS | 0 | 0 | 0 | 2 | 2 |" in text
     assert "| **all calculators** | 0 | 1 | 0 | 2 | 3 |" in text
     assert severity_table(recs, "3.0.0") == "No label change in this release."
+
+
+def test_campaign_records_state_their_severity(campaign_records):
+    """The generated campaign ledger carries ``change_severity`` on every record; hand-checked rows
+    (thresholds.yaml): CHA2DS2-VASc 3 -> 5 in a woman of 68 stays in the anticoagulation band (L1),
+    RCRI 2 -> 3 moves class III -> IV (L2), Cockcroft-Gault 25 -> 9 mL/min crosses into kidney
+    failure dosing (L3); a confirmed label is L0."""
+    by_uid = {r["uid"]: r for r in campaign_records}
+    assert all(r.get("change_severity") in ("L0", "L1", "L2", "L3") for r in campaign_records)
+    assert by_uid[42]["change_severity"] == "L1"
+    assert by_uid[240]["change_severity"] == "L2"
+    assert by_uid[3]["change_severity"] == "L3"
+    confirmed = [r for r in campaign_records if r["label_status"] == "confirmed"]
+    assert sum(r["change_severity"] == "L0" for r in confirmed) >= len(confirmed) - 4
+
+
+def test_propose_states_the_severity_of_the_change(project_root):
+    from medcalc_maintained.ledger.propose import propose
+    from medcalc_maintained.project import Project
+
+    project = Project.load(project_root)
+    got = propose(project, uid=3, new_value="25.017", error_type="aggregation", rationale="recomputed by hand",
+                  today="2026-11-23")
+    assert got.record["change_severity"] == "L3"  # 9 -> 25 mL/min: out of the kidney-failure band

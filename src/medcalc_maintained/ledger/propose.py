@@ -21,6 +21,8 @@ from medcalc_maintained.ledger.records import (ERROR_TYPES, SOURCES, LedgerError
                                                ledger_files, load)
 from medcalc_maintained.ledger.write import write_checked
 from medcalc_maintained.project import Project
+from medcalc_maintained.quality.definitions import entities_of
+from medcalc_maintained.quality.severity import record_level
 
 PROPOSAL_PREFIX = "C-"
 NEW_FILE_HEADER = ("Label corrections proposed with `medcalc-maintained propose` (decision: deferred until a\n"
@@ -147,6 +149,9 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     else:
         status = "corrected"  # the current label is N/A or unreadable: any value corrects it
     rec["label_status"] = status
+    level = record_level(row["Calculator ID"], old, new, otype, entities_of(row.get("entities")))
+    if level is not None:
+        rec["change_severity"] = level
     if status == "confirmed" and etype is not None:
         raise DataError("--error-type", f"the new value {new!r} agrees with the current label {old!r}: that is a "
                                         "confirmation, pass --error-type none")

@@ -148,6 +148,15 @@ def change_level(calculator_id: Any, old_label: Any, new_label: Any, output_type
     return severity(int(calculator_id), old_label, new_label, output_type, entities)[0]
 
 
+def record_level(calculator_id: Any, old_label: Any, new_label: Any, output_type: str, entities: Any = None) -> str | None:
+    """The ``change_severity`` a new ledger record states (:func:`change_level`), or None when the
+    level cannot be worked out (then the record leaves the field out and apply derives nothing)."""
+    try:
+        return change_level(calculator_id, old_label, new_label, output_type, entities)
+    except ValueError:
+        return None
+
+
 # -- measuring the changes of a release ------------------------------------------------------------
 
 CHANGED = ("corrected", "abstain")
