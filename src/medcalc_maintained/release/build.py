@@ -3,6 +3,7 @@
     README.md                 rendered from dataset_card.md (YAML front matter with `configs`)
     CHANGELOG.md              every release up to this one, newest first
     manifest.json             sha256 of every other file, row counts, and the release state
+    croissant.json            Croissant 1.0 metadata with the Responsible-AI fields
     data/<config>/<split>-00000-of-00001.parquet
 
 Two builds from the same inputs are byte-identical: rows are sorted, parquet metadata is fixed,
@@ -29,6 +30,7 @@ from medcalc_maintained.core.io import DataError, sha256_file
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.card import render_card, render_changelog
+from medcalc_maintained.release.croissant import write_croissant
 from medcalc_maintained.release.plan import Release, Releases, load_releases
 from medcalc_maintained.release.semver import kind_problem
 from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
@@ -178,6 +180,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         for cfg, splits in t.published().items():
             for s in splits:
                 write_parquet(t.tables[cfg][s], tmp / release_data_file(cfg, s))
+        say("writing croissant.json")
+        write_croissant(t, plan, tmp)
         say("rendering the card and the changelog")
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan), encoding="utf-8")
         (tmp / "CHANGELOG.md").write_text(render_changelog(plan.upto(rel.version), t.records, rows), encoding="utf-8")

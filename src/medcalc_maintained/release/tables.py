@@ -159,6 +159,7 @@ class Tables:
     splits: list[str]
     tables: dict[str, dict[str, pd.DataFrame]]
     records: pd.DataFrame  # the released ledger records (all decisions), in the corrections layout
+    mini_per_calculator: int = 10  # the rows per calculator rule the mini config was selected with
 
     def rows(self) -> dict[str, dict[str, int]]:
         return {c: {s: int(len(df)) for s, df in by.items()} for c, by in self.tables.items()}
@@ -261,7 +262,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         tables["original"][s] = typed_frame(upstream.loc[upstream["split"] == s, UPSTREAM_COLUMNS])
         tables["corrections"][s] = typed_frame(corrections[corrections["split"] == s])
         tables["mini"][s] = typed_frame(mini.select(tables["default"][s], s, project.mini_per_calculator))
-    return Tables(release, splits, tables, corrections)
+    return Tables(release, splits, tables, corrections, project.mini_per_calculator)
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,7 +332,7 @@ def _from_files(project: Project, release: Release, doc: dict[str, Any]) -> Tabl
             tables[c][s] = typed_frame(part[columns])
         if c == "corrections":
             records = frame[columns]
-    return Tables(release, splits, tables, typed_frame(records))
+    return Tables(release, splits, tables, typed_frame(records), project.mini_per_calculator)
 
 
 def load_tables(project: Project, release: Release, releases_path: Path | None = None) -> Tables:
