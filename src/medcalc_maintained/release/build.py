@@ -119,6 +119,7 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
         "releases": [r.version for r in plan.upto(rel.version)],
         "generator": GENERATOR,
         "rows": t.rows(),
+        "mini_per_calculator": t.mini_per_calculator,
         "files": files,
         "state": state,
     }
