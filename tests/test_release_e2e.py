@@ -82,7 +82,7 @@ def test_two_builds_are_byte_identical(project, builds, tmp_path):
     r = cli(project, "release", "build", "--out", str(again), "--version", "2.0.0")
     assert r.exit_code == 0, r.output
     assert snapshot(again) == snapshot(builds["2.0.0"])
-    assert len(snapshot(again)) == 7  # README, CHANGELOG, manifest, 4 parquet files
+    assert len(snapshot(again)) == 9  # README, CHANGELOG, manifest, croissant.json, 5 parquet files
 
 
 def test_release_layout_and_counts(project, builds, v1_test_csv):
@@ -98,15 +98,18 @@ def test_release_layout_and_counts(project, builds, v1_test_csv):
             assert str(v2.parent).encode() not in p.read_bytes(), p
     front = (v2 / "README.md").read_text().split("---\n")[1]
     assert "license: cc-by-sa-4.0" in front and "version: 2.0.0" in front
-    for cfg in ("default", "full", "original", "corrections"):
+    for cfg in ("default", "full", "original", "corrections", "mini"):
         assert f"config_name: {cfg}" in front
-    # 1.0.0 has no ledger record: no corrections config, every row upstream and unverified
+    # 1.0.0 has no ledger record: the same five configs, corrections and mini without rows, every
+    # row upstream and unverified
     v1 = builds["1.0.0"]
-    assert not (v1 / "data" / "corrections").exists()
-    assert "config_name: corrections" not in (v1 / "README.md").read_text()
+    assert pq.read_table(v1 / "data" / "corrections" / "test-00000-of-00001.parquet").num_rows == 0
+    assert pq.read_table(v1 / "data" / "mini" / "test-00000-of-00001.parquet").num_rows == 0
+    assert "config_name: corrections" in (v1 / "README.md").read_text()
     upstream = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
     full = pq.read_table(v1 / "data" / "full" / "test-00000-of-00001.parquet").to_pandas()
     assert (full["Label Status"] == "unverified").all()
+    assert full["Row Number"].tolist() == upstream["Row Number"].astype(int).tolist()
     assert full["Ground Truth Answer"].tolist() == upstream["Ground Truth Answer"].tolist()
     # 1.0.0 -> 2.0.0 is derived as a major release: N/A enters the decimal and integer label space
     kind, reasons = derive_bump(json.loads((v1 / "manifest.json").read_text())["state"], man["state"])
@@ -174,9 +177,10 @@ def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_t
     v1 = got["default@v1.0"]
     upstream = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
     assert len(v1) == 1047
-    assert v1["Row Number"].tolist() == upstream["Row Number"].tolist()
+    assert v1["Row Number"].tolist() == upstream["Row Number"].astype(int).tolist()
+    assert v1["Calculator ID"].tolist() == upstream["Calculator ID"].astype(int).tolist()
     assert v1["Ground Truth Answer"].tolist() == upstream["Ground Truth Answer"].tolist()
-    assert v1.set_index("Row Number").at["3", "Ground Truth Answer"] == "25.017"
+    assert v1.set_index("Row Number").at[3, "Ground Truth Answer"] == "25.017"
     assert set(v1["Label Status"]) == {"unverified"}
 
     full = got["full@v2.0.0"]
@@ -259,7 +263,7 @@ def test_patch_release_gets_no_short_tag(project, builds, tmp_path, v1_test_csv,
     assert git(repo, "rev-parse", "v2.0.1^{commit}") != git(repo, "rev-parse", "v2.0^{commit}")
     # same labels in both: only the card and the manifest differ between the two commits
     changed = set(git(repo, "diff", "--name-only", "v2.0.0", "v2.0.1").split())
-    assert changed == {"README.md", "CHANGELOG.md", "manifest.json"}
+    assert changed == {"README.md", "CHANGELOG.md", "manifest.json", "croissant.json"}  # croissant: version, description
 
 
 def test_hub_target_refuses_an_existing_tag_without_printing_the_token(hub, project, builds, tmp_path):
@@ -278,3 +282,73 @@ def test_hub_target_refuses_an_existing_tag_without_printing_the_token(hub, proj
         outputs.append(out)
         assert proc.returncode == 1 and words in " ".join(out.split()), out
     assert all(secret not in out for out in outputs)
+
+
+LOAD_FEATURES = """
+import json, sys
+import datasets
+out = {}
+for config, rev, streaming in json.loads(sys.argv[1]):
+    ds = datasets.load_dataset("org/medcalc-maintained", config, revision=rev, split="test", streaming=streaming)
+    rows = list(ds) if streaming else ds.to_pandas().to_dict("records")
+    out[f"{config}@{rev}"] = {"features": {k: v.dtype for k, v in ds.features.items()}, "rows": len(rows),
+                              "uids": sorted(int(r["Row Number"]) for r in rows if "Row Number" in r)}
+print(json.dumps(out))
+"""
+
+
+def card_front(release: Path) -> dict:
+    return yaml.safe_load((release / "README.md").read_text().split("---\n")[1])
+
+
+def test_every_config_loads_with_the_declared_features_through_the_hub(hub, builds, tmp_path):
+    """Every config of both releases through the local Hub mirror, with the card's dataset_info
+    features; the empty ones (corrections and mini of 1.0.0) stream with no rows."""
+    requests, declared = [], {}
+    for version, rev in (("1.0.0", "v1.0"), ("2.0.0", "v2.0")):
+        for info in card_front(builds[version])["dataset_info"]:
+            (split,) = info["splits"]
+            requests.append((info["config_name"], rev, split["num_examples"] == 0))
+            declared[f"{info['config_name']}@{rev}"] = (
+                {f["name"]: f["dtype"] for f in info["features"]}, split["num_examples"])
+    assert len(requests) == 10
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+    env.update(HF_ENDPOINT=hub, HF_HOME=str(tmp_path / "hf-home"), HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
+               HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1")
+    proc = subprocess.run([sys.executable, "-c", LOAD_FEATURES, json.dumps(requests)], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    for key, (features, rows) in declared.items():
+        assert got[key]["features"] == features, key
+        assert got[key]["rows"] == rows, key
+    assert got["default@v2.0"]["features"]["Row Number"] == "int64"
+    assert got["default@v2.0"]["features"]["Calculator ID"] == "int64"
+    # mini of 2.0: 10 rows per calculator or all verified rows of a smaller one, every calculator
+    mini = pq.read_table(builds["2.0.0"] / "data" / "mini" / "test-00000-of-00001.parquet").to_pandas()
+    assert got["mini@v2.0"]["uids"] == sorted(mini["Row Number"].tolist())
+    default = pq.read_table(builds["2.0.0"] / "data" / "default" / "test-00000-of-00001.parquet").to_pandas()
+    per_calc = mini.groupby("Calculator ID").size()
+    avail = default.groupby("Calculator ID").size()
+    assert set(per_calc.index) == set(avail.index) and len(per_calc) == 55
+    assert (per_calc == avail.clip(upper=10)).all()
+    print(f"mini@v2.0: {len(mini)} rows; rows per calculator: {per_calc.value_counts().sort_index().to_dict()}")
+
+
+def test_croissant_of_every_release_is_valid(builds):
+    mlc = pytest.importorskip("mlcroissant")
+    for version, release in builds.items():
+        ds = mlc.Dataset(jsonld=str(release / "croissant.json"))
+        assert not ds.metadata.ctx.issues.errors and not ds.metadata.ctx.issues.warnings, version
+        doc = json.loads((release / "croissant.json").read_text())
+        for key in ("rai:dataCollection", "rai:dataAnnotationProtocol", "rai:dataLimitations"):
+            assert doc[key], key
+        man = json.loads((release / "manifest.json").read_text())
+        assert man["files"]["croissant.json"] == hashlib.sha256((release / "croissant.json").read_bytes()).hexdigest()
+        records = list(ds.records("default"))
+        assert len(records) == sum(man["rows"]["default"].values())
+    front = card_front(builds["2.0.0"])
+    for key in ("source_datasets", "annotations_creators", "task_ids", "task_categories"):
+        assert front[key], key
+    body = (builds["2.0.0"] / "README.md").read_text()
+    assert "[CHANGELOG.md](CHANGELOG.md)" in body and "@misc{medcalc_maintained" in body

@@ -251,3 +251,35 @@ def test_manifest_entry_without_its_file_and_cli_exit_code(copy, pipeline_projec
     r = CliRunner().invoke(app, ["validate", str(copy)], env={"MEDCALC_ROOT": str(pipeline_project)})
     assert r.exit_code == 1, r.output
     assert "exists" in r.output and "CHANGELOG.md" in r.output
+
+
+def test_issue14_content_corruptions_are_caught(copy, pipeline_project):
+    """A mini row swapped for one the rule did not choose, a corrected row given back its upstream
+    explanation, `Row Number` as text, and croissant.json without its RAI fields: each is named."""
+    mini = pd.read_parquet(copy / "data" / "mini" / PART)
+    default = pd.read_parquet(copy / "data" / "default" / PART)
+    outsider = default[~default["Row Number"].isin(mini["Row Number"])].iloc[[0]]
+    dropped = int(mini.iloc[0]["Row Number"])
+    edit_config(copy, "mini", lambda df: pd.concat([df.iloc[1:], outsider], ignore_index=True))
+    original = pd.read_parquet(copy / "data" / "original" / PART).set_index("Row Number")
+    full = pd.read_parquet(copy / "data" / "full" / PART)
+    (i,) = full.index[(full["Label Status"] == "corrected") & (full["Explanation Source"] == "reference-calculator")][:1]
+    uid = int(full.at[i, "Row Number"])
+
+    def upstream_text(df):
+        df.at[i, "Ground Truth Explanation"] = original.at[uid, "Ground Truth Explanation"]
+        return df
+
+    edit_config(copy, "full", upstream_text)
+    edit_config(copy, "original", lambda df: df.assign(**{"Row Number": df["Row Number"].astype(str)}))
+    doc = json.loads((copy / "croissant.json").read_text())
+    del doc["rai:dataLimitations"]
+    (copy / "croissant.json").write_text(json.dumps(doc))
+    rehash(copy)
+    bad = blocking(copy, pipeline_project)["release"]
+    assert sorted(bad[in_set("selected_by_rule")]) == sorted(
+        [f"split=test uid {int(outsider.iloc[0]['Row Number'])}", f"split=test uid {dropped}"])
+    assert bad[in_set("explanation_fits_source")] == [f"split=test uid {uid}"]
+    assert "config=original column=Row Number" in bad[in_set("declared_type_ok")]
+    assert "item=croissant.json" in bad[in_set("described")]
+    assert "config=original" in bad[in_set("features_match_files")]

@@ -343,6 +343,15 @@ class Project:
         return self.release_tables / version / f"{config}.parquet"
 
     @property
+    def mini_per_calculator(self) -> int:
+        """Rows per calculator of the ``mini`` config (``release.mini_per_calculator``)."""
+        n = self.param("release.mini_per_calculator")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise DataError(self.params_file, f"must be a positive integer, got {n!r}",
+                            field="release.mini_per_calculator")
+        return n
+
+    @property
     def release_build(self) -> Path:
         return self._dir("release.out")
 

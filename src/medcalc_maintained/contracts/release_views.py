@@ -49,6 +49,11 @@ ID_COLUMNS = {
     "default_rows": ["split", "uid"],
     "instances@default": ["split", "uid"],
     **severity_views.ID_COLUMNS,
+    "column_types": ["config", "column"],
+    "mini_rows": ["split", "uid"],
+    "explanations": ["split", "uid"],
+    "card_features": ["config"],
+    "croissant": ["item"],
 }
 KEY = ["split", "uid"]
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
@@ -158,7 +163,7 @@ def layouts(manifest: dict[str, Any]) -> dict[str, list[str]]:
 
     state_schema = (manifest.get("state") or {}).get("schema") or {}
     out = {c: [col for col, _t in (state_schema.get(c) or {}).get("columns") or []] for c in state_schema}
-    out.update({"default": list(DEFAULT_COLUMNS), "original": list(UPSTREAM_COLUMNS),
+    out.update({"default": list(DEFAULT_COLUMNS), "mini": list(DEFAULT_COLUMNS), "original": list(UPSTREAM_COLUMNS),
                 "corrections": list(CORRECTION_COLUMNS)})
     return out
 
@@ -285,8 +290,24 @@ def release_views(root: Path) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
         "card": card_view(root, data.manifest),
         "default_rows": default_rows_view(data),
         severity_views.VIEW: severity_views.severity_view(data.config("full"), data.config("corrections")),
+        **content_views(data),
     }
     return data, views
+
+
+def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
+    """The views of :mod:`medcalc_maintained.contracts.release_content`: column types, the mini
+    rule, the explanations, the card's features and croissant.json."""
+    from medcalc_maintained.contracts import release_content as rc
+
+    per_calc = data.manifest.get("mini_per_calculator")
+    return {
+        "column_types": rc.column_types_view(data.columns),
+        "mini_rows": rc.mini_rows_view(data.config("default"), data.config("mini"), per_calc),
+        "explanations": rc.explanations_view(data.config("full"), data.config("original")),
+        "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
+        "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),
+    }
 
 
 def config_suites(suites: list[dict[str, Any]], views: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:

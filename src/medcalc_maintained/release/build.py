@@ -3,6 +3,7 @@
     README.md                 rendered from dataset_card.md (YAML front matter with `configs`)
     CHANGELOG.md              every release up to this one, newest first
     manifest.json             sha256 of every other file, row counts, and the release state
+    croissant.json            Croissant 1.0 metadata with the Responsible-AI fields
     data/<config>/<split>-00000-of-00001.parquet
 
 Two builds from the same inputs are byte-identical: rows are sorted, parquet metadata is fixed,
@@ -32,6 +33,7 @@ from medcalc_maintained.release import unverified_estimate
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
+from medcalc_maintained.release.croissant import write_croissant
 from medcalc_maintained.release.semver import kind_problem
 from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
 from medcalc_maintained.release.tables import Tables, build_tables, load_tables, stored_state, write_parquet
@@ -119,6 +121,7 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
         "releases": [r.version for r in plan.upto(rel.version)],
         "generator": GENERATOR,
         "rows": t.rows(),
+        "mini_per_calculator": t.mini_per_calculator,
         "files": files,
         "state": state,
     }
@@ -189,6 +192,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         for cfg, splits in t.published().items():
             for s in splits:
                 write_parquet(t.tables[cfg][s], tmp / release_data_file(cfg, s))
+        say("writing croissant.json")
+        write_croissant(t, plan, tmp)
         say("rendering the card and the changelog")
         estimates = unverified_estimate.read(project.unverified_estimate)
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates), encoding="utf-8")

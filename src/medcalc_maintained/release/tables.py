@@ -12,8 +12,12 @@ file) are read from the working tree, filtered by ``upto`` as always.
 Configs: ``default`` (the rows whose label is the release's reference: ``Label Status !=
 unverified``, or *every* row when the release says ``default_rows: all``), ``full`` (every row with
 the maintained columns), ``original`` (the upstream v1.0 columns verbatim) and ``corrections`` (one
-row per ledger record of the releases up to this one, with its ``change_severity``). ``full``
-carries ``Change Severity`` (original -> maintained label, ``L0`` when unchanged).
+row per ledger record of the releases up to this one, with its ``change_severity``) and ``mini`` (a
+stratified subset of ``default``, :mod:`medcalc_maintained.release.mini`). ``full`` carries ``Change
+Severity`` (original -> maintained label, ``L0`` when unchanged). ``default``, ``full`` and ``mini``
+carry the explanation that matches their label and its ``Explanation Source``
+(:mod:`medcalc_maintained.release.explanations`). Every release has every config; a config
+without rows (``corrections`` and ``mini`` of the 1.0.0 baseline) is a parquet file with no rows.
 
 Stage ``release-tables`` writes every config of every release once per ``dvc repro``
 (:func:`write_release_tables`: ``<release.tables>/<version>/<config>.parquet`` with all splits, and
@@ -43,24 +47,24 @@ from medcalc_maintained.core.versions import UNRELEASED, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.severity import change_level
-from medcalc_maintained.release import git
+from medcalc_maintained.release import explanations, git, mini
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
 
-CONFIGS = ("default", "full", "original", "corrections")
+CONFIGS = ("default", "full", "original", "corrections", "mini")
 UPSTREAM_COLUMNS = [
     "Row Number", "Calculator ID", "Calculator Name", "Category", "Output Type", "Note ID", "Note Type",
     "Patient Note", "Question", "Relevant Entities", "Ground Truth Answer", "Lower Limit", "Upper Limit",
     "Ground Truth Explanation",
 ]
-DEFAULT_COLUMNS = UPSTREAM_COLUMNS + ["Label Status"]
+DEFAULT_COLUMNS = UPSTREAM_COLUMNS + ["Label Status", explanations.SOURCE_COLUMN]
 CORRECTION_COLUMNS = [
     "id", "release", "split", "uid", "Calculator Name", "old_value", "new_value", "decision", "label_status",
     "change_severity", "error_type", "source", "reviewer_id", "reviewer_role", "reviewer_specialty", "proposed_by_id", "proposed_by_role",
     "proposed_by_specialty", "blinded", "decided_at",
     "rationale", "evidence", "scoring_timepoint", "guideline_version", "second_opinion", "ledger_file",
 ]
-INT_COLUMNS = {"uid", "calculator_id"}
+INT_COLUMNS = {"uid", "calculator_id", "Row Number", "Calculator ID"}  # integers, as upstream publishes them
 BOOL_COLUMNS = {"blinded"}
 TABLES_FORMAT = 2  # bump when the stored tables' layout or content rules change
 STATE_FILE = "state.json"
@@ -159,20 +163,20 @@ class Tables:
     splits: list[str]
     tables: dict[str, dict[str, pd.DataFrame]]
     records: pd.DataFrame  # the released ledger records (all decisions), in the corrections layout
+    mini_per_calculator: int = 10  # the rows per calculator rule the mini config was selected with
 
     def rows(self) -> dict[str, dict[str, int]]:
         return {c: {s: int(len(df)) for s, df in by.items()} for c, by in self.tables.items()}
 
     def published(self) -> dict[str, list[str]]:
-        """The (config, splits) that get a parquet file: empty splits are left out (readers cannot
-        load a parquet file without rows), and so is a config without rows, e.g. ``corrections``
-        of the 1.0.0 baseline."""
-        out = {}
-        for c in CONFIGS:
-            splits = [s for s in self.splits if len(self.tables[c][s])]
-            if splits:
-                out[c] = splits
-        return out
+        """The (config, splits) that get a parquet file: every config and split, so every release
+        has the same configs; a split without rows (``corrections`` and ``mini`` of the 1.0.0
+        baseline) is a parquet file with the config's columns and no rows."""
+        return {c: list(self.splits) for c in CONFIGS}
+
+    def empty_configs(self) -> list[str]:
+        """The configs without any row in this release."""
+        return [c for c in CONFIGS if not any(len(self.tables[c][s]) for s in self.splits)]
 
     def combined(self, config: str) -> pd.DataFrame:
         """One config with every split in one frame; ``split`` and ``uid`` (from ``Row Number``)
@@ -265,6 +269,9 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         records, _ = ledger.collect(paths)
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
+    texts, sources = explanations.explain(maintained, corrections)
+    maintained["Ground Truth Explanation"] = texts
+    maintained[explanations.SOURCE_COLUMN] = sources
     upstream = instances.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     splits = sorted(str(s) for s in upstream["split"].unique())
     tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}
@@ -275,7 +282,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         tables["full"][s] = typed_frame(full)
         tables["original"][s] = typed_frame(upstream.loc[upstream["split"] == s, UPSTREAM_COLUMNS])
         tables["corrections"][s] = typed_frame(corrections[corrections["split"] == s])
-    return Tables(release, splits, tables, corrections)
+        tables["mini"][s] = typed_frame(mini.select(tables["default"][s], s, project.mini_per_calculator))
+    return Tables(release, splits, tables, corrections, project.mini_per_calculator)
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,7 +303,7 @@ def inputs_fingerprint(project: Project, release: Release) -> str:
     doc = {"format": TABLES_FORMAT, "instances": sha256_file(follow.instances_path(project, release)),
            "version": release.version,
            "default_rows": release.default_rows, "ledger_ref": release.ledger_ref, "ledger_commit": commit,
-           "ledger": files}
+           "ledger": files, "mini_per_calculator": project.mini_per_calculator}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
 
 
@@ -346,7 +354,7 @@ def _from_files(project: Project, release: Release, doc: dict[str, Any]) -> Tabl
             tables[c][s] = typed_frame(part[columns])
         if c == "corrections":
             records = frame[columns]
-    return Tables(release, splits, tables, typed_frame(records))
+    return Tables(release, splits, tables, typed_frame(records), project.mini_per_calculator)
 
 
 def load_tables(project: Project, release: Release, releases_path: Path | None = None) -> Tables:

@@ -1,0 +1,157 @@
+"""Contract views of what a built release's rows and metadata say (beside the file views of
+:mod:`medcalc_maintained.contracts.release_views`):
+
+``column_types``   every (config, column) of the release's files: ``declared_type_ok`` (integer keys such as
+                   ``Row Number`` and ``Calculator ID`` are ``int64``, flags ``bool``, the rest text)
+``mini_rows``      every row of ``mini`` or chosen by the mini rule from ``default``:
+                   ``selected_by_rule``, ``matches_default``
+``explanations``   every row of ``full``: ``source_known``, ``source_fits_label`` and
+                   ``explanation_fits_source`` (a derivation states a result that grades correct against
+                   the row's label and, on a changed row, not against the old label)
+``card_features``  every config: ``features_match_files`` (the card's ``dataset_info`` features and row
+                   counts are the files' columns, types and rows)
+``croissant``      every data file and config, and the document itself: ``described`` (croissant.json lists
+                   the file with its sha256, the config's fields with their types, the RAI fields)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from medcalc_maintained.core.answers import is_correct
+from medcalc_maintained.core.labels import ERROR_STATUSES
+
+
+def _cell(v: Any) -> str | None:
+    return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)
+
+
+def declared_type(column: str) -> str:
+    from medcalc_maintained.release.tables import BOOL_COLUMNS, INT_COLUMNS
+
+    return "int64" if column in INT_COLUMNS else "bool" if column in BOOL_COLUMNS else "string"
+
+
+def column_types_view(columns: dict[str, dict[str, str]]) -> pd.DataFrame:
+    rows = [{"config": c, "column": col, "declared_type_ok": t == declared_type(col)}
+            for c, cols in sorted(columns.items()) for col, t in cols.items()]
+    return pd.DataFrame(rows, columns=["config", "column", "declared_type_ok"])
+
+
+def mini_rows_view(default: pd.DataFrame, mini_rows: pd.DataFrame, per_calculator: Any) -> pd.DataFrame:
+    """The ``mini`` rows against the mini rule applied to ``default`` (split by split)."""
+    from medcalc_maintained.release import mini
+    from medcalc_maintained.release.tables import DEFAULT_COLUMNS
+
+    cols = ["split", "uid", "selected_by_rule", "matches_default"]
+    chosen: set[tuple[str, int]] = set()
+    if not default.empty and isinstance(per_calculator, int) and per_calculator > 0:
+        for s, part in default.groupby(default["split"].astype(str)):
+            sel = mini.select(part.reset_index(drop=True), s, per_calculator)
+            chosen |= {(s, int(u)) for u in sel["Row Number"]}
+    ref = {} if default.empty else {(str(s), int(u)): r for s, u, r in
+                                    zip(default["split"], default["uid"], default.to_dict("records"))}
+    rows, seen = [], set()
+    for r in ([] if mini_rows.empty else mini_rows.to_dict("records")):
+        key = (str(r["split"]), int(r["uid"]))
+        d = ref.get(key)
+        same = d is not None and all(_cell(r.get(c)) == _cell(d.get(c)) for c in DEFAULT_COLUMNS)
+        rows.append({"split": key[0], "uid": key[1], "selected_by_rule": key in chosen and key not in seen,
+                     "matches_default": same})
+        seen.add(key)
+    rows += [{"split": k[0], "uid": k[1], "selected_by_rule": False, "matches_default": True}
+             for k in sorted(chosen - seen)]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _explanation_ok(r: dict[str, Any], source: str, upstream_text: str | None) -> bool:
+    from medcalc_maintained.release.explanations import stated_result
+
+    text = _cell(r.get("Ground Truth Explanation"))
+    if source == "upstream":
+        return text == upstream_text
+    if source == "none":
+        return text is None or not text.strip()
+    if source == "ledger":
+        return bool(text and text.strip()) and str(r.get("Ground Truth Answer")) == "N/A"
+    result = stated_result(text)
+    otype = str(r.get("Output Type"))
+    if result is None or not is_correct(result, r.get("Ground Truth Answer"), r.get("Lower Limit"),
+                                        r.get("Upper Limit"), otype):
+        return False
+    old = r.get("Original Ground Truth Answer")
+    return _cell(old) is None or not is_correct(result, old, None, None, otype) or \
+        is_correct(old, r.get("Ground Truth Answer"), r.get("Lower Limit"), r.get("Upper Limit"), otype)
+
+
+def explanations_view(full: pd.DataFrame, original: pd.DataFrame) -> pd.DataFrame:
+    from medcalc_maintained.release.explanations import SOURCE_COLUMN, SOURCES
+
+    cols = ["split", "uid", "source_known", "source_fits_label", "explanation_fits_source"]
+    if full.empty:
+        return pd.DataFrame(columns=cols)
+    upstream = {} if original.empty else {(str(s), int(u)): _cell(e) for s, u, e in
+                                          zip(original["split"], original["uid"], original["Ground Truth Explanation"])}
+    rows = []
+    for r in full.to_dict("records"):
+        key = (str(r["split"]), int(r["uid"]))
+        source = str(r.get(SOURCE_COLUMN))
+        changed = str(r.get("Label Status")) in ERROR_STATUSES
+        rows.append({"split": key[0], "uid": key[1], "source_known": source in SOURCES,
+                     "source_fits_label": (source != "upstream") if changed else (source == "upstream"),
+                     "explanation_fits_source": _explanation_ok(r, source, upstream.get(key))})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _front(root: Path) -> dict[str, Any]:
+    from medcalc_maintained.contracts.release_views import _FRONT
+
+    try:
+        m = _FRONT.match((root / "README.md").read_text(encoding="utf-8"))
+        front = yaml.safe_load(m.group(1)) if m else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return front if isinstance(front, dict) else {}
+
+
+def card_features_view(root: Path, columns: dict[str, dict[str, str]], rows: Any) -> pd.DataFrame:
+    from medcalc_maintained.release.card import FEATURE_DTYPES
+
+    info = {str(d.get("config_name")): d for d in _front(root).get("dataset_info") or [] if isinstance(d, dict)}
+    out = []
+    for config in sorted(set(info) | set(columns)):
+        d, have = info.get(config) or {}, columns.get(config)
+        feats = [(f.get("name"), f.get("dtype")) for f in d.get("features") or [] if isinstance(f, dict)]
+        splits = {s.get("name"): s.get("num_examples") for s in d.get("splits") or [] if isinstance(s, dict)}
+        want_rows = (rows or {}).get(config) if isinstance(rows, dict) else None
+        ok = have is not None and feats == [(c, FEATURE_DTYPES.get(t, t)) for c, t in have.items()] \
+            and splits == (want_rows or {})
+        out.append({"config": config, "features_match_files": bool(ok)})
+    return pd.DataFrame(out, columns=["config", "features_match_files"])
+
+
+def croissant_view(root: Path, listed: dict[str, str], columns: dict[str, dict[str, str]]) -> pd.DataFrame:
+    from medcalc_maintained.contracts.release_views import _config_of
+    from medcalc_maintained.release.croissant import DATA_TYPES, FILE, RAI
+
+    try:
+        doc = json.loads((root / FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        doc = {}
+    doc = doc if isinstance(doc, dict) else {}
+    files = {d.get("contentUrl"): d.get("sha256") for d in doc.get("distribution") or [] if isinstance(d, dict)}
+    sets = {d.get("@id"): d for d in doc.get("recordSet") or [] if isinstance(d, dict)}
+    rows = [{"item": FILE, "described": bool(doc) and all(doc.get(k) for k in RAI)}]
+    for rel in sorted(p for p in listed if _config_of(p)):
+        rows.append({"item": rel, "described": files.get(rel) == listed[rel]})
+    for config, cols in sorted(columns.items()):
+        fields = [(f.get("source", {}).get("extract", {}).get("column"), f.get("dataType"))
+                  for f in (sets.get(config) or {}).get("field") or [] if isinstance(f, dict)]
+        rows.append({"item": f"recordSet {config}",
+                     "described": fields == [(c, DATA_TYPES.get(t, "sc:Text")) for c, t in cols.items()]})
+    return pd.DataFrame(rows, columns=["item", "described"])
