@@ -110,7 +110,6 @@ def test_default_version_is_a_noop(project_root, v1_test_csv):
     summary = ledger_rebase.run(project)
     assert summary["noop"] and not (project.rebase_dir / "ledger").exists()
     assert time.perf_counter() - t0 < 30
-    assert project.followed_instances == project.instances and project.followed_ledger_paths == project.ledger_paths
     maintained, _ = apply.run(project)
     assert (project_root / "data" / "maintained" / "instances.parquet").read_bytes() == before or \
         maintained.equals(pd.read_parquet(project_root / "data" / "maintained" / "instances.parquet"))
@@ -119,6 +118,7 @@ def test_default_version_is_a_noop(project_root, v1_test_csv):
 @pytest.mark.slow
 def test_following_2024_06_builds_a_major_release(project_root, v1_test_csv):
     from medcalc_maintained.contracts.validate import validate
+    from medcalc_maintained.release.tables import load_config
     from medcalc_maintained.stages import apply, ledger_rebase, release, release_tables, upstream_diff
 
     _link_upstream(project_root, v1_test_csv)
@@ -133,10 +133,15 @@ def test_following_2024_06_builds_a_major_release(project_root, v1_test_csv):
     assert summary["carried"] > 0 and summary["conflict"] + summary["orphaned"] > 0
     report = pd.read_csv(project.rebase_dir / "rebase_report.csv")
     held = report[report["class"] != "carried"]
-    maintained, _ = apply.run(project)
+    # apply (and every analysis stage joined with it) stays on the base upstream version
+    base_maintained, _ = apply.run(project)
+    assert len(base_maintained) == 1047 and set(base_maintained["uid"]) == set(range(1, 1048))
+    assert validate(None, project=project).success
+    release_tables.run(project)
+    assert (project.release_tables / "3.0.0" / "full.parquet").is_file()
     # every held record's row (if it still exists) keeps the new upstream label, unverified
     new = pd.read_parquet(project.rebase_dir / "instances.parquet").set_index("uid")
-    m = maintained.set_index("uid")
+    m = load_config(project, "3.0.0", "full").set_index("uid")
     carried_rows = set(report.loc[report["class"] == "carried", "new_uid"].dropna().astype(int))
     for uid in held["new_uid"].dropna().astype(int):
         if uid in carried_rows:
@@ -144,16 +149,6 @@ def test_following_2024_06_builds_a_major_release(project_root, v1_test_csv):
         assert m.loc[uid, "Label Status"] == "unverified"
         assert m.loc[uid, "Ground Truth Answer"] == new.loc[uid, "Ground Truth Answer"]
     assert len(carried_rows) and (m.loc[sorted(carried_rows), "Label Status"] != "unverified").any()
-    # the contracts pass but for one QC gate: the held records leave more rows unverified than the
-    # 20% ceiling (a release on the new upstream waits for them to be re-decided, or declares gates)
-    rep = validate(None, project=project)
-    assert [f.expectation for f in rep.blocking] == ["expect_column_mean_to_be_between(is_unverified)"]
-    assert 0.2 < float(rep.blocking[0].observed) < 0.5
-    rep = validate(None, project=project, gate_overrides={"max_unverified_rate": {"max": 1.0}})
-    assert rep.success, [(f.expectation, f.offending[:5]) for f in rep.blocking]
-
-    release_tables.run(project)
-    assert (project.release_tables / "3.0.0" / "full.parquet").is_file()
     built = release.run(project, out=project_root / "build" / "release")
     assert (built.release.version, built.release.kind, built.release.upstream) == ("3.0.0", "major", "2024-06")
     man = json.loads((built.out / "manifest.json").read_text(encoding="utf-8"))
@@ -168,6 +163,11 @@ def test_following_2024_06_builds_a_major_release(project_root, v1_test_csv):
     assert summary["rows"] + summary["quarantined_rows"] == 1047
     assert (project.rebase_dir / "quarantine.csv").is_file()
     assert full["instance_key"].is_unique and len(full) == summary["rows"]
+    # the release's contracts pass but for one QC gate: the held records leave more rows unverified
+    # than the 20% ceiling (publishing waits for them to be re-decided, or declares its gates)
+    rep = validate(built.out, project=project)
+    assert [f.expectation for f in rep.blocking] == ["expect_column_mean_to_be_between(is_unverified)"]
+    assert 0.2 < float(rep.blocking[0].observed) < 0.5
     rep = validate(built.out, project=project, gate_overrides={"max_unverified_rate": {"max": 1.0}})
     assert rep.success, [(f.expectation, f.offending[:5]) for f in rep.blocking]
 
@@ -242,11 +242,12 @@ def test_synthetic_project_follows_a_new_upstream(tmp_path, monkeypatch):
     assert r.exit_code == 2
     s = ledger_rebase.run(project)
     assert (s["carried"], s["upstreamed"], s["orphaned"], s["conflict"]) == (1, 1, 1, 0)
-    m = apply.run(project)[0].set_index("uid")
+    assert dict(zip(*(apply.run(project)[0][c] for c in ("uid", "Ground Truth Answer")))) == base_labels  # apply: base
+    release_tables.run(project)
+    m = load_config(project, "2.0.0", "full").set_index("uid")
     assert m.loc[3, "Ground Truth Answer"] == "1.6" and m.loc[3, "Label Status"] == "corrected"   # carried
     assert m.loc[2, "Ground Truth Answer"] == "4" and m.loc[2, "Label Status"] == "unverified"    # upstreamed: held
     assert m.loc[1, "Label Status"] == "unverified" and m["instance_key"].is_unique               # added
-    release_tables.run(project)
     full = load_config(project, "2.0.0", "full").set_index("uid")
     assert full.loc[3, "Ground Truth Answer"] == "1.6" and len(full) == 3
     old = load_config(project, "1.1.0", "full").set_index("uid")

@@ -207,16 +207,6 @@ class Project:
         return self._dir("upstream.rebase_out")
 
     @property
-    def followed_instances(self) -> Path:
-        """The instances ``apply`` reads: ingest's for the base, else the followed version's."""
-        return self.instances if self.follows_base else self.rebase_dir / "instances.parquet"
-
-    @property
-    def followed_ledger_paths(self) -> list[Path]:
-        """The ledger ``apply`` reads: the ledger itself for the base, else the rebased one."""
-        return self.ledger_paths if self.follows_base else [self.rebase_dir / "ledger"]
-
-    @property
     def quarantine(self) -> Path:
         return self._dir("ingest.out") / "quarantine.csv"
 

@@ -109,13 +109,13 @@ def load_target(target: Path | None, project: Project) -> Target:
                       views.pop("files"), release_gates(release, project), views)
     if target is not None and not Path(target).is_dir():
         raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")
-    mpath, upath = project.maintained, project.followed_instances  # the upstream version apply used
+    mpath, upath = project.maintained, project.instances  # the base upstream version apply used
     for p in (mpath, upath):
         if not p.is_file():
             raise DataError(p, "not found: run `dvc repro` first")
     maintained = pd.read_parquet(mpath)
     upstream = pd.read_parquet(upath)
-    paths = project.followed_ledger_paths
+    paths = project.ledger_paths
     records, problems = ledger.collect([p for p in paths if p.exists()])
     frame = ledger.records_frame(records)
     if problems and frame.empty:

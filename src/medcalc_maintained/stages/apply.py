@@ -1,8 +1,11 @@
 """Stage ``apply``: upstream instances + accepted ledger records -> maintained instances.
 
 See :mod:`medcalc_maintained.ledger.apply` for what the output holds. The instances and the ledger
-are those of the followed upstream version: ingest's and the ledger itself on ``upstream.base``,
-else stage ``ledger-rebase``'s (:attr:`Project.followed_instances`, :attr:`Project.followed_ledger_paths`). Each record is checked first
+are those of the base upstream version (``upstream.base``, the one the ledger was decided on), so
+every stage that joins the maintained labels with ingest, recompute, audit or relabel outputs sees
+the same rows. When the project follows another upstream version, only the release tables are built
+on it (with stage ``ledger-rebase``'s ledger: :mod:`medcalc_maintained.release.upstream`); the base
+moves when the held records have been re-decided. Each record is checked first
 (schema, uid exists in its split, ``old_value`` is the current label, values valid for the output
 type, status consistent, at most one accepted record per row and release); any problem raises
 :class:`~medcalc_maintained.ledger.LedgerError` listing them all, and nothing is written.
@@ -21,8 +24,8 @@ from medcalc_maintained.project import Project
 
 def run(project: Project, *, ledger: list[Path] | None = None, instances: Path | None = None,
         out_dir: Path | None = None, upto: str | None = None) -> tuple[pd.DataFrame, Path]:
-    inst = read_parquet(instances or project.followed_instances, "instances", "ingest / ledger-rebase")
-    maintained = build(inst, ledger or project.followed_ledger_paths, upto=upto)
+    inst = read_parquet(instances or project.instances, "instances", "ingest")
+    maintained = build(inst, ledger or project.ledger_paths, upto=upto)
     target = Path(out_dir) / "instances.parquet" if out_dir else project.maintained
     write_parquet(target, maintained)
     return maintained, target

@@ -1,9 +1,9 @@
 """Stage ``ledger-rebase``: the ledger carried from the base upstream to the followed version.
 
 When ``upstream.version`` is ``upstream.base`` this is a no-op: only ``rebase_summary.json``
-(``noop: true``) is written, and ``apply`` reads ingest's instances and the ledger itself
-(:attr:`Project.followed_instances`, :attr:`Project.followed_ledger_paths`), so the default
-pipeline's outputs are unchanged.
+(``noop: true``) is written, and the release tables read ingest's instances and the ledger itself
+(:mod:`medcalc_maintained.release.upstream`), so the default pipeline's outputs are unchanged.
+``apply`` and the analysis stages always work on the base version.
 
 Otherwise, in ``<upstream.rebase_out>``:
 
