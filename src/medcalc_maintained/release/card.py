@@ -150,7 +150,9 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
             if i == 0 or not any(version_key(v) < rel.key for v in records["release"]):
                 out += ["No ledger records: every label is the upstream MedCalc-Bench v1.0 label.", ""]
             else:
-                out += [f"No ledger records: labels are those of {releases[i - 1].version}.", ""]
+                out += [f"No new ledger records: our corrections are those of {releases[i - 1].version}"
+                        + (" (carried as described above)." if rel.upstream and rel.upstream != releases[i - 1].upstream
+                           else "."), ""]
             continue
         accepted = recs[recs["decision"] == "accepted"]
         out += [f"{len(recs)} ledger record(s), {len(accepted)} accepted.", ""]
