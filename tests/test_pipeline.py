@@ -157,3 +157,27 @@ def test_dependencies_are_the_modules_a_stage_runs(fresh_project, module, expect
         assert _stale_stages(fresh_project) == expected
     finally:
         path.write_bytes(original)
+
+
+def test_following_another_upstream_version_is_one_experiment(fresh_project):
+    """`dvc exp run -S upstream.version=2024-06` rebases the ledger and builds the next MAJOR release
+    on 2024-06, whose changelog lists upstream's changes apart from ours (issue: following upstream)."""
+    import json
+
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
+    subprocess.run([*git, "add", "-A"], cwd=fresh_project, check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "pipeline outputs"], cwd=fresh_project, check=True, capture_output=True)
+    try:
+        r = dvc(fresh_project, "exp", "run", "-S", "upstream.version=2024-06")
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        assert "Running stage 'ingest'" not in r.stdout      # the base version's stages stay cached
+        man = json.loads((fresh_project / "build" / "release" / "manifest.json").read_text(encoding="utf-8"))
+        assert (man["version"], man["kind"]) == ("3.0.0", "major")
+        changelog = (fresh_project / "build" / "release" / "CHANGELOG.md").read_text(encoding="utf-8")
+        section = changelog.split("## 3.0.0 (")[1].split("\n## ")[0]
+        assert "### Upstream changes (MedCalc-Bench v1.0 -> 2024-06, test split)" in section
+        assert "| matched changed | 119 |" in section and "| added | 120 |" in section
+        assert "### Our corrections carried to 2024-06" in section
+    finally:
+        subprocess.run([*git, "checkout", "-q", "--", "."], cwd=fresh_project, capture_output=True)
+        dvc(fresh_project, "checkout", "-q")
