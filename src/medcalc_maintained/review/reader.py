@@ -40,6 +40,7 @@ class Packet:
     reviewer_specialty: str | None
     items: list[Item]
     skipped: list[str]  # row ids left empty (partial import)
+    written: Path | None = None  # the ledger file the import wrote
 
 
 def _text(v: Any) -> str:
