@@ -10,6 +10,7 @@ launches real ``python -m medcalc_maintained.cli`` subprocesses in pairs."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,8 @@ PAIRS = 50
 
 
 def small_project(root: Path, instances: pd.DataFrame) -> Path:
-    """Instances, an empty hand-written ledger directory, and params naming two reviewers."""
+    """Instances, an empty hand-written ledger directory, params naming two reviewers, and the
+    export records of the packets made by :func:`packets` (when made)."""
     (root / "data" / "interim").mkdir(parents=True)
     instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
     (root / "data" / "corrections").mkdir(parents=True)
@@ -38,6 +40,8 @@ def small_project(root: Path, instances: pd.DataFrame) -> Path:
     (root / "params.yaml").write_text(yaml.safe_dump({
         "apply": {"ledger": ["data/corrections"], "out": "data/maintained"},
         "triage": {"reviewers": reviewers, "adjudication": {"agree_with": [], "id_prefix": "review"}}}))
+    if (root.parent / "exports").is_dir():
+        shutil.copytree(root.parent / "exports", root / "data" / "review" / "exports")
     return root
 
 
@@ -127,12 +131,14 @@ ROWS = [("test", u) for u in (41, 146, 928)]
 
 
 def packets(tmp_path: Path, instances: pd.DataFrame) -> list[Path]:
-    """Two reviewers' filled packets, both named packet.xlsx (in two folders)."""
+    """Two reviewers' filled packets, both named packet.xlsx (in two folders); their export records
+    in tmp_path/exports (copied into each project)."""
     out = []
     for who in ("md-im-1", "md-im-2"):
         reviewer = REVIEWER.__class__(who, "physician", "internal medicine")
         (tmp_path / who).mkdir()
-        blank = pkt.export_packet(instances, ROWS, reviewer, tmp_path / who / "blank.xlsx")
+        blank = pkt.export_packet(instances, ROWS, reviewer, tmp_path / who / "blank.xlsx",
+                                  exports=tmp_path / "exports")
         answers = {pkt.row_id(s, u): {"answer": "N/A", "comment": f"{who}: the note lacks an input"} for s, u in ROWS}
         fill(blank, answers, tmp_path / who / "packet.xlsx")
         out.append(tmp_path / who / "packet.xlsx")

@@ -268,6 +268,11 @@ class Project:
     def triage_queue(self) -> Path:
         return self.triage_dir / "queue.csv"
 
+    @property
+    def review_exports(self) -> Path:
+        """Export records of review packets (``review export`` writes, ``review import`` checks)."""
+        return self._dir("review.exports")
+
     # ---------------------------------------------------------------- releases
 
     @property

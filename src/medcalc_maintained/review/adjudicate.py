@@ -180,12 +180,12 @@ def _at_packet_rows(exc: LedgerError, out: Path, packet: Packet, records: list[d
 def import_packet(path: Path, *, instances: pd.DataFrame, ledger_paths: list[Path], relabel: pd.DataFrame | None,
                   recompute: pd.DataFrame | None, reviewers: list[Reviewer], adjudication: Adjudication,
                   out: Path, decided_at: str, partial: bool = False,
-                  next_free: bool = False) -> tuple[list[dict[str, Any]], Packet]:
+                  next_free: bool = False, exports: Path | None = None) -> tuple[list[dict[str, Any]], Packet]:
     """Read, adjudicate, check and write a packet's records to ``out`` (``next_free``: or, when ``out``
     exists, to the first free ``<stem>-N<suffix>`` beside it; ``packet.written`` names the file),
     holding the ledger lock of ``out``'s directory; nothing is written on error."""
     out = Path(out)
-    packet = read_packet(path, instances, partial=partial)
+    packet = read_packet(path, instances, partial=partial, exports=exports)
     with ledger_lock(out.parent):
         return _import_locked(packet, instances=instances, ledger_paths=ledger_paths, relabel=relabel,
                               recompute=recompute, reviewers=reviewers, adjudication=adjudication, out=out,

@@ -35,11 +35,15 @@ class Import:
 
 
 def export(project: Project, reviewer_id: str, out: Path, *, queue: Path | None = None,
-           max_rows: int | None = None) -> Export:
-    """The packet of the rows the triage queue routed to ``reviewer_id``, written to ``out``."""
+           max_rows: int | None = None, force: bool = False) -> Export:
+    """The packet of the rows the triage queue routed to ``reviewer_id``, written to ``out`` (an
+    existing file only with ``force``), and its export record in ``project.review_exports``."""
     out = Path(out)
     if out.suffix.lower() != ".xlsx":
         raise DataError(out, "the packet must be an .xlsx file")
+    if out.exists() and not force:
+        raise DataError(out, "already exists (it may hold a reviewer's answers); choose another --out, or pass "
+                             "--force to replace it")
     who = TriageConfig.from_project(project).reviewer(reviewer_id)
     q = read_queue(queue or project.triage_queue)
     rows = select_rows(q, who.id, max_rows)
@@ -47,7 +51,8 @@ def export(project: Project, reviewer_id: str, out: Path, *, queue: Path | None 
         raise DataError(queue or "queue.csv", f"no rows inside the budget are routed to reviewer {who.id!r}")
     inst = read_parquet(project.instances, "instances", "ingest")
     evidence = note_evidence(_optional(project.findings, "check findings", "recompute"))
-    return Export(export_packet(inst, zip(rows["split"], rows["uid"]), who, out, evidence), rows, who)
+    done = export_packet(inst, zip(rows["split"], rows["uid"]), who, out, evidence, exports=project.review_exports)
+    return Export(done, rows, who)
 
 
 def note_evidence(findings: pd.DataFrame | None) -> dict[tuple[str, int], list[str]]:
@@ -98,5 +103,6 @@ def import_(project: Project, packet: Path, *, out: Path | None = None, decided_
     recompute = _optional(project.recompute, "recompute audit", "recompute")
     records, pk = import_packet(packet, instances=inst, ledger_paths=project.ledger_paths, relabel=relabel,
                                 recompute=recompute, reviewers=cfg.reviewers, adjudication=adj, out=target,
-                                decided_at=day, partial=partial, next_free=out is None)
+                                decided_at=day, partial=partial, next_free=out is None,
+                                exports=project.review_exports)
     return Import(records, pk, pk.written or target)
