@@ -61,8 +61,8 @@ def cli_in_process(root: str, args: list[str]) -> tuple[int, str]:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
         try:
-            app(args, prog_name="medcalc-maintained", standalone_mode=False)
-            code = 0
+            code = app(args, prog_name="medcalc-maintained", standalone_mode=False)  # click returns the Exit code
+            code = code if isinstance(code, int) else 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except Exception as exc:  # click raises Exit/ClickException objects in non-standalone mode

@@ -140,3 +140,12 @@ def test_hostile_yaml_is_refused_naming_file_and_line(root, text, words):
     assert f"{bad}: malformed YAML at {words}" in " ".join(r.output.split()), r.output
     assert len(r.output.encode()) <= 1024 and took < 5
     assert snapshot(root) == before
+
+
+def test_apply_out_onto_an_existing_file_is_refused_without_a_traceback(root):
+    existing = root / "somefile"
+    existing.write_text("keep me\n")
+    r = invoke(root, "apply", "--out", str(existing))
+    assert r.exit_code == 2 and r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert f"{existing}: exists and is not a directory" in " ".join(r.output.split()), r.output
+    assert existing.read_text() == "keep me\n"
