@@ -127,7 +127,8 @@ def test_proposals_from_real_subprocesses_lose_no_record(tmp_path, real_instance
     applies(root)
 
 
-ROWS = [("test", u) for u in (41, 146, 928)]
+ROWS = {"md-im-1": [("test", u) for u in (41, 146, 928)],
+        "md-im-2": [("test", u) for u in (1029, 15, 1)]}  # two reviewers, distinct rows
 
 
 def packets(tmp_path: Path, instances: pd.DataFrame) -> list[Path]:
@@ -137,9 +138,10 @@ def packets(tmp_path: Path, instances: pd.DataFrame) -> list[Path]:
     for who in ("md-im-1", "md-im-2"):
         reviewer = REVIEWER.__class__(who, "physician", "internal medicine")
         (tmp_path / who).mkdir()
-        blank = pkt.export_packet(instances, ROWS, reviewer, tmp_path / who / "blank.xlsx",
+        blank = pkt.export_packet(instances, ROWS[who], reviewer, tmp_path / who / "blank.xlsx",
                                   exports=tmp_path / "exports")
-        answers = {pkt.row_id(s, u): {"answer": "N/A", "comment": f"{who}: the note lacks an input"} for s, u in ROWS}
+        answers = {pkt.row_id(s, u): {"answer": "N/A", "comment": f"{who}: the note lacks an input"}
+                   for s, u in ROWS[who]}
         fill(blank, answers, tmp_path / who / "packet.xlsx")
         out.append(tmp_path / who / "packet.xlsx")
     return out

@@ -60,6 +60,113 @@ def write_text_atomic(target: os.PathLike | str, text: str) -> Path:
     return write_atomic(target, lambda p: p.write_text(text, encoding="utf-8"))
 
 
+# -- directories replaced as a whole -----------------------------------------------------------
+#
+# A multi-file output (a release build; an LLM stage's tables with their run record) is written into a
+# new directory beside the old one, which is then swapped in with one atomic rename (Linux
+# ``renameat2(RENAME_EXCHANGE)``), so a reader, or a run killed at any point, sees either the whole old
+# set or the whole new one. Scratch directories carry the writer's pid; the next run removes those
+# whose process is gone.
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap the directories ``a`` and ``b``; False when the system cannot."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    rc = fn(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), _RENAME_EXCHANGE)
+    if rc != 0:
+        err = ctypes.get_errno()
+        if err in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: not supported here
+            return False
+        raise OSError(err, os.strerror(err), str(b))
+    return True
+
+
+def swap_in_dir(new: Path, target: Path) -> None:
+    """Put the complete directory ``new`` at ``target`` (replacing it as a whole) and remove the old one."""
+    import shutil
+
+    new, target = Path(new), Path(target)
+    os.chmod(new, 0o755)
+    if not target.exists():
+        os.replace(new, target)
+        return
+    if _exchange(new, target):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old set
+        return
+    old = target.parent / f".{target.name}.old-{os.getpid()}"
+    os.replace(target, old)
+    os.replace(new, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def scratch_dir(target: Path) -> Path:
+    """A new scratch directory beside ``target`` (``.<name>.<pid>-XXXX``), after removing the scratch
+    directories of earlier runs whose process no longer exists."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(target.parent, f".{target.name}.")
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", dir=target.parent))
+
+
+def clean_stale(parent: Path, prefix: str) -> list[Path]:
+    """Remove ``parent/<prefix><pid>-*`` and ``parent/<prefix>old-<pid>`` left by processes that are gone."""
+    import re
+    import shutil
+
+    removed = []
+    pat = re.compile(rf"^{re.escape(prefix)}(?:old-)?(\d+)(?:-.*)?$")
+    for p in Path(parent).iterdir() if Path(parent).is_dir() else []:
+        m = pat.match(p.name)
+        if not m or _alive(int(m.group(1))):
+            continue
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        removed.append(p)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def replace_files(directory: Path, writers: dict[str, Callable[[Path], None]]) -> list[Path]:
+    """Write the set of files ``writers`` (name -> ``writer(path)``) into ``directory`` as a whole:
+    every other file already there is carried over, and the directory is swapped in at once."""
+    import shutil
+
+    directory = Path(directory)
+    tmp = scratch_dir(directory)
+    try:
+        if directory.is_dir():
+            for p in directory.iterdir():
+                if p.name not in writers and p.is_file():
+                    shutil.copy2(p, tmp / p.name)
+        for name, writer in writers.items():
+            writer(tmp / name)
+            os.chmod(tmp / name, 0o666 & ~_UMASK)
+        swap_in_dir(tmp, directory)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return [directory / name for name in writers]
+
+
 def sha256_file(path: os.PathLike | str) -> str:
     """Hex sha256 of a file, read in 1 MiB chunks."""
     h = hashlib.sha256()
