@@ -149,3 +149,19 @@ def test_apply_out_onto_an_existing_file_is_refused_without_a_traceback(root):
     assert r.exit_code == 2 and r.exception is None or isinstance(r.exception, SystemExit), r.exception
     assert f"{existing}: exists and is not a directory" in " ".join(r.output.split()), r.output
     assert existing.read_text() == "keep me\n"
+
+
+def test_scratch_left_by_a_killed_writer_is_removed_by_the_next(root):
+    import subprocess
+    import tempfile
+
+    from medcalc_maintained.ledger.write import SCRATCH_PREFIX
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no longer runs
+    left = Path(tempfile.gettempdir()) / f"{SCRATCH_PREFIX}{gone.pid}-abc"
+    left.mkdir()
+    (left / "x.yaml").write_text("corrections: []\n")
+    r = invoke(root, *PROPOSE)
+    assert r.exit_code == 0, r.output
+    assert not left.exists()

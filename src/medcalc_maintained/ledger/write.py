@@ -23,11 +23,12 @@ from typing import Iterator
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, write_text_atomic
+from medcalc_maintained.core.io import DataError, clean_stale, write_text_atomic
 from medcalc_maintained.ledger.apply import check_and_apply
 from medcalc_maintained.ledger.records import LedgerError, Record, load
 
 LEDGER_SUFFIXES = (".yaml", ".yml")
+SCRATCH_PREFIX = "medcalc-ledger-write-"
 
 
 @contextlib.contextmanager
@@ -75,7 +76,9 @@ def write_checked(target: Path, text: str, *, others: list[Record], instances: p
     :class:`DataError`, and leaves ``target`` untouched otherwise.
     """
     target = Path(target)
-    with tempfile.TemporaryDirectory(prefix="medcalc-ledger-write-") as tmp:
+    scratch = Path(tempfile.gettempdir())
+    clean_stale(scratch, SCRATCH_PREFIX)  # left by a killed writer
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as tmp:
         cand = Path(tmp) / target.name
         cand.write_text(text, encoding="utf-8")
         try:
