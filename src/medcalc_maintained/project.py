@@ -313,6 +313,11 @@ class Project:
         """Per release: estimated share of wrong labels among unverified rows (read by the card)."""
         return self.triage_simulate_dir / "unverified_estimate.json"
 
+    @property
+    def review_exports(self) -> Path:
+        """Export records of review packets (``review export`` writes, ``review import`` checks)."""
+        return self._dir("review.exports")
+
     # ---------------------------------------------------------------- releases
 
     @property

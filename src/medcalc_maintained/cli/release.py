@@ -110,9 +110,10 @@ def publish_cmd(
     from medcalc_maintained.release import publish
 
     try:
-        release_dir = release_dir or Project.load().release_build
+        project = Project.load()
+        release_dir = release_dir or project.release_build
         with console.status("checking the release (manifest and data contracts)"):
-            res = publish.publish(release_dir, target, dry_run=dry_run)
+            res = publish.publish(release_dir, target, dry_run=dry_run, releases=project.releases_file)
     except publish.PublishRefused as exc:
         _fail(exc, code=1)
     except DataError as exc:

@@ -88,18 +88,21 @@ def export(
     out: Path = typer.Option(..., "--out", help="The .xlsx packet to write."),
     queue: Optional[Path] = typer.Option(None, help="Triage queue (default: DIR/queue.csv of params.triage.out)."),
     max_rows: Optional[int] = typer.Option(None, "--max-rows", min=1, help="At most this many rows (the first in queue order)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file (it may hold a reviewer's answers)."),
 ) -> None:
     """Write a single-blind review packet with the rows the triage queue routed to REVIEWER.
 
     The packet holds, per row, only the row id, calculator name, answer format, patient note and
     question (listed by row id, not by priority) — never a label, a vote or the priority — plus an
     Instructions sheet. The answer, timepoint, guideline and comment cells are the only editable
-    cells and carry data validation.
+    cells and carry data validation. An export record (reviewer, rows, digest of every protected
+    cell) is written to params review.exports; `review import` refuses a packet that differs from it.
+    An existing --out is refused unless --force.
     """
     from medcalc_maintained.review import workflow
 
     try:
-        done = workflow.export(Project.load(), reviewer, out, queue=queue, max_rows=max_rows)
+        done = workflow.export(Project.load(), reviewer, out, queue=queue, max_rows=max_rows, force=force)
     except DataError as exc:
         fail(exc)
     who = done.reviewer

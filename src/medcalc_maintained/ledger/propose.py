@@ -17,9 +17,9 @@ from medcalc_maintained.core.io import DataError, load_yaml
 from medcalc_maintained.core.labels import row_style, status_of, write_label
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
-from medcalc_maintained.ledger.records import (ERROR_TYPES, SOURCES, LedgerError, LedgerProblem, collect, dump,
-                                               ledger_files, load)
-from medcalc_maintained.ledger.write import write_checked
+from medcalc_maintained.ledger.records import (ERROR_TYPES, SOURCES, LedgerError, LedgerProblem, append, collect,
+                                               dump, ledger_files, load)
+from medcalc_maintained.ledger.write import ledger_lock, ledger_target, write_checked
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.definitions import entities_of
 from medcalc_maintained.quality.severity import record_level
@@ -86,29 +86,23 @@ def _current_row(project: Project, instances: pd.DataFrame, split: str, uid: int
 
 
 def _target_file(project: Project, file: Path | None, today: str) -> Path:
+    """The file to append to: ``*.yaml``/``*.yml`` directly in the hand-written ledger directory."""
     target = Path(file) if file else project.ledger_dir / f"{today[:7]}-proposals.yaml"
     target = target if target.is_absolute() else project.root / target
-    files = ledger_files([p for p in project.ledger_paths if p.exists()])
-    if target.resolve() not in {f.resolve() for f in files} and target.parent.resolve() not in {
-            p.resolve() for p in project.ledger_paths if p.is_dir()}:
-        raise DataError(target, "is not inside a ledger directory of params.yaml (apply.ledger)")
-    return target
+    return ledger_target(target, project.ledger_dir, generated=[project.campaign_ledger])
 
 
-def _existing(target: Path) -> tuple[str, Any, list[Any]]:
-    """(header comment, batch, records) of an existing ledger file; a new file's header otherwise."""
+def _new_text(target: Path, rec: dict[str, Any]) -> tuple[str | None, str]:
+    """(the text read from ``target`` or None, the text with ``rec`` appended, comments kept)."""
     if not target.is_file():
-        return NEW_FILE_HEADER, None, []
+        return None, dump([rec], target, header=NEW_FILE_HEADER)
     text = target.read_text(encoding="utf-8")
-    lead = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        lead.append(line[1:].lstrip(" ") if line.startswith("# ") or line == "#" else line[1:])
-    doc = load_yaml(text) or {}
+    doc = load_yaml(text, where=str(target)) or {}
     if not isinstance(doc, dict):
         raise DataError(target, "expected a mapping with a 'corrections' list", field="corrections")
-    return "\n".join(lead), doc.get("batch"), list(doc.get("corrections") or [])
+    if not doc.get("corrections") and "#" not in text:
+        return text, dump([rec], target, batch=doc.get("batch"), header="")
+    return text, append(text, [rec], target)
 
 
 def propose(project: Project, *, uid: int, new_value: str, error_type: str, rationale: str, split: str = "test",
@@ -127,11 +121,26 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     if not project.instances.is_file():
         raise DataError(project.instances, "upstream instances not found (run `dvc repro ingest`)")
     instances = pd.read_parquet(project.instances)
+    _current_row(project, instances, split, uid)  # bad input fails before waiting for the lock
+    target = _target_file(project, file, str(today))
+    with ledger_lock(project.ledger_dir):
+        return _propose_locked(project, instances, target, new_value=new_value, etype=etype,
+                               rationale=rationale, split=split, uid=uid, evidence=evidence, reviewer_id=reviewer_id,
+                               reviewer_role=reviewer_role, specialty=specialty, source=source, blinded=blinded,
+                               today=str(today))
+
+
+def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, new_value: str,
+                    etype: str | None, rationale: str, split: str, uid: int, evidence: list[str] | None,
+                    reviewer_id: str | None, reviewer_role: str, specialty: str | None, source: str,
+                    blinded: bool, today: str) -> Proposal:
+    """The read, check and write of :func:`propose`, under the ledger lock."""
     row = _current_row(project, instances, split, uid)
     otype, old = str(row["Output Type"]), str(row["Ground Truth Answer"])
-    target = _target_file(project, file, str(today))
     files = ledger_files([p for p in project.ledger_paths if p.exists()])
-    records, _ = collect(files)
+    records, problems = collect(files)
+    if problems:
+        raise LedgerError(problems)
     used = {r.id for r in records} | _history_ids(project.root, project.ledger_paths)
     person = {"id": reviewer_id or os.environ.get("USER") or "anonymous", "role": reviewer_role, "specialty": specialty}
     rec: dict[str, Any] = {
@@ -157,8 +166,7 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
                                         "confirmation, pass --error-type none")
     if status != "confirmed" and etype is None:
         raise DataError("--error-type", f"a {status} label needs an error type ({', '.join(ERROR_TYPES)})")
-    header, batch, existing = _existing(target)
-    text = dump(existing + [rec], target, batch=batch, header=header)
+    before, text = _new_text(target, rec)
     others = load([f for f in files if f.resolve() != target.resolve()])
-    write_checked(target, text, others=others, instances=instances)
+    write_checked(target, text, others=others, instances=instances, expected=before)
     return Proposal(rec, target)

@@ -46,7 +46,7 @@ import yaml
 from medcalc_maintained.core.answers import NA
 from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, RECORD_STATUSES
 from medcalc_maintained.core.versions import UNRELEASED
-from medcalc_maintained.core.io import DataError, dump_yaml, load_yaml
+from medcalc_maintained.core.io import YAML_MAX_BYTES, DataError, dump_yaml, load_yaml
 
 DECISIONS = ("accepted", "rejected", "deferred")
 STATUSES = RECORD_STATUSES
@@ -141,11 +141,15 @@ def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
     path = Path(path)
     problems: list[LedgerProblem] = []
     try:
-        doc = load_yaml(path.read_text(encoding="utf-8"))
+        if path.stat().st_size > YAML_MAX_BYTES:
+            return [], [LedgerProblem(str(path), f"{path.stat().st_size} bytes, over the {YAML_MAX_BYTES}-byte limit "
+                                                 "for a ledger file; split it")]
+        doc = load_yaml(path.read_text(encoding="utf-8"), where=str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        return [], [LedgerProblem(str(path), f"malformed YAML{where}: {getattr(exc, 'problem', exc)}")]
+        problem = str(getattr(exc, "problem", None) or exc)[:300]
+        return [], [LedgerProblem(str(path), f"malformed YAML{where}: {problem}")]
     except UnicodeDecodeError:
         return [], [LedgerProblem(str(path), "file is not UTF-8 text")]
     if doc is None:
@@ -237,3 +241,35 @@ def dump(records: list[dict[str, Any]], path: Path, batch: dict[str, Any] | None
     if header:
         text = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + text
     return text
+
+
+def append(text: str, new: list[dict[str, Any]], path: Path) -> str:
+    """``text`` of an existing ledger file with ``new`` records appended to its ``corrections`` list,
+    every other line (comments included) kept as it is. Raises :class:`DataError` naming ``path`` when
+    the list cannot be extended in place (e.g. ``corrections`` is not the file's last block list)."""
+    lines = text.splitlines()
+    top = [i for i, line in enumerate(lines) if re.match(r"corrections\s*:", line)]
+    if len(top) != 1:
+        raise DataError(path, "has no top-level 'corrections:' key to append to", field="corrections")
+    head = lines[top[0]]
+    rest = re.sub(r"^corrections\s*:\s*", "", head)
+    if rest.split("#")[0].strip() in ("[]", "null", "~"):
+        lines[top[0]] = "corrections:" + (f"  {rest[rest.index('#'):]}" if "#" in rest else "")
+    item = next((m.group(1) for line in lines[top[0] + 1:] if (m := re.match(r"^(\s*)- ", line))), "")
+    block = dump_yaml(new, sort_keys=False, allow_unicode=True, width=100)
+    block = "".join(item + line + "\n" if line else "\n" for line in block.splitlines())
+    out = "\n".join(lines).rstrip("\n") + "\n" + block
+    try:
+        before = (load_yaml(text) or {}).get("corrections") or []
+        after = load_yaml(out)
+    except (yaml.YAMLError, AttributeError):
+        after = None
+    if not isinstance(after, dict) or after.get("corrections") != list(before) + _yaml_dates(new):
+        raise DataError(path, "the new record cannot be appended without rewriting the file (is 'corrections' its "
+                              "last key, a block list?); append it by hand or use another --file", field="corrections")
+    return out
+
+
+def _yaml_dates(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` as they read back from YAML (ISO date text becomes a date)."""
+    return load_yaml(dump_yaml(records, sort_keys=False, allow_unicode=True))

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -26,7 +24,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import DataError, sha256_file
+from medcalc_maintained.core.io import DataError, scratch_dir, sha256_file, swap_in_dir
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import unverified_estimate
@@ -131,17 +129,6 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
     return manifest
 
 
-def _replace_dir(tmp: Path, out: Path) -> None:
-    os.chmod(tmp, 0o755)
-    old = None
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, old)
-    os.replace(tmp, out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def release_rows(project: Project, plan: Releases, t: Tables, previous: Tables | None) -> dict[str, Any]:
     """Row counts per config and split of every release up to ``t``'s (for the changelog): from
     the tables at hand, stage ``release-tables``'s state files, or the tables built now."""
@@ -186,7 +173,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
         raise DataError(out, "exists and is not a release build (no manifest.json); refusing to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp = scratch_dir(out)  # also removes the scratch directories of killed builds
     try:
         say("writing parquet files")
         for cfg, splits in t.published().items():
@@ -204,7 +191,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         manifest = _manifest(plan, rel, t, files, state, draft, reasons)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
-        _replace_dir(tmp, out)
+        swap_in_dir(tmp, out)  # one atomic exchange: out is always a complete build
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

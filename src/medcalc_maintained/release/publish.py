@@ -141,8 +141,10 @@ def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_ru
     version = man["version"]
     exists = repo.exists()
     if exists:
-        if not (repo / "HEAD").is_file() or not (repo / "objects").is_dir():
-            raise PublishRefused(repo, "exists but is not a bare git repository (create one with `git init --bare`)")
+        bare = git.git("rev-parse", "--is-bare-repository", git_dir=repo, check=False).stdout.decode().strip()
+        if not (repo / "HEAD").is_file() or not (repo / "objects").is_dir() or bare != "true":
+            raise PublishRefused(repo, "exists but is not a bare git repository (a working copy's .git is never a "
+                                       "target; create one with `git init --bare`)")
         refs = _file_refs(repo)
         head = git.git("symbolic-ref", "-q", "HEAD", git_dir=repo, check=False).stdout.decode().strip()
     else:
@@ -247,12 +249,34 @@ def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run:
     return result
 
 
-def publish(release_dir: Path, target: str, *, dry_run: bool = False, say: Callable[[str], None] | None = None
-            ) -> PublishResult:
+def _check_against_plan(release_dir: Path, man: dict[str, Any], releases: Path) -> None:
+    """Refuse a manifest whose version, kind, date or release list is not what ``releases.yaml``
+    declares for it (the manifest is not covered by its own digests, so an edit would go unseen)."""
+    from medcalc_maintained.release.plan import load_releases
+
+    plan = load_releases(releases)
+    version = str(man.get("version"))
+    listed = {r.version: r for r in plan.releases}
+    where = release_dir / "manifest.json"
+    if version not in listed:
+        raise PublishRefused(where, f"version {version!r} is not a release of {releases} "
+                                    f"(listed: {', '.join(listed)}); rebuild with `release build`")
+    rel = listed[version]
+    expected = {"kind": rel.kind, "date": str(rel.date), "releases": [r.version for r in plan.upto(version)]}
+    wrong = [k for k, v in expected.items() if (str(man.get(k)) if k == "date" else man.get(k)) != v]
+    if wrong:
+        raise PublishRefused(where, f"field(s) {', '.join(wrong)} differ from release {version} of {releases}; "
+                                    "rebuild with `release build`")
+
+
+def publish(release_dir: Path, target: str, *, dry_run: bool = False, say: Callable[[str], None] | None = None,
+            releases: Path | None = None) -> PublishResult:
     """Publish a built release to ``hf://ORG/NAME`` or ``file:///path/repo.git``.
 
     Refuses (raising :class:`PublishRefused`, with nothing written) when the release fails its
-    manifest or data contracts, when its tag exists, or when a later version is already published.
+    manifest or data contracts, when its tag exists, or when a later version is already published;
+    with ``releases`` (releases.yaml), also when the manifest's version, kind, date or release list
+    is not what that file declares.
     """
     say = say or (lambda _m: None)
     release_dir = Path(release_dir).resolve()
@@ -261,6 +285,8 @@ def publish(release_dir: Path, target: str, *, dry_run: bool = False, say: Calla
     if man.get("draft"):
         raise PublishRefused(release_dir, f"is a draft of {man.get('version')} (`release build --draft`); "
                                           "add the release to releases.yaml and build it to publish")
+    if releases is not None:
+        _check_against_plan(release_dir, man, releases)
     problems, notes = check_release(release_dir)
     if problems:
         shown = "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else "")

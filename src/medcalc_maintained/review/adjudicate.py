@@ -32,7 +32,7 @@ from medcalc_maintained.ledger.error_types import classify_error, explain, gathe
 from medcalc_maintained.quality.definitions import entities_of, guideline_version
 from medcalc_maintained.quality.severity import record_level
 from medcalc_maintained.ledger.records import LedgerError, collect, dump
-from medcalc_maintained.ledger.write import write_checked
+from medcalc_maintained.ledger.write import ledger_lock, write_checked
 from medcalc_maintained.quality.triage import Deferred, Reviewer, deferred_reviews
 from medcalc_maintained.review.packet import META, REVIEW, PacketError, PacketProblem, keyed, row_id
 from medcalc_maintained.review.reader import Item, Packet, read_packet
@@ -183,12 +183,29 @@ def _at_packet_rows(exc: LedgerError, out: Path, packet: Packet, records: list[d
 
 def import_packet(path: Path, *, instances: pd.DataFrame, ledger_paths: list[Path], relabel: pd.DataFrame | None,
                   recompute: pd.DataFrame | None, reviewers: list[Reviewer], adjudication: Adjudication,
-                  out: Path, decided_at: str, partial: bool = False) -> tuple[list[dict[str, Any]], Packet]:
-    """Read, adjudicate, check and write a packet's records to ``out``; nothing is written on error."""
+                  out: Path, decided_at: str, partial: bool = False,
+                  next_free: bool = False, exports: Path | None = None) -> tuple[list[dict[str, Any]], Packet]:
+    """Read, adjudicate, check and write a packet's records to ``out`` (``next_free``: or, when ``out``
+    exists, to the first free ``<stem>-N<suffix>`` beside it; ``packet.written`` names the file),
+    holding the ledger lock of ``out``'s directory; nothing is written on error."""
     out = Path(out)
+    packet = read_packet(path, instances, partial=partial, exports=exports)
+    with ledger_lock(out.parent):
+        return _import_locked(packet, instances=instances, ledger_paths=ledger_paths, relabel=relabel,
+                              recompute=recompute, reviewers=reviewers, adjudication=adjudication, out=out,
+                              decided_at=decided_at, next_free=next_free)
+
+
+def _import_locked(packet: Packet, *, instances: pd.DataFrame, ledger_paths: list[Path], relabel: pd.DataFrame | None,
+                   recompute: pd.DataFrame | None, reviewers: list[Reviewer], adjudication: Adjudication,
+                   out: Path, decided_at: str, next_free: bool) -> tuple[list[dict[str, Any]], Packet]:
+    """The ledger read, check and write of :func:`import_packet`, under the ledger lock."""
+    path = packet.path
+    base, n = out, 2
+    while next_free and out.exists():
+        out, n = base.with_name(f"{base.stem}-{n}{base.suffix}"), n + 1
     if out.exists():
         raise DataError(out, "already exists; choose another --out (ledger files are never overwritten)")
-    packet = read_packet(path, instances, partial=partial)
     where = str(path)
     by_id = {r.id: r for r in reviewers}
     if packet.reviewer_id not in by_id:
@@ -216,4 +233,5 @@ def import_packet(path: Path, *, instances: pd.DataFrame, ledger_paths: list[Pat
         write_checked(out, dump(records, out, batch=batch, header=header), others=existing, instances=instances)
     except LedgerError as exc:
         raise _at_packet_rows(exc, out, packet, records) from None
+    packet.written = out
     return records, packet

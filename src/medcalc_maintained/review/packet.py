@@ -164,9 +164,10 @@ def select_rows(queue: pd.DataFrame, reviewer_id: str, max_rows: int | None = No
 
 
 def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], reviewer: Reviewer, out: Path,
-                  evidence: dict[tuple[str, int], list[str]] | None = None) -> Path:
+                  evidence: dict[tuple[str, int], list[str]] | None = None, exports: Path | None = None) -> Path:
     """Write the packet for ``rows`` ((split, uid) pairs) to ``out`` (atomically). ``evidence``: per
-    row, the note sentences that the offline checks quote (only note text: the packet stays blind)."""
+    row, the note sentences that the offline checks quote (only note text: the packet stays blind).
+    ``exports``: the directory of export records (:mod:`medcalc_maintained.review.export_record`)."""
     from openpyxl import Workbook
 
     keys = sorted({(str(s), int(u)) for s, u in rows})
@@ -182,6 +183,11 @@ def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], revi
     _review_sheet(ws, inst, keys, answer_kind(instances), evidence or {})
     _meta_sheet(wb.create_sheet(META), reviewer, keys)
     wb.active = wb.index(ws)
+    if exports is not None:
+        from medcalc_maintained.review import export_record
+
+        record = export_record.stamp(wb, reviewer.id, [row_id(*k) for k in keys])
+        export_record.save(record, exports, Path(out))
     return write_atomic(Path(out), lambda p: wb.save(p))
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ class Packet:
     reviewer_specialty: str | None
     items: list[Item]
     skipped: list[str]  # row ids left empty (partial import)
+    written: Path | None = None  # the ledger file the import wrote
 
 
 def _text(v: Any) -> str:
@@ -65,11 +68,89 @@ class _Problems:
             raise PacketError(self.items)
 
 
-def _open(path: Path):
+# Safety bounds on a returned packet, checked before openpyxl reads it (a packet of 50 rows is ~0.1 MB
+# and unpacks to ~1 MB; its XML compresses about 10:1). Hostile-file limits, not tuning knobs.
+MAX_PACKET_BYTES = 20 * 1024 * 1024      # the .xlsx file itself
+MAX_UNPACKED_BYTES = 200 * 1024 * 1024   # all its members, unpacked
+MAX_RATIO = 100                          # unpacked / packed size of any member over 1 MiB
+MAX_ROWS = 5000                          # sheet rows when the export's row count is not known
+_ROW_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row[\s>/]")
+
+
+def _check_archive(path: Path, max_rows: int) -> None:
+    """Refuse a packet whose size, unpacked size or compression ratio is out of bounds, or whose
+    worksheets hold more than ``max_rows`` rows (plus the header), before it is loaded: counted by
+    streaming each worksheet's XML, so a bomb is refused without being unpacked."""
+    size = path.stat().st_size
+    if size > MAX_PACKET_BYTES:
+        raise DataError(path, f"{size} bytes, over the {MAX_PACKET_BYTES}-byte limit for a review packet")
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DataError(path, f"not a readable .xlsx workbook ({exc})") from None
+    with zf:
+        infos = zf.infolist()
+        total = sum(i.file_size for i in infos)
+        if total > MAX_UNPACKED_BYTES:
+            raise DataError(path, f"unpacks to {total} bytes, over the {MAX_UNPACKED_BYTES}-byte limit (a zip bomb?)")
+        for i in infos:
+            if i.file_size > (1 << 20) and i.file_size > MAX_RATIO * max(i.compress_size, 1):
+                raise DataError(path, f"member {i.filename} is compressed {i.file_size // max(i.compress_size, 1)}:1, "
+                                      f"over the {MAX_RATIO}:1 limit (a zip bomb?)")
+        names = _sheet_names(path, zf)
+        for i in infos:
+            if i.filename.startswith("xl/worksheets/") and i.filename.endswith(".xml"):
+                name = names.get(i.filename, i.filename)
+                _count_rows(path, zf, i, name, max_rows if name == REVIEW else MAX_ROWS)
+
+
+def _sheet_names(path: Path, zf: zipfile.ZipFile) -> dict[str, str]:
+    """Worksheet member -> sheet name, from the (small, size-checked) workbook part and its relations."""
+    parts = {}
+    for name in ("xl/workbook.xml", "xl/_rels/workbook.xml.rels"):
+        try:
+            info = zf.getinfo(name)
+        except KeyError:
+            raise DataError(path, f"not an .xlsx workbook (no {name})") from None
+        if info.file_size > (1 << 20):
+            raise DataError(path, f"member {name} is {info.file_size} bytes, over 1 MiB")
+        parts[name] = zf.read(info).decode("utf-8", "replace")
+    targets = {}
+    for tag in re.findall(r"<(?:\w+:)?Relationship\b[^>]*>", parts["xl/_rels/workbook.xml.rels"]):
+        rid, target = re.search(r'\bId="([^"]*)"', tag), re.search(r'\bTarget="([^"]*)"', tag)
+        if rid and target:
+            targets[rid.group(1)] = target.group(1)
+    out = {}
+    for tag in re.findall(r"<(?:\w+:)?sheet\b[^>]*>", parts["xl/workbook.xml"]):
+        name, rid = re.search(r'\bname="([^"]*)"', tag), re.search(r'\br:id="([^"]*)"', tag)
+        if name and rid and rid.group(1) in targets:
+            target = targets[rid.group(1)].lstrip("/")
+            out[target if target.startswith("xl/") else f"xl/{target}"] = name.group(1)
+    return out
+
+
+def _count_rows(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, sheet: str, max_rows: int) -> None:
+    rows, tail = 0, b""
+    with zf.open(info) as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            buf = tail + chunk
+            found = _ROW_TAG.findall(buf)
+            rows += len(found)
+            last = buf.rfind(b"<")
+            tail = buf[last:] if last >= 0 and len(buf) - last < 64 else b""
+            if tail and _ROW_TAG.match(tail):
+                rows -= 1  # counted again with the next chunk
+            if rows > max_rows + 1:
+                raise DataError(path, f"sheet {sheet} holds more than {max_rows + 1} rows (a packet is exported with at "
+                                      f"most {max_rows} rows and a header; rows are never added)")
+
+
+def _open(path: Path, max_rows: int = MAX_ROWS):
     from openpyxl import load_workbook
 
     if not path.is_file():
         raise DataError(path, "file not found")
+    _check_archive(path, max_rows)
     try:
         # formulas are read as formulas (not their cached values) so that they can be refused
         return load_workbook(path, data_only=False)
@@ -165,14 +246,19 @@ def _item(cells: dict[str, Any], rid: str, key: tuple[str, int], r: int, otype: 
     return Item(key[0], key[1], r, ans, raw, texts["timepoint"] or None, texts["guideline"] or None, texts["comment"])
 
 
-def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False) -> Packet:
-    """Read and check a filled packet; raises :class:`PacketError` listing every problem."""
+def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False, exports: Path | None = None) -> Packet:
+    """Read and check a filled packet; raises :class:`PacketError` listing every problem. With
+    ``exports`` (the export records' directory) the packet must match its export record."""
+    from medcalc_maintained.review import export_record
+
     path = Path(path)
-    wb = _open(path)
+    wb = _open(path, (export_record.largest_export(exports) if exports is not None else None) or MAX_ROWS)
     bad = _Problems(path)
     _formulas(wb, bad)
     meta = _meta(wb, bad)
     exported = _text(meta["rows"].value).split()
+    if exports is not None:
+        export_record.check(wb, path, exports, _text(meta["reviewer id"].value), exported)
     ws = wb[REVIEW]
     inst = keyed(instances)
     kinds = answer_kind(instances)

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.ledger.write import ledger_target
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.triage import Reviewer, TriageConfig
 from medcalc_maintained.review.adjudicate import Adjudication, import_packet
@@ -34,11 +35,15 @@ class Import:
 
 
 def export(project: Project, reviewer_id: str, out: Path, *, queue: Path | None = None,
-           max_rows: int | None = None) -> Export:
-    """The packet of the rows the triage queue routed to ``reviewer_id``, written to ``out``."""
+           max_rows: int | None = None, force: bool = False) -> Export:
+    """The packet of the rows the triage queue routed to ``reviewer_id``, written to ``out`` (an
+    existing file only with ``force``), and its export record in ``project.review_exports``."""
     out = Path(out)
     if out.suffix.lower() != ".xlsx":
         raise DataError(out, "the packet must be an .xlsx file")
+    if out.exists() and not force:
+        raise DataError(out, "already exists (it may hold a reviewer's answers); choose another --out, or pass "
+                             "--force to replace it")
     who = TriageConfig.from_project(project).reviewer(reviewer_id)
     q = read_queue(queue or project.triage_queue)
     rows = select_rows(q, who.id, max_rows)
@@ -46,7 +51,8 @@ def export(project: Project, reviewer_id: str, out: Path, *, queue: Path | None 
         raise DataError(queue or "queue.csv", f"no rows inside the budget are routed to reviewer {who.id!r}")
     inst = read_parquet(project.instances, "instances", "ingest")
     evidence = note_evidence(_optional(project.findings, "check findings", "recompute"))
-    return Export(export_packet(inst, zip(rows["split"], rows["uid"]), who, out, evidence), rows, who)
+    done = export_packet(inst, zip(rows["split"], rows["uid"]), who, out, evidence, exports=project.review_exports)
+    return Export(done, rows, who)
 
 
 def note_evidence(findings: pd.DataFrame | None) -> dict[tuple[str, int], list[str]]:
@@ -72,6 +78,15 @@ def _optional(path: Path, what: str, stage: str) -> pd.DataFrame | None:
     return read_parquet(path, what, stage) if path.is_file() else None
 
 
+def _import_target(project: Project, packet: Path, out: Path | None) -> Path:
+    """``--out`` (checked: a ``.yaml``/``.yml`` directly in the ledger directory), or
+    ``review-<packet name>.yaml`` there (``-2``, ``-3``... when taken, chosen under the ledger lock)."""
+    if out is None:
+        return project.ledger_dir / f"{_slug(Path(packet).stem)}.yaml"
+    out = Path(out) if Path(out).is_absolute() else project.root / out
+    return ledger_target(out, project.ledger_dir, generated=[project.campaign_ledger])
+
+
 def import_(project: Project, packet: Path, *, out: Path | None = None, decided_at: str | None = None,
             partial: bool = False) -> Import:
     """A filled packet's records, adjudicated and written to ``out`` (default: the hand-written
@@ -82,11 +97,12 @@ def import_(project: Project, packet: Path, *, out: Path | None = None, decided_
     section = project.section("triage")
     cfg = TriageConfig.from_section(section, str(project.params_file))
     adj = Adjudication.from_section(section, str(project.params_file))
-    target = Path(out) if out else project.ledger_dir / f"{_slug(Path(packet).stem)}.yaml"
+    target = _import_target(project, packet, out)
     inst = read_parquet(project.instances, "instances", "ingest")
     relabel = _optional(project.relabel_labels, "relabel labels", "relabel")
     recompute = _optional(project.recompute, "recompute audit", "recompute")
     records, pk = import_packet(packet, instances=inst, ledger_paths=project.ledger_paths, relabel=relabel,
                                 recompute=recompute, reviewers=cfg.reviewers, adjudication=adj, out=target,
-                                decided_at=day, partial=partial)
-    return Import(records, pk, target)
+                                decided_at=day, partial=partial, next_free=out is None,
+                                exports=project.review_exports)
+    return Import(records, pk, pk.written or target)

@@ -11,6 +11,7 @@ twice on the same inputs writes byte-identical files. What one invocation did to
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, Callable, ContextManager
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_json, write_parquet
+from medcalc_maintained.core.io import DataError, read_parquet, replace_files, sha256_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.verifiers import prompts, runner
 from medcalc_maintained.verifiers import settings as settings_mod
@@ -131,8 +132,9 @@ def execute(p: Plan, progress: ProgressFactory | None = None) -> LLMRun:
     info = run_info(p, outcomes)
     info.update(p.kind.summary(first, second, p.backend, p.settings, p.runs))
     tables = dict(zip(p.kind.outputs, (first, second)))
-    written = [write_parquet(p.out_dir / f"{stem}.parquet", df) for stem, df in tables.items()]
-    written.append(write_json(p.out_dir / "run.json", info))
+    written = replace_files(p.out_dir, {  # the tables and their run record replace the old set as a whole
+        **{f"{stem}.parquet": (lambda path, df=df: df.to_parquet(path, index=False)) for stem, df in tables.items()},
+        "run.json": lambda path: path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")})
     return LLMRun(p, tables, info, written, execution_log(eng.stats, p, elapsed))
 
 

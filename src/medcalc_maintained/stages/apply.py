@@ -17,15 +17,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from medcalc_maintained.core.io import read_parquet, write_parquet
+from medcalc_maintained.core.io import DataError, read_parquet, write_parquet
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.project import Project
 
 
 def run(project: Project, *, ledger: list[Path] | None = None, instances: Path | None = None,
         out_dir: Path | None = None, upto: str | None = None) -> tuple[pd.DataFrame, Path]:
+    if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise DataError(out_dir, "exists and is not a directory (--out names the output directory); nothing written")
     inst = read_parquet(instances or project.instances, "instances", "ingest")
     maintained = build(inst, ledger or project.ledger_paths, upto=upto)
     target = Path(out_dir) / "instances.parquet" if out_dir else project.maintained
-    write_parquet(target, maintained)
+    if target.is_dir():
+        raise DataError(target, "is a directory; nothing written")
+    try:
+        write_parquet(target, maintained)
+    except OSError as exc:
+        raise DataError(target, f"cannot be written ({exc.strerror or exc}); nothing written") from None
     return maintained, target

@@ -1,0 +1,74 @@
+"""`release publish` refuses a release whose manifest was edited after the build (its version is not
+what releases.yaml declares) and a file:// target that is not a bare repository (a working copy's
+.git); the target is left unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from medcalc_maintained.cli import app
+
+pytestmark = pytest.mark.slow
+runner = CliRunner()
+
+
+def cli(root: Path, *args: str):
+    return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()} if path.exists() else {}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, pipeline_project) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("publish-integrity") / "project"
+    shutil.copytree(pipeline_project, root)
+    out = root / "build" / "v2.0.0"
+    r = cli(root, "release", "build", "--out", str(out), "--version", "2.0.0")
+    assert r.exit_code == 0, r.output
+    return root, out
+
+
+@pytest.mark.parametrize("edit, words", [
+    ({"version": "9.9.9"}, "version '9.9.9' is not a release of"),
+    ({"kind": "patch"}, "field(s) kind differ from release 2.0.0"),
+    ({"releases": ["2.0.0"]}, "field(s) releases differ from release 2.0.0"),
+])
+def test_an_edited_manifest_is_not_published(built, tmp_path, edit, words):
+    root, out = built
+    edited = tmp_path / "release"
+    shutil.copytree(out, edited)
+    man = json.loads((edited / "manifest.json").read_text())
+    man.update(edit)
+    (edited / "manifest.json").write_text(json.dumps(man, indent=2))
+    repo = tmp_path / "repo.git"
+    r = cli(root, "release", "publish", "--release-dir", str(edited), "--target", f"file://{repo}")
+    assert r.exit_code == 1, r.output
+    assert words in " ".join(r.output.split()) and "manifest.json" in r.output, r.output
+    assert not repo.exists()
+
+
+def test_a_non_bare_repository_is_not_a_target(built, tmp_path):
+    root, out = built
+    work = tmp_path / "work"
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / "keep.txt").write_text("mine\n")
+    before = snapshot(work)
+    for target in (work / ".git", work):
+        r = cli(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{target}")
+        assert r.exit_code == 1, r.output
+        assert "is not a bare git repository" in " ".join(r.output.split()), r.output
+    assert snapshot(work) == before
+    bare = tmp_path / "ok.git"  # a bare repository passes this check (2.0.0 then waits for 1.0.0 to be published)
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    r = cli(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{bare}")
+    assert "is not a bare git repository" not in r.output and "1.0.0" in r.output, r.output
