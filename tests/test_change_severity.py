@@ -16,18 +16,11 @@ import yaml
 from medcalc_maintained.contracts.severity_views import severity_view
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.records import LedgerError
+from ledger_support import record as shared_record
 
 
 def record(**kw) -> dict:
-    base = {
-        "id": "S-0001", "uid": 1, "split": "test", "old_value": "25.238", "new_value": "30",
-        "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
-        "rationale": "Weight was read from an earlier admission.", "evidence": ["note"],
-        "source": "contributor", "reviewer": {"id": "md-1", "role": "physician", "specialty": "nephrology"},
-        "blinded": True, "decided_at": "2026-01-15",
-    }
-    base.update(kw)
-    return base
+    return shared_record(**{"id": "S-0001", **kw})
 
 
 def ledger(tmp_path: Path, *records: dict) -> Path:

@@ -13,6 +13,7 @@ from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained.cli import app
 from medcalc_maintained.stages.ingest import ingest
 from medcalc_maintained.ledger import LedgerError
+from ledger_support import record
 
 runner = CliRunner()
 
@@ -24,18 +25,6 @@ def instances(v1_test_csv) -> pd.DataFrame:
 
 def row(instances, uid):
     return instances.loc[instances["uid"] == uid].iloc[0]
-
-
-def record(**kw) -> dict:
-    base = {
-        "id": "T-0001", "uid": 1, "split": "test", "old_value": "25.238", "new_value": "30",
-        "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
-        "rationale": "Weight was read from an earlier admission.", "evidence": ["note, paragraph 2"],
-        "source": "contributor", "reviewer": {"id": "md-1", "role": "physician", "specialty": "nephrology"},
-        "blinded": True, "decided_at": "2026-01-15",
-    }
-    base.update(kw)
-    return base
 
 
 def write_ledger(path: Path, records: list[dict]) -> Path:
