@@ -188,3 +188,42 @@ def _audit_relabel(project: Project, console: Console) -> bool:
                       f"{int(st.get('deferred', 0))} deferred of {len(lab)} rows")
         shown = True
     return shown
+
+
+@section("clinical severity of the changes")
+def _severity(project: Project, console: Console) -> bool:
+    import json
+
+    m = project.release_build / "manifest.json"
+    if not m.exists():
+        return False
+    version = json.loads(m.read_text())["version"]
+    path = project.release_table(version, "full")
+    if not path.exists():
+        return False
+    full = pd.read_parquet(path, columns=["Label Status", "Change Severity"])
+    changed = full[full["Label Status"].isin(["corrected", "abstain"])]
+    levels = changed["Change Severity"].value_counts()
+    console.print(f"release {version}: {len(changed)} changed labels by clinical severity - "
+                  + ", ".join(f"{lv} {int(levels.get(lv, 0))}" for lv in ("L0", "L1", "L2", "L3"))
+                  + " (L2: crosses a decision band, L3: changes treatment or disposition)")
+    return True
+
+
+@section("review allocation")
+def _allocation(project: Project, console: Console) -> bool:
+    import json
+
+    p = project.triage_simulate_dir / "metrics.json"
+    if not p.exists():
+        return False
+    m = json.loads(p.read_text())
+    cal, est, replay = m["calibration"], m["model"]["unverified_total"], m["replay"]
+    console.print(f"error model: held-out Brier {cal['brier']:.4f} (base rate alone {cal['brier_base_rate']:.4f}) on "
+                  f"{cal['rows']} adjudicated rows; estimated wrong among {est['rows']} unverified rows "
+                  f"{100 * est['mean']:.0f}% [{100 * est['ci95'][0]:.0f}, {100 * est['ci95'][1]:.0f}]")
+    for measure, what in (("errors", "most errors found"), ("harm", "most severity-weighted harm found"),
+                          ("estimation", "best per-calculator error rates")):
+        wins = replay["winner"][measure]
+        console.print(f"  replay, {what}: " + ", ".join(f"{k} reviews: {v}" for k, v in wins.items()))
+    return True
