@@ -134,16 +134,35 @@ def review_member(path: Path) -> str:
         return next(m for m, name in _sheet_names(path, zf).items() if name == "Review")
 
 
+# Runs the CLI and, as it exits, records the peak resident memory of its own address space (VmHWM).
+# The rusage of a child (wait4) is no use here: Linux starts an exec'd child's maxrss at the RSS of
+# the process that spawned it, and the pytest process holds hundreds of MB by the end of a full run.
+_LAUNCH = """
+import atexit, os, runpy, sys
+
+def _peak():
+    with open("/proc/self/status") as fh:
+        kb = next(line.split()[1] for line in fh if line.startswith("VmHWM:"))
+    with open(os.environ["MEDCALC_TEST_PEAK"], "w") as out:
+        out.write(kb)
+
+atexit.register(_peak)
+sys.argv = ["medcalc-maintained", *sys.argv[1:]]
+runpy.run_module("medcalc_maintained.cli", run_name="__main__", alter_sys=True)
+"""
+
+
 def run_cli(root: Path, *args: str) -> tuple[int, str, float, float]:
-    """(exit code, output, seconds, peak memory in MB) of a real `python -m` run."""
-    env = dict(os.environ, MEDCALC_ROOT=str(root), PYTHONPATH=str(SRC))
+    """(exit code, output, seconds, peak memory in MB) of a real run of the CLI in a new process."""
+    peak_file = root / ".peak-kb"
+    env = dict(os.environ, MEDCALC_ROOT=str(root), PYTHONPATH=str(SRC), MEDCALC_TEST_PEAK=str(peak_file))
     t0 = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", "medcalc_maintained.cli", *args], env=env, cwd=root,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = p.stdout.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, out.decode(), time.monotonic() - t0, usage.ru_maxrss / 1024
+    p = subprocess.run([sys.executable, "-c", _LAUNCH, *args], env=env, cwd=root,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - t0
+    peak = int(peak_file.read_text()) / 1024
+    peak_file.unlink()
+    return p.returncode, p.stdout.decode(), seconds, peak
 
 
 def test_a_zip_bomb_is_refused_before_it_is_unpacked(root, real_instances):
