@@ -258,7 +258,6 @@ def run(project: Project, *, out_dir: Path | None = None,
         "replay": {"adjudicated_rows": int(len(u.y)), "pool_fraction": rc.pool_fraction, "seeds": list(rc.seeds),
                    "batch": rc.batch, "max_per_calculator": rc.cap, "policies": list(rc.policies),
                    "interval": "2.5th-97.5th percentile over seeds", **summary},
-        "seconds": round(time.perf_counter() - started, 2),
     }
     out = Path(out_dir) if out_dir else project.triage_simulate_dir
     paths = {"rows": write_atomic(out / ROWS, lambda p: rows.to_csv(p, index=False)),
@@ -269,8 +268,8 @@ def run(project: Project, *, out_dir: Path | None = None,
     paths["errors"] = write_atomic(out / ERRORS, lambda p: errors.to_csv(p, index=False))
     paths["estimation"] = write_atomic(out / ESTIMATION, lambda p: estimation.to_csv(p, index=False))
     paths.update(plots.write_plots(out, rel, cal, errors, estimation, rc.policies))
-    metrics["seconds"] = round(time.perf_counter() - started, 2)
-    paths["metrics"] = write_json(out / METRICS, metrics)
+    paths["metrics"] = write_json(out / METRICS, metrics)  # no run time in it: the stage's outputs are reproducible
+    metrics = {**metrics, "seconds": round(time.perf_counter() - started, 2)}
     return SimulateRun(metrics, rates, estimates, paths)
 
 
