@@ -1,6 +1,7 @@
 """Throughput of the recompute audit (all 55 reference calculators) plus the zero-LLM checks
 (quality/checks) on 11,100 instances
-(the v1.0 test split replicated to the full benchmark's size).
+(the v1.0 test split replicated to the full benchmark's size), in one process and then in as many
+worker processes as the machine's cores and the row count justify (core/parallel.py).
 
     .venv/bin/python benchmarks/recompute.py [--rows N] [--repeat K]
 """
@@ -11,8 +12,22 @@ import argparse
 
 from _common import FULL_SIZE, best_of, replicated_instances
 
+from medcalc_maintained.core.parallel import cores, worker_count
 from medcalc_maintained.quality.checks import run_checks
 from medcalc_maintained.quality.recompute import recompute
+
+
+def _measure(instances, rows: int, repeat: int, workers: int | None) -> float:
+    best, median, out = best_of(lambda: recompute(instances, workers=workers), repeat)
+    assert len(out) == rows
+    cbest, cmedian, found = best_of(lambda: run_checks(instances, out, workers=workers), repeat)
+    n = worker_count(rows, workers)
+    print(f"{n} process{'es' if n > 1 else ''}:")
+    print(f"  recompute: best of {repeat}: {best:.2f} s -> {rows / best:,.0f} instances/s "
+          f"(median {median:.2f} s; {100 * out['computable'].mean():.1f}% computable)")
+    print(f"  checks: best {cbest:.2f} s -> {rows / cbest:,.0f} instances/s (median {cmedian:.2f} s; {len(found)} findings)")
+    print(f"  recompute + checks: {best + cbest:.2f} s -> {rows / (best + cbest):,.0f} instances/s")
+    return best + cbest
 
 
 def main() -> None:
@@ -22,14 +37,10 @@ def main() -> None:
     args = ap.parse_args()
     instances = replicated_instances(args.rows)
     run_checks(instances.head(50), recompute(instances.head(50)))  # import and warm the registries outside the timing
-    best, median, out = best_of(lambda: recompute(instances), args.repeat)
-    assert len(out) == args.rows
-    print(f"recompute: {args.rows} instances, best of {args.repeat}: {best:.2f} s -> {args.rows / best:,.0f} instances/s "
-          f"(median {median:.2f} s; {100 * out['computable'].mean():.1f}% computable)")
-    cbest, cmedian, found = best_of(lambda: run_checks(instances, out), args.repeat)
-    total = best + cbest
-    print(f"checks: best {cbest:.2f} s -> {args.rows / cbest:,.0f} instances/s (median {cmedian:.2f} s; {len(found)} findings)")
-    print(f"recompute + checks: {total:.2f} s -> {args.rows / total:,.0f} instances/s")
+    print(f"{args.rows} instances on {cores()} core(s)")
+    _measure(instances, args.rows, args.repeat, workers=1)
+    if worker_count(args.rows) > 1:
+        _measure(instances, args.rows, args.repeat, workers=None)
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ _GA_LOOSE = re.compile(
     r"^\s*\(\s*['\"]?\s*(?P<w>\d+)\s*(?:weeks?)?\s*['\"]?\s*,\s*['\"]?\s*(?P<d>\d+)\s*(?:days?)?\s*['\"]?\s*\)\s*$",
     re.IGNORECASE,
 )
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # the common case, read without the general rules below
 _US_DATE = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})\s*$")
 _ISO_DATE = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:[ T]00:00(?::00(?:\.0+)?)?)?\s*$")
 
@@ -133,6 +134,8 @@ def parse_answer(raw: Any, output_type: str = "decimal") -> Answer:
         return _number(float(raw), str(raw))
 
     text = _clean_text(raw)
+    if output_type != "date" and _PLAIN_NUMBER.fullmatch(text):
+        return _number(float(text), text)
     if text.lower().rstrip(".") in _ABSTAIN or text.lower() in _ABSTAIN:
         return Answer("abstain", None, text)
 

@@ -15,6 +15,7 @@ potassium 39.10, chloride 35.45. Monovalent ions: 1 mEq/L = 1 mmol/L; calcium is
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 
 class UnknownUnit(ValueError):
@@ -23,7 +24,12 @@ class UnknownUnit(ValueError):
 
 def normalise_unit(unit: str) -> str:
     """Canonical spelling of a unit string: lower case, no spaces, ``u``/``mc`` for micro."""
-    u = str(unit).strip().lower()
+    return _normalise(str(unit))
+
+
+@lru_cache(maxsize=4096)  # keyed by the unit's spelling: a small vocabulary
+def _normalise(unit: str) -> str:
+    u = unit.strip().lower()
     u = u.replace("μ", "µ").replace("µ", "u")
     u = re.sub(r"\s+", " ", u)
     aliases = {

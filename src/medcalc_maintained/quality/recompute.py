@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import is_correct, parse_answer, rel_err
+from medcalc_maintained.core.parallel import map_chunks
 from medcalc_maintained.calculators import compute, load_all
 
 FINDINGS = ("agrees", "aggregation_mismatch", "implausible_input", "not_computable")
@@ -43,9 +44,10 @@ def recompute_row(calculator_id: int, entities: dict[str, Any], label: str, lowe
     if gt.kind in ("invalid",):
         out["finding"] = "not_computable"
         return out
-    agrees = is_correct(res.value, label, lower, upper, output_type)
+    value = parse_answer(res.value, output_type)  # each side parsed once, then graded and compared
+    agrees = is_correct(value, gt, lower, upper, output_type)
     out["agrees_with_original"] = bool(agrees)
-    out["rel_err"] = float(rel_err(res.value, label, output_type))
+    out["rel_err"] = float(rel_err(value, gt, output_type))
     if res.implausible:
         out["finding"] = "implausible_input"
     elif not agrees:
@@ -55,22 +57,23 @@ def recompute_row(calculator_id: int, entities: dict[str, Any], label: str, lowe
     return out
 
 
-def recompute(instances: pd.DataFrame, progress: bool = False) -> pd.DataFrame:
-    """One row per instance: ``uid``, ``split``, ``calculator_id``, the recomputation and its finding."""
-    load_all()
-    cols = ["split", "uid", "calculator_id", "entities", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type"]
-    rows = []
-    records = instances[cols].to_dict("records")
-    iterator = records
-    if progress:
-        from rich.progress import track
+_INPUTS = ["split", "uid", "calculator_id", "entities", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type"]
 
-        iterator = track(records, description="recompute", transient=True)
-    for r in iterator:
-        d = recompute_row(int(r["calculator_id"]), json.loads(r["entities"]), r["Ground Truth Answer"],
-                          r["Lower Limit"], r["Upper Limit"], r["Output Type"])
-        rows.append({"split": r["split"], "uid": int(r["uid"]), "calculator_id": int(r["calculator_id"]), **d})
-    df = pd.DataFrame(rows)
+
+def _recompute_rows(rows) -> list[dict[str, Any]]:
+    out = []
+    for split, uid, cid, ents, label, lower, upper, otype in rows:
+        d = recompute_row(int(cid), json.loads(ents), label, lower, upper, otype)
+        out.append({"split": split, "uid": int(uid), "calculator_id": int(cid), **d})
+    return out
+
+
+def recompute(instances: pd.DataFrame, progress: bool = False, workers: int | None = None) -> pd.DataFrame:
+    """One row per instance: ``uid``, ``split``, ``calculator_id``, the recomputation and its finding.
+    ``workers``: processes to use (default: as many as the cores and the table's size justify)."""
+    load_all()
+    rows = list(zip(*(instances[c].tolist() for c in _INPUTS)))
+    df = pd.DataFrame(map_chunks(_recompute_rows, rows, workers=workers, progress="recompute" if progress else None))
     df["agrees_with_original"] = df["agrees_with_original"].astype("boolean")
     df["rel_err"] = df["rel_err"].astype("float64")
     return df

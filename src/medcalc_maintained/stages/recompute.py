@@ -33,7 +33,7 @@ def run(project: Project, *, instances: Path | None = None, out_dir: Path | None
     per_path = Path(out_dir) / "recompute_per_calculator.csv" if out_dir else project.recompute_per_calculator
     findings_path = Path(out_dir) / "findings.parquet" if out_dir else project.findings
     rec = rc.recompute(inst, progress=progress)
-    findings = run_checks(inst, rec)
+    findings = run_checks(inst, rec, progress=progress)
     write_parquet(target, rec)
     write_parquet(findings_path, findings)
     per = rc.per_calculator_agreement(rec, inst)

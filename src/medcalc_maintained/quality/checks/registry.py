@@ -12,10 +12,11 @@ every check that applies to an instance. Severities:
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable
+
+from medcalc_maintained.quality.checks.prefilter import cannot_match
 
 SEVERITIES = ("error", "definition", "info")
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
@@ -39,8 +40,8 @@ def _occurrences(note: str, value: float) -> list[tuple[int, int]]:
     return out
 
 
-_STOP = re.compile(r"[.!?\n]")
-_ESCAPE = re.compile(r"\\.")
+_STOPS = ".!?\n"  # characters that end a sentence
+_ESCAPE = re.compile(r"\\.|\(\?P[<=]")  # escapes such as \S, and named groups: not letters of the text
 
 
 @lru_cache(maxsize=None)
@@ -86,22 +87,29 @@ class Instance:
         low = self.note.lower()
         return low if len(low) == len(self.note) else None
 
+    def _text_for(self, pattern: re.Pattern) -> tuple[re.Pattern, str]:
+        twin = fast_twin(pattern)
+        if twin is not None and self.lower is not None:
+            return twin, self.lower
+        return pattern, self.note
+
     def search(self, pattern: re.Pattern, start: int = 0, end: int | None = None) -> re.Match | None:
         """``pattern.search`` over the note (or ``note[start:end]``), offsets relative to that text.
         A case-insensitive rule pattern runs case-sensitively on the lower-cased note when it can
-        (:func:`fast_twin`): the same matches, several times faster. Read matched text from the note
-        by offsets, not from ``match.group``: it is lower case on the fast path."""
-        twin = fast_twin(pattern)
-        if twin is not None and self.lower is not None:
-            return twin.search(self.lower[start:end] if start or end is not None else self.lower)
-        return pattern.search(self.note[start:end] if start or end is not None else self.note)
+        (:func:`fast_twin`): the same matches, several times faster; and a text that holds none of
+        the pattern's required literals is not searched at all (:mod:`.prefilter`). Read matched
+        text from the note by offsets, not from ``match.group``: it is lower case on the fast path."""
+        pattern, text = self._text_for(pattern)
+        if cannot_match(pattern, text, start, end):
+            return None
+        return pattern.search(text[start:end] if start or end is not None else text)
 
     def finditer(self, pattern: re.Pattern, start: int = 0, end: int | None = None) -> Iterable[re.Match]:
-        """``pattern.finditer`` over the note (or ``note[start:end]``), with the fast path of :meth:`search`."""
-        twin = fast_twin(pattern)
-        if twin is not None and self.lower is not None:
-            return twin.finditer(self.lower[start:end] if start or end is not None else self.lower)
-        return pattern.finditer(self.note[start:end] if start or end is not None else self.note)
+        """``pattern.finditer`` over the note (or ``note[start:end]``), with the shortcuts of :meth:`search`."""
+        pattern, text = self._text_for(pattern)
+        if cannot_match(pattern, text, start, end):
+            return iter(())
+        return pattern.finditer(text[start:end] if start or end is not None else text)
 
     def occurrences(self, value: float) -> list[tuple[int, int]]:
         """Spans of the note where ``value`` is printed as a number (``7``, ``7.0``, ``07``; not inside
@@ -114,21 +122,26 @@ class Instance:
         return got
 
     @cached_property
-    def stops(self) -> list[int]:
-        """Offsets of the note's sentence stops (``.``, ``!``, ``?``, newline), in order."""
-        return [m.start() for m in _STOP.finditer(self.note)]
+    def _stops(self) -> str:
+        """The sentence-ending characters this note holds (most notes have no ``!`` or ``?``)."""
+        return "".join(c for c in _STOPS if c in self.note)
 
     def sentence_at(self, start: int, end: int | None = None) -> tuple[str, int, int]:
-        """The sentence(s) of the note around ``start``..``end``: (text, start, end)."""
+        """The sentence(s) of the note around ``start``..``end``: (text, start, end). Sentences end at
+        ``.``, ``!``, ``?`` or a newline."""
         end = start if end is None else end
-        stops = self.stops
-        i = bisect_left(stops, start)
-        left = stops[i - 1] + 1 if i else 0
-        j = bisect_left(stops, end)
-        right = stops[j] + 1 if j < len(stops) else len(self.note)
-        while left < right and self.note[left].isspace():
+        note, left, right = self.note, 0, len(self.note)
+        for c in self._stops:
+            i = note.rfind(c, 0, start) + 1
+            if i > left:
+                left = i
+            j = note.find(c, end)
+            if 0 <= j < right - 1:
+                right = j + 1
+        while left < right and note[left].isspace():
             left += 1
-        return self.note[left:right].rstrip(), left, left + len(self.note[left:right].rstrip())
+        text = note[left:right].rstrip()
+        return text, left, left + len(text)
 
     def finding(self, check: "Check", reason: str, match: re.Match | tuple[int, int] | None = None) -> Finding:
         """A finding of ``check`` quoting the sentence of ``match`` (a regex match on the note or a span)."""

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 
+from medcalc_maintained.core.parallel import map_chunks
 from medcalc_maintained.quality.checks.registry import Instance, run
 
 FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason",
@@ -13,9 +14,11 @@ FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason
 _REC_COLS = ("finding", "missing_inputs", "implausible_inputs", "recomputed")
 
 
-def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -> pd.DataFrame:
+def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None, *, workers: int | None = None,
+               progress: bool = False) -> pd.DataFrame:
     """Findings of every check on every row of ``instances`` (ingest output), with the recompute
-    output (``split``, ``uid``, ``finding`` ...) when given. Columns: :data:`FINDING_COLUMNS`."""
+    output (``split``, ``uid``, ``finding`` ...) when given. Columns: :data:`FINDING_COLUMNS`.
+    ``workers``: processes to use (default: as many as the cores and the table's size justify)."""
     rec: dict[tuple[str, int], dict] = {}
     if recompute is not None and len(recompute):
         cols = [c for c in _REC_COLS if c in recompute.columns]
@@ -26,14 +29,20 @@ def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -
                 v["recomputed"] = None
         rec = dict(zip(keys, vals))
     cols = ["split", "uid", "calculator_id", "Patient Note", "Question", "entities", "Ground Truth Answer", "output_type"]
-    rows: list[tuple] = []
-    for split, uid, cid, note, question, ents, label, otype in zip(*(instances[c].tolist() for c in cols)):
-        uid, cid = int(uid), int(cid)
-        inst = Instance(note or "", question or "", json.loads(ents) if isinstance(ents, str) else dict(ents or {}),
-                        str(label), otype, cid, rec.get((split, uid)), split, uid)
-        for f in run(inst):
-            rows.append((split, uid, cid, f.check, f.severity, f.reason, f.evidence_text, f.evidence_start, f.evidence_end))
-    out = pd.DataFrame(rows, columns=FINDING_COLUMNS)
+    rows = [(*r, rec.get((r[0], int(r[1])))) for r in zip(*(instances[c].tolist() for c in cols))]
+    found = map_chunks(_check_rows, rows, workers=workers, progress="checks" if progress else None)
+    out = pd.DataFrame(found, columns=FINDING_COLUMNS)
     for c in ("uid", "calculator_id", "evidence_start", "evidence_end"):
         out[c] = out[c].astype("int64")
+    return out
+
+
+def _check_rows(rows) -> list[tuple]:
+    out: list[tuple] = []
+    for split, uid, cid, note, question, ents, label, otype, rec in rows:
+        uid, cid = int(uid), int(cid)
+        inst = Instance(note or "", question or "", json.loads(ents) if isinstance(ents, str) else dict(ents or {}),
+                        str(label), otype, cid, rec, split, uid)
+        for f in run(inst):
+            out.append((split, uid, cid, f.check, f.severity, f.reason, f.evidence_text, f.evidence_start, f.evidence_end))
     return out

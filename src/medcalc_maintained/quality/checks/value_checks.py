@@ -4,6 +4,7 @@ note contradicts, and answers or intermediates the note prints that disagree wit
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterator
 
 from medcalc_maintained.core.answers import parse_answer
@@ -91,16 +92,40 @@ def bmi_contradicts_obesity(inst: Instance, check: Check) -> Iterator[Finding]:
             yield inst.finding(check, f"{keys[0]!r} is entered as present but the BMI is {bmi:.1f}: {c.rationale}", m)
 
 
-_CHANGE_BEFORE = re.compile(r"(?:\(\s*[−+↓↑]|\b(?:lost|gained|decrease[sd]?|reduction|reduced|drop(?:ped)?|fell|rise|rose|increase[sd]?)\s+(?:of|by)\s*)\s*$", re.I)
+_CHANGE_WORDS = ("lost", "gained", "decrease", "decreased", "decreases", "reduction", "reduced", "drop", "dropped",
+                 "fell", "rise", "rose", "increase", "increased", "increases")
+_CHANGE_SIGNS = ("−", "+", "↓", "↑")
+_CHANGE_BEFORE = re.compile(r"(?:\(\s*[" + "".join(_CHANGE_SIGNS) + r"]|\b(?:" + "|".join(_CHANGE_WORDS)
+                            + r")\s+(?:of|by)\s*)\s*$", re.I)
 _NAME_TOKEN = re.compile(r"[a-z]{4,}")
 _SKIP_TOKENS = {"history", "criteria", "rule", "with", "present", "dose", "with", "test", "count", "level"}
 
 
-def _numeric_entities(inst: Instance):
-    for key, val in inst.entities.items():
-        if isinstance(val, (list, tuple)) and len(val) == 2 and isinstance(val[0], (int, float)) \
-                and not isinstance(val[0], bool) and str(key).lower() != "age":
-            yield key, float(val[0])
+def _numeric_entities(inst: Instance) -> list[tuple[str, float]]:
+    """(key, value) of the numeric ``[value, unit]`` entities other than age, once per instance."""
+    got = inst.memo.get("numeric")
+    if got is None:
+        got = inst.memo["numeric"] = [
+            (key, float(val[0])) for key, val in inst.entities.items()
+            if isinstance(val, (list, tuple)) and len(val) == 2 and isinstance(val[0], (int, float))
+            and not isinstance(val[0], bool) and str(key).lower() != "age"]
+    return got
+
+
+@lru_cache(maxsize=4096)  # keyed by entity names: a small vocabulary
+def _name_stems(key: str) -> tuple[str, ...]:
+    """The first five letters of each word of an entity's name that could name it in a note."""
+    return tuple(t[:5] for t in _NAME_TOKEN.findall(key.lower()) if t not in _SKIP_TOKENS)
+
+
+def _is_change(inst: Instance, a: int) -> bool:
+    """Whether the number printed at offset ``a`` is a change ("lost 7", "(+7"), not a level."""
+    lo = max(0, a - 30)
+    tail = inst.note[lo:a].rstrip().lower()
+    # the regex decides, but only where it can match: after a sign, or after "<change word> of|by"
+    if not (tail.endswith(_CHANGE_SIGNS) or (tail.endswith(("of", "by")) and tail[:-2].rstrip().endswith(_CHANGE_WORDS))):
+        return False
+    return inst.search(_CHANGE_BEFORE, lo, a) is not None
 
 
 @register("value_is_a_change", "error")
@@ -108,7 +133,7 @@ def value_is_a_change(inst: Instance, check: Check) -> Iterator[Finding]:
     """A numeric input is printed in the note only as a change (a signed difference, "lost 7"), not as a level."""
     for key, value in _numeric_entities(inst):
         occ = inst.occurrences(abs(value))
-        if occ and all(inst.search(_CHANGE_BEFORE, max(0, a - 30), a) for a, _ in occ):
+        if occ and all(_is_change(inst, a) for a, _ in occ):
             yield inst.finding(check, f"{key!r} is printed only as a change, not as a measured level", occ[0])
 
 
@@ -116,10 +141,13 @@ def value_is_a_change(inst: Instance, check: Check) -> Iterator[Finding]:
 def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
     """A numeric input appears in the note only in sentences that do not name its quantity."""
     for key, value in _numeric_entities(inst):
-        tokens = [t for t in _NAME_TOKEN.findall(str(key).lower()) if t not in _SKIP_TOKENS]
-        occ = inst.occurrences(value)
-        if not tokens or not occ:
+        stems = _name_stems(str(key))
+        occ = inst.occurrences(value) if stems else None
+        if not occ:
             continue
-        sentences = [inst.sentence_at(a, b) for a, b in occ]
-        if not any(any(t[:5] in s[0].lower() for t in tokens) for s in sentences):
+        for a, b in occ:
+            text = inst.sentence_at(a, b)[0].lower()
+            if any(t in text for t in stems):
+                break
+        else:
             yield inst.finding(check, f"{key!r}: the number appears only where the note does not name the quantity", occ[0])

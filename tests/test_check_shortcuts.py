@@ -1,0 +1,125 @@
+"""The shortcuts that make the checks fast never change an answer: required literals of a pattern,
+sentence bounds without a regex, the guard before the change regex, and the row-parallel map."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from medcalc_maintained.core.parallel import map_chunks, worker_count
+from medcalc_maintained.quality.checks import Instance, run_checks
+from medcalc_maintained.quality.checks.prefilter import cannot_match, required
+from medcalc_maintained.quality.checks.registry import fast_twin
+from medcalc_maintained.quality.checks.rules import rules
+from medcalc_maintained.quality.checks.value_checks import _CHANGE_BEFORE, _is_change
+
+
+@pytest.mark.parametrize("pattern, literals", [
+    (r"\b(?:spayed|neutered|feline)\b", {"spayed", "neutered", "feline"}),
+    (r"\b\d+[- ](?:month|week)s?[- ]old\b", {"-month", " month", "-week", " week"}),  # longest shortest member
+    (r"weight (?:loss|gain)\s*\d", {"weight loss", "weight gain"}),      # runs continue through alternations
+    (r"(?:diagnosed with|consistent with) (?:acute )?mononucleosis", {"diagnosed with ", "consistent with "}),
+    (r"(?:on|in) (?:acute )?mononucleosis", {"mononucleosis"}),
+    (r"tonsil", {"tonsil"}),
+])
+def test_required_literals_of_a_pattern(pattern, literals):
+    assert set(required(re.compile(pattern))) == literals
+
+
+@pytest.mark.parametrize("pattern, flags", [
+    (r"(?:ascites)?\d+", 0),          # the only literal is optional
+    (r"\d+\s*\w+", 0),                # no literal at all
+    (r"ascites", re.I),               # case-insensitive patterns get none (their twins do)
+    (r"(a)b\1", 0),                   # back-references: no shortcut
+])
+def test_patterns_without_a_shortcut(pattern, flags):
+    assert required(re.compile(pattern, flags)) is None
+    assert not cannot_match(re.compile(pattern, flags), "")
+
+
+def _rule_patterns() -> list[re.Pattern]:
+    r = rules()
+    pats = [p for group in (r.required_inputs, r.figure_only, r.not_applicable) for rule in group for p in rule.patterns]
+    pats += [*r.weight_change, *r.pediatric, *(p.pattern for p in r.printed_values)]
+    pats += [x for b in r.boolean_criteria for x in (b.concept, b.wrong_if_before, b.needs_before, b.wrong_if_near) if x]
+    return pats + [_CHANGE_BEFORE]
+
+
+def test_a_skipped_search_never_had_a_match_on_real_notes(real_instances):
+    """Soundness on every rule pattern and every v1.0 note: whenever the shortcut says "cannot
+    match", the engine finds nothing either; and the shortcut does skip most searches."""
+    notes = [n.lower() for n in real_instances["Patient Note"].tolist()]
+    skipped = searched = 0
+    for pat in _rule_patterns():
+        twin = fast_twin(pat)
+        assert twin is not None, f"rule pattern {pat.pattern!r} has no lower-case twin"
+        for note in notes:
+            if cannot_match(twin, note):
+                skipped += 1
+                assert twin.search(note) is None, (pat.pattern, note[:80])
+            else:
+                searched += 1
+    assert skipped > 2 * searched
+
+
+def _sentences_by_regex(note: str, start: int, end: int) -> tuple[str, int, int]:
+    """The sentence rule written the slow, obvious way: stops found by a regex."""
+    stops = [m.start() for m in re.finditer(r"[.!?\n]", note)]
+    left = max([s + 1 for s in stops if s < start], default=0)
+    right = min([s + 1 for s in stops if s >= end], default=len(note))
+    while left < right and note[left].isspace():
+        left += 1
+    text = note[left:right].rstrip()
+    return text, left, left + len(text)
+
+
+def test_sentence_bounds_match_the_regex_rule(real_instances):
+    synthetic = "Wow! Is it? Yes.\nNext line has 7 kg. Last bit without a stop"
+    inst = Instance(note=synthetic)
+    assert inst.sentence_at(synthetic.index("7")) == ("Next line has 7 kg.", 17, 36)
+    assert inst.sentence_at(len(synthetic) - 1)[0] == "Last bit without a stop"
+    for note in real_instances["Patient Note"].tolist()[::10]:
+        inst = Instance(note=note)
+        for a in range(0, len(note), max(1, len(note) // 17)):
+            b = min(len(note), a + 9)
+            assert inst.sentence_at(a, b) == _sentences_by_regex(note, a, b)
+
+
+def test_change_guard_agrees_with_the_regex(real_instances):
+    """_is_change runs the change regex only where it can match; on every number of every v1.0 note
+    (and on synthetic changes) it answers as the regex alone would."""
+    number = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
+    extra = ["He lost 7 kg.", "weight (↓ 4 kg)", "a rise of 12 points", "HR (+ 20) now", "sodium of 140"]
+    hits = 0
+    for note in real_instances["Patient Note"].tolist() + extra:
+        inst = Instance(note=note)
+        for m in number.finditer(note):
+            a = m.start()
+            expected = _CHANGE_BEFORE.search(note[max(0, a - 30):a]) is not None
+            assert _is_change(inst, a) is expected, note[max(0, a - 30):a + 5]
+            hits += expected
+    assert hits >= 4
+
+
+def _square_chunk(items):
+    return [x * x for x in items]
+
+
+def test_parallel_map_keeps_order_and_content():
+    items = list(range(5_123))
+    assert map_chunks(_square_chunk, items, workers=2) == [x * x for x in items]
+    assert map_chunks(_square_chunk, [], workers=2) == []
+    assert worker_count(1_047) == 1          # the pipeline's table stays in one process
+    assert worker_count(10, workers=3) == 3
+
+
+def test_recompute_and_checks_are_the_same_in_two_processes(real_instances):
+    from medcalc_maintained.quality.recompute import recompute
+
+    doubled = pd.concat([real_instances, real_instances.assign(split="copy")], ignore_index=True)
+    one = recompute(doubled, workers=1)
+    two = recompute(doubled, workers=2)
+    pd.testing.assert_frame_equal(one, two)
+    pd.testing.assert_frame_equal(run_checks(doubled, one, workers=1), run_checks(doubled, two, workers=2))
