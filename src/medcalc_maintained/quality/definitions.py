@@ -25,7 +25,7 @@ import pandas as pd
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import compute_alternative
 from medcalc_maintained.calculators.policy import POLICY_FILE, guideline_version, load_policy  # noqa: F401 (public here too)
-from medcalc_maintained.core.answers import labels_agree, parse_answer
+from medcalc_maintained.core.answers import Answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import write_csv_for_people
 
 CHECK = "definition_alternative"
@@ -33,9 +33,8 @@ CONTRADICTION_COLUMNS = ["split", "uid", "calculator_id", "calculator", "label",
                          "declared_version", "declared_value", "alternative", "alternative_value", "reason"]
 
 
-def _change(alt: str, label: str, output_type: str) -> str:
-    """How far ``alt`` is from ``label``: signed percent for numbers, days for dates."""
-    a, b = parse_answer(alt, output_type), parse_answer(label, output_type)
+def _change(a: Answer, b: Answer) -> str:
+    """How far the alternative's value ``a`` is from the label ``b``: signed percent for numbers, days for dates."""
     if a.kind == "date" and b.kind == "date":
         days = (a.value - b.value).days
         return f"{days:+d} days"
@@ -61,8 +60,8 @@ def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any
     is computed here.
 
     >>> definition_findings(63, {"Sodium": [140, "mmol/L"], "Chloride": [100, "mmol/L"],
-    ...                          "Bicarbonate": [14, "mmol/L"]}, "14", "decimal")[0]["reason"][:60]
-    'under delta_gap_minus_delta_bicarbonate ((AG - 12) - (24 - HC'
+    ...                          "Bicarbonate": [14, "mmol/L"]}, "14", "decimal")[0]["reason"].split(") the ")[1]
+    'label would be 4 instead of 14 (−71%)'
     """
     entry = load_policy().get(int(calculator_id))
     lab = parse_answer(label, output_type)
@@ -70,19 +69,23 @@ def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any
         return []
     label = str(label)
     default = compute(int(calculator_id), entities).value if declared is _UNKNOWN else declared
+    default_answer = parse_answer(default, output_type) if default is not None else None
     out = []
     for name, alt in entry["alternatives"].items():
         value = compute_alternative(int(calculator_id), name, entities).value
-        if value is None or (default is not None and labels_agree(value, default, output_type)):
+        if value is None:
+            continue
+        answer = parse_answer(value, output_type)  # each value parsed once, then compared
+        if default_answer is not None and labels_agree(answer, default_answer, output_type):
             continue
         what = f"{name} ({alt['definition']})"
-        if labels_agree(value, label, output_type):
+        if labels_agree(answer, lab, output_type):
             declared = f"the declared {entry['version']} gives {default}" if default is not None else \
                 f"the declared {entry['version']} is not computable"
             out.append(_finding(f"the label {label} follows {what}, not the declared definition: {declared}"))
         else:
             out.append(_finding(f"under {what} the label would be {value} instead of {label} "
-                                f"({_change(value, label, output_type)})"))
+                                f"({_change(answer, lab)})"))
     return out
 
 
