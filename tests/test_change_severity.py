@@ -46,6 +46,21 @@ def test_change_severity_is_derived_without_a_stated_value(real_instances, tmp_p
     assert set(out["Change Severity"].drop(index=1)) == {"L0"}  # no other label changed
 
 
+def test_the_corrections_config_carries_the_stated_level(real_instances, tmp_path):
+    """The release tables take a record's stated level (apply has checked it) and compute one only
+    for a record that states none: a stated L1 on the L3 change 25.238 -> 30 (which apply would
+    refuse) shows that the tables do not recompute it."""
+    from medcalc_maintained import ledger as ledger_pkg
+    from medcalc_maintained.release.tables import _records_table
+
+    def table(**kw):
+        records, _ = ledger_pkg.collect([ledger(tmp_path, record(**kw))])
+        return _records_table(records, real_instances, "9.0.0", tmp_path, include_unreleased=True)
+
+    assert table(change_severity="L1")["change_severity"].tolist() == ["L1"]
+    assert table()["change_severity"].tolist() == ["L3"]
+
+
 def test_real_change_severity_of_2_0_0(real_maintained):
     ct = pd.crosstab(real_maintained["Label Status"], real_maintained["Change Severity"])
     changed = real_maintained[real_maintained["Label Status"].isin(["corrected", "abstain"])]

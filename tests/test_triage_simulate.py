@@ -227,3 +227,29 @@ def test_cli_help_and_a_bad_parameter_exit_2(project_root, monkeypatch):
     (project_root / "params.yaml").write_text(yaml.safe_dump(params))
     r = runner.invoke(app, ["triage", "simulate"])  # no triage queue yet
     assert r.exit_code == 2 and "queue.csv" in r.output and "dvc repro triage" in r.output
+
+
+def test_the_true_harm_needs_the_maintained_change_severity(project_root):
+    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.project import Project
+
+    p = Project.load(project_root)
+    m = pd.read_parquet(p.maintained)
+    queue = m[["split", "uid", "calculator_id"]].assign(calculator="c", priority=0.0)
+    for c in stage.EVIDENCE_COLUMNS:
+        if c not in queue.columns:
+            queue[c] = ""
+    p.triage_queue.parent.mkdir(parents=True, exist_ok=True)
+    queue.to_csv(p.triage_queue, index=False)
+    cfg = stage.SimulateConfig.from_project(p)
+    assert len(stage.load_inputs(p, cfg)[0].table) == len(m)  # the real table passes
+    m.drop(columns=["Change Severity"]).to_parquet(p.maintained, index=False)
+    with pytest.raises(DataError) as exc:
+        stage.load_inputs(p, cfg)
+    assert "instances.parquet" in str(exc.value) and "Change Severity" in str(exc.value)
+    uid = int(m["uid"].iloc[3])
+    m.assign(**{"Change Severity": m["Change Severity"].astype(str).where(m["uid"] != uid, "L9")}).to_parquet(
+        p.maintained, index=False)
+    with pytest.raises(DataError) as exc:
+        stage.load_inputs(p, cfg)
+    assert "'L9'" in str(exc.value) and f"uid {uid}" in str(exc.value) and "Change Severity" in str(exc.value)

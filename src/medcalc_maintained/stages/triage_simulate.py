@@ -31,7 +31,7 @@ from medcalc_maintained.core.io import DataError, read_csv_for_people, read_parq
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import allocation, error_model as em, impact, replay
-from medcalc_maintained.quality.severity import LEVELS, severity
+from medcalc_maintained.quality.severity import LEVELS
 
 ROWS, RATES, ESTIMATE, METRICS = "rows.csv", "calculator_rates.csv", "unverified_estimate.json", "metrics.json"
 RELIABILITY, ERRORS, ESTIMATION = "reliability.csv", "errors_found.csv", "estimation_error.csv"
@@ -100,12 +100,22 @@ def load_inputs(project: Project, cfg: SimulateConfig) -> tuple[Inputs, pd.DataF
     q = _read_queue(project.triage_queue)
     m = read_parquet(project.maintained, "maintained instances", "apply")
     m = m.assign(split=m["split"].astype(str), uid=m["uid"].astype(int))
-    cols = ["split", "uid", "output_type", "Original Ground Truth Answer", "Ground Truth Answer", "Label Status"]
+    cols = ["split", "uid", "output_type", "Original Ground Truth Answer", "Ground Truth Answer", "Label Status",
+            "Change Severity"]
+    missing = [c for c in cols if c not in m.columns]
+    if missing:
+        raise DataError(project.maintained, f"missing column(s) {missing} (written by `dvc repro apply`)",
+                        field=missing[0])
     t = q.merge(m[cols], on=["split", "uid"], how="left", validate="one_to_one")
     if t["Label Status"].isna().any():
         r = t[t["Label Status"].isna()].iloc[0]
         raise DataError(project.maintained, "queue row missing from the maintained labels",
                         row=f"{r['split']} uid {r['uid']}", field="uid")
+    bad = ~t["Change Severity"].astype(str).isin(LEVELS)
+    if bad.any():
+        r = t[bad].iloc[0]
+        raise DataError(project.maintained, f"Change Severity {r['Change Severity']!r} is not one of {list(LEVELS)}",
+                        row=f"{r['split']} uid {r['uid']}", field="Change Severity")
     t = t.sort_values(["split", "uid"], kind="mergesort").reset_index(drop=True)
     findings = read_parquet(project.findings, "check findings", "recompute") if project.findings.is_file() else None
     recompute = read_parquet(project.recompute, "recompute audit", "recompute") if project.recompute.is_file() else None
@@ -183,15 +193,14 @@ def method_text(cfg: SimulateConfig) -> str:
 def universe(inp: Inputs, instances: pd.DataFrame, recompute: pd.DataFrame | None, cfg: SimulateConfig,
              weights: dict[str, Any]) -> replay.Universe:
     """The adjudicated rows as the replay's simulated physician sees them (``weights``: the
-    triage weights, for the ranking's relabel part). ``instances``: the upstream rows (their v1.0
+    triage weights, for the ranking's relabel part); a changed row's ``true_harm`` is the weight of
+    the maintained table's ``Change Severity`` (the level apply checked). ``instances``: the upstream rows (their v1.0
     label and entities), for :func:`expected_weights`."""
     adj = ~np.isnan(inp.known)
     t = inp.table[adj]
     expected = expected_weights(t, instances, recompute, cfg.impact_config)
     w = cfg.impact_config.weights
-    true = [w[severity(int(r.calculator_id), r.old, r.new, str(r.output_type))[0]] if wrong else 0.0
-            for r, wrong in zip(t.rename(columns={"Original Ground Truth Answer": "old", "Ground Truth Answer": "new"})
-                                .itertuples(), inp.known[adj])]
+    true = [w[str(level)] if wrong else 0.0 for level, wrong in zip(t["Change Severity"], inp.known[adj])]
     return replay.Universe(inp.x[adj], inp.calc[adj], inp.known[adj], ranking_priority(t, cfg, weights), expected,
                            np.array(true), len(inp.calculators))
 
