@@ -61,6 +61,16 @@ def test_the_corrections_config_carries_the_stated_level(real_instances, tmp_pat
     assert table()["change_severity"].tolist() == ["L3"]
 
 
+def test_a_new_record_states_its_level_only_when_it_can_be_worked_out(real_instances):
+    from medcalc_maintained.ledger.records import state_change_severity
+
+    row = real_instances[(real_instances["split"] == "test") & (real_instances["uid"] == 1)].iloc[0]
+    cid, otype = row["Calculator ID"], str(row["Output Type"])
+    assert state_change_severity(record(), cid, otype)["change_severity"] == "L3"  # 25.238 -> 30 (module doc)
+    assert state_change_severity(record(new_value="28"), cid, otype)["change_severity"] == "L1"
+    assert "change_severity" not in state_change_severity(record(new_value="about thirty"), cid, otype)
+
+
 def test_real_change_severity_of_2_0_0(real_maintained):
     ct = pd.crosstab(real_maintained["Label Status"], real_maintained["Change Severity"])
     changed = real_maintained[real_maintained["Label Status"].isin(["corrected", "abstain"])]
