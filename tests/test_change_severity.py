@@ -46,6 +46,31 @@ def test_change_severity_is_derived_without_a_stated_value(real_instances, tmp_p
     assert set(out["Change Severity"].drop(index=1)) == {"L0"}  # no other label changed
 
 
+def test_the_corrections_config_carries_the_stated_level(real_instances, tmp_path):
+    """The release tables take a record's stated level (apply has checked it) and compute one only
+    for a record that states none: a stated L1 on the L3 change 25.238 -> 30 (which apply would
+    refuse) shows that the tables do not recompute it."""
+    from medcalc_maintained import ledger as ledger_pkg
+    from medcalc_maintained.release.tables import _records_table
+
+    def table(**kw):
+        records, _ = ledger_pkg.collect([ledger(tmp_path, record(**kw))])
+        return _records_table(records, real_instances, "9.0.0", tmp_path, include_unreleased=True)
+
+    assert table(change_severity="L1")["change_severity"].tolist() == ["L1"]
+    assert table()["change_severity"].tolist() == ["L3"]
+
+
+def test_a_new_record_states_its_level_only_when_it_can_be_worked_out(real_instances):
+    from medcalc_maintained.ledger.records import state_change_severity
+
+    row = real_instances[(real_instances["split"] == "test") & (real_instances["uid"] == 1)].iloc[0]
+    cid, otype = row["Calculator ID"], str(row["Output Type"])
+    assert state_change_severity(record(), cid, otype)["change_severity"] == "L3"  # 25.238 -> 30 (module doc)
+    assert state_change_severity(record(new_value="28"), cid, otype)["change_severity"] == "L1"
+    assert "change_severity" not in state_change_severity(record(new_value="about thirty"), cid, otype)
+
+
 def test_real_change_severity_of_2_0_0(real_maintained):
     ct = pd.crosstab(real_maintained["Label Status"], real_maintained["Change Severity"])
     changed = real_maintained[real_maintained["Label Status"].isin(["corrected", "abstain"])]
@@ -104,18 +129,49 @@ def test_card_table_counts_the_changes_of_the_release_per_calculator_and_level()
     assert severity_table(recs, "3.0.0") == "No label change in this release."
 
 
-def test_campaign_records_state_their_severity(campaign_records):
+# Confirmed rows whose two values agree within the tolerance but lie on either side of a cut-off
+# of thresholds.yaml, so the (tiny) change still crosses a band:
+STRADDLING = {
+    295: "FIB-4 1.296 -> 1.3, age < 65: low (< 1.3) -> indeterminate (>= 1.3)",
+    370: "corrected sodium 145.664 -> 139.78: high (> 145) -> normal",
+    380: "corrected sodium 145.008 -> 144.67: high (> 145) -> normal",
+    384: "corrected sodium 146.36 -> 143.24: high (> 145) -> normal",
+}
+
+
+def _straddles(rec: dict, row: pd.Series) -> bool:
+    """Whether a cut-off of the row's band set (thresholds.yaml) lies between the record's values:
+    some band admits one value and not the other."""
+    from medcalc_maintained.calculators.thresholds import thresholds
+
+    t = thresholds().get(int(row["Calculator ID"]))
+    try:
+        x, y = float(rec["old_value"]), float(rec["new_value"])
+    except ValueError:
+        return False  # dates and abstentions have no bands
+    if t is None:
+        return False
+    sets = t.bands_for(row.get("entities"))
+    return any(b.admits(x) != b.admits(y) for _, bands in sets for b in bands[1:])
+
+
+def test_campaign_records_state_their_severity(campaign_records, real_instances):
     """The generated campaign ledger carries ``change_severity`` on every record; hand-checked rows
     (thresholds.yaml): CHA2DS2-VASc 3 -> 5 in a woman of 68 stays in the anticoagulation band (L1),
     RCRI 2 -> 3 moves class III -> IV (L2), Cockcroft-Gault 25 -> 9 mL/min crosses into kidney
-    failure dosing (L3); a confirmed label is L0."""
+    failure dosing (L3); a confirmed label is L0 unless its values straddle a cut-off
+    (:data:`STRADDLING`, and no other row)."""
     by_uid = {r["uid"]: r for r in campaign_records}
     assert all(r.get("change_severity") in ("L0", "L1", "L2", "L3") for r in campaign_records)
     assert by_uid[42]["change_severity"] == "L1"
     assert by_uid[240]["change_severity"] == "L2"
     assert by_uid[3]["change_severity"] == "L3"
+    rows = real_instances[real_instances["split"] == "test"].set_index("uid")
     confirmed = [r for r in campaign_records if r["label_status"] == "confirmed"]
-    assert sum(r["change_severity"] == "L0" for r in confirmed) >= len(confirmed) - 4
+    straddling = {r["uid"] for r in confirmed if _straddles(r, rows.loc[r["uid"]])}
+    assert straddling == set(STRADDLING)
+    assert {r["uid"] for r in confirmed if r["change_severity"] != "L0"} == straddling
+    assert {by_uid[u]["change_severity"] for u in STRADDLING} <= {"L2", "L3"}  # a band crossed
 
 
 def test_propose_states_the_severity_of_the_change(project_root):

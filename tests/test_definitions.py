@@ -108,6 +108,15 @@ def test_pregnancy_dating_variants():
     # conception: LMP + 14 = 03/15/2024 (declared: + 35 - 14 = 21 days -> 03/22/2024)
     assert _alt(68, "lmp_plus_14", e) == "03/15/2024"
     assert compute(68, e).value == "03/22/2024"
+    # the cycle-free variants need only the LMP; the cycle-adjusted ones need the cycle length too
+    lmp_only = {"Last menstrual date": "03/01/2024"}
+    assert [_alt(13, n, lmp_only) for n in ("lmp_plus_280", "naegele_calendar")] == ["12/06/2024", "12/08/2024"]
+    assert _alt(68, "lmp_plus_14", lmp_only) == "03/15/2024"
+    adjusted = compute_alternative(13, "naegele_calendar_cycle_adjusted", lmp_only)
+    assert adjusted.value is None and adjusted.missing == ("cycle length",)
+    for cid, name in ((13, "lmp_plus_280"), (13, "naegele_calendar"), (68, "lmp_plus_14")):
+        r = compute_alternative(cid, name, {"cycle length": 28})
+        assert r.value is None and r.missing == ("Last menstrual date",), name
 
 
 def test_renal_variants():

@@ -11,6 +11,7 @@ import pytest
 from scipy import integrate
 
 from medcalc_maintained.quality import allocation, error_model as em, replay
+from medcalc_maintained.stages import triage_simulate as stage
 
 CFG = em.ModelConfig(signals=("s",), prior_rate=0.2, prior_sd_mu=2.0, prior_sd_beta=2.5, tau=1.5)
 
@@ -138,15 +139,28 @@ def test_replay_on_synthetic_rows_finds_more_than_uniform_and_learns_the_rates()
     assert set(out["at"]["uniform"]["estimation"]) == {"25", "50"}
 
 
-def test_row_levels_use_the_recompute_value_or_the_calculators_worst_level():
-    # CURB-65 (id 45): 1 -> 2 changes care (home treatment -> short stay); no recompute: worst level
-    table = pd.DataFrame({"split": "test", "uid": [1, 2], "calculator_id": [45, 45], "output_type": "integer",
-                          "Original Ground Truth Answer": ["1", "4"]})
-    rc = pd.DataFrame({"split": ["test"], "uid": [1], "computable": [True], "agrees_with_original": [False],
-                       "recomputed": ["2"]})
+def test_harm_weights_come_from_the_recompute_evidence_or_the_prior_never_the_relabel():
+    # CURB-65 (id 45): 1 -> 2 changes care (home treatment -> short stay), so a recompute
+    # aggregation mismatch proposing 2 is an L3 change; every other row gets the calculator's
+    # prior, the mean weight of L1 up to its worst level
     from medcalc_maintained.calculators.thresholds import thresholds
+    from medcalc_maintained.quality.impact import ImpactConfig
+    from medcalc_maintained.quality.severity import LEVELS
 
-    assert allocation.row_levels(table, rc) == ["L3", thresholds()[45].max_level]
+    icfg = ImpactConfig.from_section({"impact": {"weights": {"L0": 0.0, "L1": 1.0, "L2": 10.0, "L3": 100.0},
+                                                 "saturation": 6.0}}, "params.yaml")
+    top = LEVELS.index(thresholds()[45].max_level)
+    prior = np.mean([1.0, 10.0, 100.0][:top])
+    t = pd.DataFrame({"split": "test", "uid": [1, 2, 3, 4], "calculator_id": 45, "output_type": "integer",
+                      "priority": 1.0,
+                      "recompute_finding": ["aggregation_mismatch", "", "implausible_input", ""],
+                      "relabel_status": ["", "", "", "labeled"], "relabel_label": [None, None, None, "3"]})
+    instances = pd.DataFrame({"split": "test", "uid": [1, 2, 3, 4], "Ground Truth Answer": ["1", "4", "1", "1"]})
+    rc = pd.DataFrame({"split": "test", "uid": [1, 3], "recomputed": ["2", "2"]})
+    got = stage.expected_weights(t, instances, rc, icfg)
+    # 1: the recompute's L3; 2: no evidence; 3: not an aggregation mismatch; 4: the relabel is ignored
+    assert got.tolist() == pytest.approx([100.0, prior, prior, prior])
+    assert stage.expected_weights(t, instances, None, icfg).tolist() == pytest.approx([prior] * 4)
 
 
 @pytest.mark.slow
@@ -213,3 +227,29 @@ def test_cli_help_and_a_bad_parameter_exit_2(project_root, monkeypatch):
     (project_root / "params.yaml").write_text(yaml.safe_dump(params))
     r = runner.invoke(app, ["triage", "simulate"])  # no triage queue yet
     assert r.exit_code == 2 and "queue.csv" in r.output and "dvc repro triage" in r.output
+
+
+def test_the_true_harm_needs_the_maintained_change_severity(project_root):
+    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.project import Project
+
+    p = Project.load(project_root)
+    m = pd.read_parquet(p.maintained)
+    queue = m[["split", "uid", "calculator_id"]].assign(calculator="c", priority=0.0)
+    for c in stage.EVIDENCE_COLUMNS:
+        if c not in queue.columns:
+            queue[c] = ""
+    p.triage_queue.parent.mkdir(parents=True, exist_ok=True)
+    queue.to_csv(p.triage_queue, index=False)
+    cfg = stage.SimulateConfig.from_project(p)
+    assert len(stage.load_inputs(p, cfg)[0].table) == len(m)  # the real table passes
+    m.drop(columns=["Change Severity"]).to_parquet(p.maintained, index=False)
+    with pytest.raises(DataError) as exc:
+        stage.load_inputs(p, cfg)
+    assert "instances.parquet" in str(exc.value) and "Change Severity" in str(exc.value)
+    uid = int(m["uid"].iloc[3])
+    m.assign(**{"Change Severity": m["Change Severity"].astype(str).where(m["uid"] != uid, "L9")}).to_parquet(
+        p.maintained, index=False)
+    with pytest.raises(DataError) as exc:
+        stage.load_inputs(p, cfg)
+    assert "'L9'" in str(exc.value) and f"uid {uid}" in str(exc.value) and "Change Severity" in str(exc.value)

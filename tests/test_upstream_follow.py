@@ -78,6 +78,10 @@ def test_plan_adds_a_major_release_only_for_another_upstream(tmp_path):
     new = plan.latest
     assert (new.version, new.kind, new.upstream) == ("2.0.0", "major", "2024-06")
     assert upstream_of(p, plan.releases[0]) == "v1.0" and "2024-06" in new.description
+    # apply works on upstream.base: only the new major release is on another upstream
+    from medcalc_maintained.release.upstream import on_another_upstream
+
+    assert [on_another_upstream(p, r) for r in plan.releases] == [False, False, True]
 
 
 def test_release_upstream_field_is_checked(tmp_path):

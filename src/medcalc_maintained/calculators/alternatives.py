@@ -219,17 +219,14 @@ def mme_cdc_2016(x: Inputs) -> float:
 @alternative(13, "lmp_plus_280")
 def due_date_unadjusted(x: Inputs) -> dt.date:
     """EDD = LMP + 280 days, ignoring the cycle length (ACOG Committee Opinion No. 700, 2017)."""
-    lmp = x.date("Last menstrual date")
-    x.require(lmp)
-    return lmp + dt.timedelta(days=280)
+    return D.lmp_date(x) + dt.timedelta(days=280)
 
 
 @alternative(13, "naegele_calendar")
 def due_date_naegele(x: Inputs) -> dt.date:
     """Naegele's calendar rule: LMP + 1 year - 3 months + 7 days (Naegele FC, 1812; as taught in
     Williams Obstetrics), cycle length ignored; the day is clipped to the month's last day."""
-    lmp = x.date("Last menstrual date")
-    x.require(lmp)
+    lmp = D.lmp_date(x)
     year, month = (lmp.year + 1, lmp.month - 3) if lmp.month > 3 else (lmp.year, lmp.month + 9)
     day = min(lmp.day, 28 if month == 2 else 30 if month in (4, 6, 9, 11) else 31)
     return dt.date(year, month, day) + dt.timedelta(days=7)
@@ -239,16 +236,14 @@ def due_date_naegele(x: Inputs) -> dt.date:
 def due_date_naegele_adjusted(x: Inputs) -> dt.date:
     """Naegele's calendar rule (LMP + 1 year - 3 months + 7 days) plus (cycle length - 28) days
     (the calendar form of the cycle-adjusted rule; ACOG Committee Opinion No. 700, 2017)."""
-    lmp, cycle = D._lmp_and_cycle(x)
+    _, cycle = D.lmp_and_cycle(x)
     return due_date_naegele(x) + dt.timedelta(days=int(cycle) - 28)
 
 
 @alternative(68, "lmp_plus_14")
 def conception_unadjusted(x: Inputs) -> dt.date:
     """Conception = LMP + 14 days, ignoring the cycle length (ACOG Committee Opinion No. 700, 2017)."""
-    lmp = x.date("Last menstrual date")
-    x.require(lmp)
-    return lmp + dt.timedelta(days=14)
+    return D.lmp_date(x) + dt.timedelta(days=14)
 
 
 # --- body size ----------------------------------------------------------------------------------

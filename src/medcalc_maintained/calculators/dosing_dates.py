@@ -185,7 +185,16 @@ def mme_total(x: Inputs, factor_of) -> float:
 
 # --- pregnancy dating -------------------------------------------------------------------------
 
-def _lmp_and_cycle(x: Inputs) -> tuple[dt.date, float]:
+def lmp_date(x: Inputs) -> dt.date:
+    """The first day of the last menstrual period (required): the start of every LMP-based date."""
+    lmp = x.date("Last menstrual date")
+    x.require(lmp)
+    return lmp
+
+
+def lmp_and_cycle(x: Inputs) -> tuple[dt.date, float]:
+    """The LMP and the cycle length in whole days (both required; both read before either is
+    refused, so a row missing both names both)."""
     lmp = x.date("Last menstrual date")
     cycle = x.number("cycle length", range_key="menstrual_cycle_length")
     x.require(lmp, cycle)
@@ -203,7 +212,7 @@ def estimated_due_date(x: Inputs) -> dt.date:
     Source: MDCalc "Pregnancy Due Dates Calculator"; ACOG Committee Opinion No. 700, Methods for
     estimating the due date, Obstet Gynecol 2017;129:e150-4.
     """
-    lmp, cycle = _lmp_and_cycle(x)
+    lmp, cycle = lmp_and_cycle(x)
     return lmp + dt.timedelta(days=280 + int(cycle) - 28)
 
 
@@ -215,7 +224,7 @@ def estimated_conception_date(x: Inputs) -> dt.date:
     Source: MDCalc "Pregnancy Due Dates Calculator"; ACOG Committee Opinion No. 700 (2017)
     (conception ~14 days before the next expected menses; EDD = conception + 266 days).
     """
-    lmp, cycle = _lmp_and_cycle(x)
+    lmp, cycle = lmp_and_cycle(x)
     return lmp + dt.timedelta(days=int(cycle) - 14)
 
 

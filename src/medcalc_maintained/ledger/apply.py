@@ -12,7 +12,8 @@ without an accepted record keep their upstream label as ``unverified``.
 
 Severity is derived, never trusted: a record may state ``change_severity`` (optional), and a
 stated value must equal the one computed from the record's ``old_value``, ``new_value``,
-calculator and the row's entities; the ``corrections`` config carries the computed value.
+calculator and the row's entities; the ``corrections`` config carries the stated value (so checked)
+or, for a record that states none, the computed one.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from medcalc_maintained.core.answers import NA, format_answer, parse_answer
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
+from medcalc_maintained.ledger.records import state_change_severity
 from medcalc_maintained.quality.definitions import entities_of, guideline_version
-from medcalc_maintained.quality.severity import record_level
 
 PHYSICIAN_COL = "y* (Physician label)"
 NOTE_COL = "Physician Note (Optional)"
@@ -173,10 +173,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
             "decided_at": decided_at,
             "guideline_version": guideline_version(cid),
         }
-        level = record_level(cid, original, new_value, otype, entities_of(r.get("entities")))
-        if level is not None:
-            rec["change_severity"] = level
-        records.append(rec)
+        records.append(state_change_severity(rec, cid, otype, entities_of(r.get("entities"))))
     return records, unreadable
 
 

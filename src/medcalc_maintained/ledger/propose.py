@@ -18,11 +18,10 @@ from medcalc_maintained.core.labels import row_style, status_of, write_label
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.records import (ERROR_TYPES, SOURCES, LedgerError, LedgerProblem, append, collect,
-                                               dump, ledger_files, load)
+                                               dump, ledger_files, load, state_change_severity)
 from medcalc_maintained.ledger.write import ledger_lock, ledger_target, write_checked
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.definitions import entities_of
-from medcalc_maintained.quality.severity import record_level
 
 PROPOSAL_PREFIX = "C-"
 NEW_FILE_HEADER = ("Label corrections proposed with `medcalc-maintained propose` (decision: deferred until a\n"
@@ -158,9 +157,7 @@ def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, 
     else:
         status = "corrected"  # the current label is N/A or unreadable: any value corrects it
     rec["label_status"] = status
-    level = record_level(row["Calculator ID"], old, new, otype, entities_of(row.get("entities")))
-    if level is not None:
-        rec["change_severity"] = level
+    state_change_severity(rec, row["Calculator ID"], otype, entities_of(row.get("entities")))
     if status == "confirmed" and etype is not None:
         raise DataError("--error-type", f"the new value {new!r} agrees with the current label {old!r}: that is a "
                                         "confirmation, pass --error-type none")

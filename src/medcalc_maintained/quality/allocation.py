@@ -13,9 +13,9 @@ calculator left is at the cap the cap is lifted). Ties go to the earlier row of 
                  adds its expected answer to its calculator's counts, so the next pick there gains
                  less; ties inside a calculator go to the row whose outcome is least certain
                  (highest binary entropy of ``P(wrong)``);
-``harm``         expected harm ``P(wrong) x weight(severity level)``, the level of
-                 :mod:`medcalc_maintained.quality.severity` of the change the row would most likely
-                 get (see :func:`row_levels`);
+``harm``         expected harm ``P(wrong) x harm_weight``, the weight (``triage.impact.weights``) of
+                 the severity the row's change would have, :func:`medcalc_maintained.quality.impact.expected_severity`
+                 (the replay's :func:`medcalc_maintained.stages.triage_simulate.expected_weights`);
 ``uniform``      a uniformly random batch (the floor), no cap.
 """
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-import pandas as pd
 from scipy.special import digamma
 
 POLICIES = ("ranking", "p_error", "information", "harm", "uniform")
@@ -103,34 +102,4 @@ def choose(policy: str, state: dict[str, Any], batch: int, cap: int, rng: np.ran
     raise ValueError(f"unknown policy {policy!r}; known: {list(POLICIES)}")
 
 
-def row_levels(table: pd.DataFrame, recompute: pd.DataFrame | None) -> list[str]:
-    """The severity level of the change each row would most likely get: the level of replacing its
-    label by the recompute's value when the recompute computed one that disagrees, else the worst
-    level its calculator can reach (``Threshold.max_level``; ``L1`` for a calculator without a
-    thresholds entry). ``table`` needs split, uid, calculator_id, output_type and the original
-    label (``Original Ground Truth Answer``)."""
-    from medcalc_maintained.calculators.thresholds import thresholds
-    from medcalc_maintained.quality.severity import severity
-
-    th = thresholds()
-    rc: dict[tuple[str, int], Any] = {}
-    if recompute is not None:
-        computable = recompute["computable"].astype("boolean").fillna(False).astype(bool)
-        agrees = recompute["agrees_with_original"].astype("boolean").fillna(True).astype(bool)
-        ok = recompute[computable & ~agrees]
-        rc = {(str(s), int(u)): v for s, u, v in zip(ok["split"], ok["uid"], ok["recomputed"])}
-    out = []
-    for r in table[["split", "uid", "calculator_id", "output_type", "Original Ground Truth Answer"]].itertuples(index=False):
-        t = th.get(int(r[2]))
-        level = t.max_level if t is not None else "L1"
-        alt = rc.get((str(r[0]), int(r[1])))
-        if alt is not None and t is not None:
-            try:
-                level = severity(int(r[2]), r[4], alt, str(r[3]))[0]
-            except ValueError:
-                pass  # an unparseable side: keep the calculator's worst level
-        out.append(level)
-    return out
-
-
-__all__ = ["POLICIES", "choose", "greedy", "beta_bernoulli_information", "binary_entropy", "row_levels"]
+__all__ = ["POLICIES", "choose", "greedy", "beta_bernoulli_information", "binary_entropy"]

@@ -59,8 +59,8 @@ def check_current(t: Tables, project: Project, plan: Releases) -> None:
     """For the latest release without unreleased accepted records, the maintained labels of the
     pipeline (``apply``) must be the release's labels: otherwise data/maintained is stale."""
     m = project.maintained
-    if not m.is_file() or t.release.version != plan.latest.version or follow.upstream_of(project, t.release) != project.upstream_base:
-        return  # apply works on the base upstream version; a release on another one has no pipeline twin
+    if not m.is_file() or t.release.version != plan.latest.version or follow.on_another_upstream(project, t.release):
+        return  # apply works on the base upstream version: a release on another one has no pipeline twin
     records, _ = ledger.collect(project.ledger_paths)
     if any(r.release == UNRELEASED and r.get("decision") == "accepted" for r in records):
         return

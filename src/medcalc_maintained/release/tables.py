@@ -242,10 +242,13 @@ def _severity_inputs(instances: pd.DataFrame) -> dict[tuple[str, int], tuple[Any
 
 
 def _record_severity(d: dict[str, Any], row: tuple[Any, str, Any] | None) -> str | None:
-    """``change_severity`` of a record (``old_value`` -> ``new_value``, ``quality/severity.py``); the
-    ledger has already refused a stated level that differs. ``None`` for a row that does not exist."""
+    """``change_severity`` of a record: the level it states (apply has refused every stated level
+    that differs from ``old_value`` -> ``new_value``, ``quality/severity.py``), computed only for a
+    record that states none. ``None`` for a row that does not exist."""
     if row is None:
         return None
+    if not is_missing(d.get("change_severity")):
+        return str(d["change_severity"])
     return change_level(row[0], str(d["old_value"]), str(d["new_value"]), row[1], row[2])
 
 

@@ -30,10 +30,16 @@ def upstream_of(project: Project, release: Release) -> str:
     return release.upstream or project.upstream_base
 
 
+def on_another_upstream(project: Project, release: Release) -> bool:
+    """Whether ``release`` is built on an upstream version other than ``upstream.base``: its rows
+    are not ingest's, so stage ``apply`` (which works on the base) has no twin of its labels."""
+    return upstream_of(project, release) != project.upstream_base
+
+
 def _followed(project: Project, release: Release) -> bool:
-    up = upstream_of(project, release)
-    if up == project.upstream_base:
+    if not on_another_upstream(project, release):
         return False
+    up = upstream_of(project, release)
     if up != project.upstream_version:
         raise DataError(project.releases_file, f"is built on upstream {up!r}, but the project follows "
                         f"{project.upstream_version!r} from base {project.upstream_base!r} (set upstream.version)",

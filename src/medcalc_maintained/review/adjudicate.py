@@ -30,8 +30,7 @@ from medcalc_maintained.core.labels import row_style, status_of
 from medcalc_maintained.ledger.apply import check_and_apply
 from medcalc_maintained.ledger.error_types import classify_error, explain, gather
 from medcalc_maintained.quality.definitions import entities_of, guideline_version
-from medcalc_maintained.quality.severity import record_level
-from medcalc_maintained.ledger.records import LedgerError, collect, dump
+from medcalc_maintained.ledger.records import LedgerError, collect, dump, state_change_severity
 from medcalc_maintained.ledger.write import ledger_lock, write_checked
 from medcalc_maintained.quality.triage import Deferred, Reviewer, deferred_reviews
 from medcalc_maintained.review.packet import META, REVIEW, PacketError, PacketProblem, keyed, row_id
@@ -140,9 +139,7 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
     if it.timepoint:
         rec["scoring_timepoint"] = it.timepoint
     rec["guideline_version"] = it.guideline or guideline_version(cid)
-    level = record_level(cid, old, new_value, otype, entities_of(row.get("entities")))
-    if level is not None:
-        rec["change_severity"] = level
+    state_change_severity(rec, cid, otype, entities_of(row.get("entities")))
     if not accepted:
         rec["second_opinion"] = relabel.value if relabel.value is not None else (
             str(earlier[-1]["value"]) if earlier else None)

@@ -30,8 +30,8 @@ import pandas as pd
 from medcalc_maintained.core.io import DataError, read_csv_for_people, read_parquet, write_atomic, write_json
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality import allocation, error_model as em, replay
-from medcalc_maintained.quality.severity import LEVELS, severity
+from medcalc_maintained.quality import allocation, error_model as em, impact, replay
+from medcalc_maintained.quality.severity import LEVELS
 
 ROWS, RATES, ESTIMATE, METRICS = "rows.csv", "calculator_rates.csv", "unverified_estimate.json", "metrics.json"
 RELIABILITY, ERRORS, ESTIMATION = "reliability.csv", "errors_found.csv", "estimation_error.csv"
@@ -45,7 +45,7 @@ class SimulateConfig:
     model: em.ModelConfig
     replay: replay.ReplayConfig
     report_at: tuple[int, ...]
-    severity_weights: dict[str, float]
+    impact_config: impact.ImpactConfig  # triage.impact: the one set of severity weights
     folds: int
     cv_seed: int
     draws: int
@@ -65,17 +65,14 @@ class SimulateConfig:
         if not 0 < float(s["pool_fraction"]) <= 1:
             raise DataError(where, f"pool_fraction must be in (0, 1], not {s['pool_fraction']}",
                             field="triage_simulate.pool_fraction")
-        weights = {str(k): float(v) for k, v in (s["severity_weights"] or {}).items()}
-        if sorted(weights) != sorted(LEVELS):
-            raise DataError(where, f"severity_weights needs exactly {list(LEVELS)}, has {sorted(weights)}",
-                            field="triage_simulate.severity_weights")
         if not s["seeds"]:
             raise DataError(where, "needs at least one seed", field="triage_simulate.seeds")
         rc = replay.ReplayConfig(tuple(s["policies"]), tuple(int(x) for x in s["seeds"]), int(s["batch"]),
                                  int(s["max_per_calculator"]), int(s["max_reviews"]), float(s["pool_fraction"]),
                                  float(s["prior_strength"]))
         return cls(em.ModelConfig.from_section(project.section("error_model"), where), rc,
-                   tuple(int(k) for k in s["report_at"]), weights, int(s["folds"]), int(s["cv_seed"]),
+                   tuple(int(k) for k in s["report_at"]), impact.ImpactConfig.from_project(project),
+                   int(s["folds"]), int(s["cv_seed"]),
                    int(s["draws"]), int(s["draws_seed"]))
 
 
@@ -103,12 +100,22 @@ def load_inputs(project: Project, cfg: SimulateConfig) -> tuple[Inputs, pd.DataF
     q = _read_queue(project.triage_queue)
     m = read_parquet(project.maintained, "maintained instances", "apply")
     m = m.assign(split=m["split"].astype(str), uid=m["uid"].astype(int))
-    cols = ["split", "uid", "output_type", "Original Ground Truth Answer", "Ground Truth Answer", "Label Status"]
+    cols = ["split", "uid", "output_type", "Original Ground Truth Answer", "Ground Truth Answer", "Label Status",
+            "Change Severity"]
+    missing = [c for c in cols if c not in m.columns]
+    if missing:
+        raise DataError(project.maintained, f"missing column(s) {missing} (written by `dvc repro apply`)",
+                        field=missing[0])
     t = q.merge(m[cols], on=["split", "uid"], how="left", validate="one_to_one")
     if t["Label Status"].isna().any():
         r = t[t["Label Status"].isna()].iloc[0]
         raise DataError(project.maintained, "queue row missing from the maintained labels",
                         row=f"{r['split']} uid {r['uid']}", field="uid")
+    bad = ~t["Change Severity"].astype(str).isin(LEVELS)
+    if bad.any():
+        r = t[bad].iloc[0]
+        raise DataError(project.maintained, f"Change Severity {r['Change Severity']!r} is not one of {list(LEVELS)}",
+                        row=f"{r['split']} uid {r['uid']}", field="Change Severity")
     t = t.sort_values(["split", "uid"], kind="mergesort").reset_index(drop=True)
     findings = read_parquet(project.findings, "check findings", "recompute") if project.findings.is_file() else None
     recompute = read_parquet(project.recompute, "recompute audit", "recompute") if project.recompute.is_file() else None
@@ -183,19 +190,31 @@ def method_text(cfg: SimulateConfig) -> str:
             f"It assumes the unverified rows are like the adjudicated ones with the same signals and calculator.")
 
 
-def universe(inp: Inputs, recompute: pd.DataFrame | None, cfg: SimulateConfig,
+def universe(inp: Inputs, instances: pd.DataFrame, recompute: pd.DataFrame | None, cfg: SimulateConfig,
              weights: dict[str, Any]) -> replay.Universe:
     """The adjudicated rows as the replay's simulated physician sees them (``weights``: the
-    triage weights, for the ranking's relabel part)."""
+    triage weights, for the ranking's relabel part); a changed row's ``true_harm`` is the weight of
+    the maintained table's ``Change Severity`` (the level apply checked). ``instances``: the upstream rows (their v1.0
+    label and entities), for :func:`expected_weights`."""
     adj = ~np.isnan(inp.known)
     t = inp.table[adj]
-    w = cfg.severity_weights
-    expected = np.array([w[lv] for lv in allocation.row_levels(t, recompute)])
-    true = [w[severity(int(r.calculator_id), r.old, r.new, str(r.output_type))[0]] if wrong else 0.0
-            for r, wrong in zip(t.rename(columns={"Original Ground Truth Answer": "old", "Ground Truth Answer": "new"})
-                                .itertuples(), inp.known[adj])]
+    expected = expected_weights(t, instances, recompute, cfg.impact_config)
+    w = cfg.impact_config.weights
+    true = [w[str(level)] if wrong else 0.0 for level, wrong in zip(t["Change Severity"], inp.known[adj])]
     return replay.Universe(inp.x[adj], inp.calc[adj], inp.known[adj], ranking_priority(t, cfg, weights), expected,
                            np.array(true), len(inp.calculators))
+
+
+def expected_weights(t: pd.DataFrame, instances: pd.DataFrame, recompute: pd.DataFrame | None,
+                     icfg: impact.ImpactConfig) -> np.ndarray:
+    """The ``harm`` policy's weight of each row of ``t``: :func:`impact.expected_severity`'s
+    ``severity_weight`` (``triage.impact.weights``) of the change from the v1.0 label to the
+    recompute's value, else the calculator's prior. The relabel is left out: offline it replays
+    the campaign's own decisions (as :func:`ranking_priority` leaves out its part)."""
+    evidence = t.drop(columns=[c for c in ("relabel_status", "relabel_label") if c in t.columns])
+    if recompute is None:
+        recompute = pd.DataFrame({"split": pd.Series(dtype=str), "uid": pd.Series(dtype=int)})
+    return impact.expected_severity(evidence, instances, recompute, icfg)["severity_weight"].to_numpy(dtype=float)
 
 
 def ranking_priority(t: pd.DataFrame, cfg: SimulateConfig, weights: dict[str, Any]) -> np.ndarray:
@@ -246,10 +265,11 @@ def run(project: Project, *, out_dir: Path | None = None,
     cfg = SimulateConfig.from_project(project)
     weights = TriageConfig.from_project(project).weights
     inp, _findings, recompute = load_inputs(project, cfg)
+    instances = read_parquet(project.instances, "instances", "ingest")
     cal, rel = calibration(inp, cfg)
     _model, rows, rates, fitted = full_fit(inp, cfg)
     estimates = release_estimates(project, inp, cfg)
-    u = universe(inp, recompute, cfg, weights)
+    u = universe(inp, instances, recompute, cfg, weights)
     curves = replay.run(u, cfg.replay, cfg.model, progress)
     summary = replay.summarise(curves, cfg.report_at)
     rc = cfg.replay
@@ -273,4 +293,5 @@ def run(project: Project, *, out_dir: Path | None = None,
     return SimulateRun(metrics, rates, estimates, paths)
 
 
-__all__ = ["run", "curve_table", "SimulateConfig", "Inputs", "load_inputs", "calibration", "full_fit", "release_estimates", "universe"]
+__all__ = ["run", "curve_table", "SimulateConfig", "Inputs", "load_inputs", "calibration", "full_fit", "release_estimates", "universe",
+           "expected_weights"]
