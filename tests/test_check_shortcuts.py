@@ -103,6 +103,27 @@ def test_change_guard_agrees_with_the_regex(real_instances):
     assert hits >= 4
 
 
+def test_occurrences_are_the_numbers_the_regex_reads(real_instances):
+    """Instance.occurrences looks a value up with str.find; on every v1.0 note and every value of its
+    entities (and a few more) it gives exactly the spans of the printed numbers equal to the value."""
+    import json
+
+    from medcalc_maintained.quality.checks.registry import _NUMBER
+
+    checked = 0
+    for note, ents in zip(real_instances["Patient Note"].tolist(), real_instances["entities"].tolist()):
+        numbers: dict[float, list] = {}
+        for m in _NUMBER.finditer(note):
+            numbers.setdefault(float(m.group(0)), []).append(m.span())
+        values = {float(v[0]) for v in json.loads(ents).values()
+                  if isinstance(v, list) and len(v) == 2 and isinstance(v[0], (int, float)) and not isinstance(v[0], bool)}
+        inst = Instance(note=note)
+        for v in values | {0.0, 1.0, 2.0, 10.0, 0.5}:
+            assert inst.occurrences(v) == numbers.get(v, []), (v, note[:60])
+            checked += 1
+    assert checked > 5_000
+
+
 def _square_chunk(items):
     return [x * x for x in items]
 
@@ -117,9 +138,15 @@ def test_parallel_map_keeps_order_and_content():
 
 def test_recompute_and_checks_are_the_same_in_two_processes(real_instances):
     from medcalc_maintained.quality.recompute import recompute
+    from medcalc_maintained.stages.recompute import recompute_and_check
 
     doubled = pd.concat([real_instances, real_instances.assign(split="copy")], ignore_index=True)
     one = recompute(doubled, workers=1)
     two = recompute(doubled, workers=2)
     pd.testing.assert_frame_equal(one, two)
-    pd.testing.assert_frame_equal(run_checks(doubled, one, workers=1), run_checks(doubled, two, workers=2))
+    findings = run_checks(doubled, one, workers=1)
+    pd.testing.assert_frame_equal(findings, run_checks(doubled, two, workers=2))
+    for workers in (1, 2):  # the stage's single pass gives both tables unchanged
+        rec, found = recompute_and_check(doubled, workers=workers)
+        pd.testing.assert_frame_equal(rec, one)
+        pd.testing.assert_frame_equal(found, findings)

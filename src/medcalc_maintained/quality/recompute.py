@@ -57,7 +57,7 @@ def recompute_row(calculator_id: int, entities: dict[str, Any], label: str, lowe
     return out
 
 
-_INPUTS = ["split", "uid", "calculator_id", "entities", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type"]
+INPUT_COLUMNS = ["split", "uid", "calculator_id", "entities", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type"]
 
 
 def _recompute_rows(rows) -> list[dict[str, Any]]:
@@ -68,15 +68,20 @@ def _recompute_rows(rows) -> list[dict[str, Any]]:
     return out
 
 
+def recompute_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The recompute table of :func:`recompute_row` dicts (with ``split``, ``uid``, ``calculator_id``)."""
+    df = pd.DataFrame(rows)
+    df["agrees_with_original"] = df["agrees_with_original"].astype("boolean")
+    df["rel_err"] = df["rel_err"].astype("float64")
+    return df
+
+
 def recompute(instances: pd.DataFrame, progress: bool = False, workers: int | None = None) -> pd.DataFrame:
     """One row per instance: ``uid``, ``split``, ``calculator_id``, the recomputation and its finding.
     ``workers``: processes to use (default: as many as the cores and the table's size justify)."""
     load_all()
-    rows = list(zip(*(instances[c].tolist() for c in _INPUTS)))
-    df = pd.DataFrame(map_chunks(_recompute_rows, rows, workers=workers, progress="recompute" if progress else None))
-    df["agrees_with_original"] = df["agrees_with_original"].astype("boolean")
-    df["rel_err"] = df["rel_err"].astype("float64")
-    return df
+    rows = list(zip(*(instances[c].tolist() for c in INPUT_COLUMNS)))
+    return recompute_frame(map_chunks(_recompute_rows, rows, workers=workers, progress="recompute" if progress else None))
 
 
 def per_calculator(rec: pd.DataFrame, instances: pd.DataFrame) -> list[dict[str, Any]]:

@@ -4,19 +4,49 @@ Writes ``recompute.parquet`` (one row per instance: recomputed value, missing an
 inputs, agreement with the original label, rel_err, finding) and ``recompute_per_calculator.csv``
 (agreement per calculator, for ``dvc plots``) and ``findings.parquet`` (one row per finding of the
 zero-LLM checks of :mod:`medcalc_maintained.quality.checks`, the recompute's findings included).
+Both come from one pass over the rows (:func:`recompute_and_check`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from medcalc_maintained.core.io import read_parquet, write_atomic, write_parquet
+from medcalc_maintained.core.parallel import map_chunks
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import recompute as rc
-from medcalc_maintained.quality.checks import run_checks
+from medcalc_maintained.quality.checks.table import REC_COLUMNS, check_row, findings_frame
+
+_NOTE_INPUTS = ["Patient Note", "Question", "output_type"]
+
+
+def _audit_rows(rows) -> list[tuple[dict[str, Any], list[tuple]]]:
+    out = []
+    for split, uid, cid, ents, label, lower, upper, otype, note, question, output_type in rows:
+        entities = json.loads(ents)
+        d = {"split": split, "uid": int(uid), "calculator_id": int(cid),
+             **rc.recompute_row(int(cid), entities, label, lower, upper, otype)}
+        found = check_row(split, uid, cid, note, question, entities, label, output_type,
+                          {k: d[k] for k in REC_COLUMNS})
+        out.append((d, found))
+    return out
+
+
+def recompute_and_check(instances: pd.DataFrame, progress: bool = False,
+                        workers: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`~medcalc_maintained.quality.recompute.recompute` and the checks
+    (:func:`~medcalc_maintained.quality.checks.run_checks` on that recompute) in one pass over the
+    rows, each row's entities read once, split over worker processes for a large table (``workers``
+    as in :func:`medcalc_maintained.core.parallel.map_chunks`): (recompute, findings)."""
+    rc.load_all()
+    rows = list(zip(*(instances[c].tolist() for c in rc.INPUT_COLUMNS + _NOTE_INPUTS)))
+    done = map_chunks(_audit_rows, rows, workers=workers, progress="recompute and checks" if progress else None)
+    return rc.recompute_frame([d for d, _ in done]), findings_frame([f for _, found in done for f in found])
 
 
 @dataclass
@@ -32,8 +62,7 @@ def run(project: Project, *, instances: Path | None = None, out_dir: Path | None
     target = Path(out_dir) / "recompute.parquet" if out_dir else project.recompute
     per_path = Path(out_dir) / "recompute_per_calculator.csv" if out_dir else project.recompute_per_calculator
     findings_path = Path(out_dir) / "findings.parquet" if out_dir else project.findings
-    rec = rc.recompute(inst, progress=progress)
-    findings = run_checks(inst, rec, progress=progress)
+    rec, findings = recompute_and_check(inst, progress=progress)
     write_parquet(target, rec)
     write_parquet(findings_path, findings)
     per = rc.per_calculator_agreement(rec, inst)

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 from typing import Any, Iterator
 
-from medcalc_maintained.quality.checks.registry import Check, Finding, Instance, register
+from medcalc_maintained.quality.checks.registry import Check, Finding, Instance, key_matches, register
 from medcalc_maintained.quality.checks.rules import Rule, rules
 
 _AGE_NOTE = re.compile(r"\b(\d+(?:\.\d+)?)[- ](year|yr|month|mo|week|wk|day)s?[- ]old\b", re.I)
@@ -133,7 +133,7 @@ def foreign_entity_keys(inst: Instance, check: Check) -> Iterator[Finding]:
     for pat, allowed, why in rules().foreign_keys:
         if inst.calculator_id in allowed:
             continue
-        bad = [k for k in inst.entities if pat.search(str(k))]
+        bad = [k for k in inst.entities if key_matches(pat, str(k))]
         if bad:
             yield inst.finding(check, f"entity key(s) {', '.join(repr(k[:60]) for k in bad)}: {why}")
 

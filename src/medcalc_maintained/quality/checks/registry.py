@@ -23,20 +23,27 @@ _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
 
 
 def _occurrences(note: str, value: float) -> list[tuple[int, int]]:
-    """Spans of the numbers printed in ``note`` (as matched by :data:`_NUMBER`) equal to ``value``."""
+    """Spans of the numbers printed in ``note`` (as matched by :data:`_NUMBER`) equal to ``value``.
+    Each place ``str(int(value))`` is printed is a candidate; a digit right after it, or anything but
+    zeros between it and a digit or point before it, rules it out without running the regex."""
     if not value >= 0 or value == float("inf"):
         return []
     digits = str(int(value))
     out: list[tuple[int, int]] = []
     i = note.find(digits)
     while i >= 0:
-        start = i
-        while start and note[start - 1].isdigit():
-            start -= 1
-        m = _NUMBER.match(note, start)
-        if m and float(m.group(0)) == value and (not out or out[-1] != m.span()):
-            out.append(m.span())
-        i = note.find(digits, max(i + 1, m.end() if m else i + 1))
+        j = i + len(digits)
+        if not (j < len(note) and note[j].isdecimal()):
+            start = i
+            while start and note[start - 1] == "0":
+                start -= 1
+            if not (start and (note[start - 1].isdecimal() or note[start - 1] == ".")):
+                m = _NUMBER.match(note, start)
+                if m and float(m.group(0)) == value:
+                    out.append(m.span())
+                    i = note.find(digits, m.end())
+                    continue
+        i = note.find(digits, i + 1)
     return out
 
 
@@ -51,6 +58,12 @@ def fast_twin(pattern: re.Pattern) -> re.Pattern | None:
     if not pattern.flags & re.IGNORECASE or any(c.isupper() for c in _ESCAPE.sub("", pattern.pattern)):
         return None
     return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+@lru_cache(maxsize=65536)  # keyed by entity names: a small vocabulary
+def key_matches(pattern: re.Pattern, key: str) -> bool:
+    """Whether an entity key (its name, not the note) matches a rule's key pattern."""
+    return pattern.search(key) is not None
 
 
 @dataclass(frozen=True)
@@ -126,9 +139,9 @@ class Instance:
         """The sentence-ending characters this note holds (most notes have no ``!`` or ``?``)."""
         return "".join(c for c in _STOPS if c in self.note)
 
-    def sentence_at(self, start: int, end: int | None = None) -> tuple[str, int, int]:
-        """The sentence(s) of the note around ``start``..``end``: (text, start, end). Sentences end at
-        ``.``, ``!``, ``?`` or a newline."""
+    def sentence_span(self, start: int, end: int | None = None) -> tuple[int, int]:
+        """Offsets of the sentence(s) of the note around ``start``..``end``, without the spaces that
+        surround them. Sentences end at ``.``, ``!``, ``?`` or a newline."""
         end = start if end is None else end
         note, left, right = self.note, 0, len(self.note)
         for c in self._stops:
@@ -140,8 +153,14 @@ class Instance:
                 right = j + 1
         while left < right and note[left].isspace():
             left += 1
-        text = note[left:right].rstrip()
-        return text, left, left + len(text)
+        while right > left and note[right - 1].isspace():
+            right -= 1
+        return left, right
+
+    def sentence_at(self, start: int, end: int | None = None) -> tuple[str, int, int]:
+        """The sentence(s) of the note around ``start``..``end``: (text, start, end)."""
+        left, right = self.sentence_span(start, end)
+        return self.note[left:right], left, right
 
     def finding(self, check: "Check", reason: str, match: re.Match | tuple[int, int] | None = None) -> Finding:
         """A finding of ``check`` quoting the sentence of ``match`` (a regex match on the note or a span)."""

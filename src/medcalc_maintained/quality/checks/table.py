@@ -11,7 +11,7 @@ from medcalc_maintained.quality.checks.registry import Instance, run
 
 FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason",
                    "evidence_text", "evidence_start", "evidence_end"]
-_REC_COLS = ("finding", "missing_inputs", "implausible_inputs", "recomputed")
+REC_COLUMNS = ("finding", "missing_inputs", "implausible_inputs", "recomputed")  # what checks read of the recompute
 
 
 def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None, *, workers: int | None = None,
@@ -21,9 +21,9 @@ def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None, *
     ``workers``: processes to use (default: as many as the cores and the table's size justify)."""
     rec: dict[tuple[str, int], dict] = {}
     if recompute is not None and len(recompute):
-        cols = [c for c in _REC_COLS if c in recompute.columns]
+        cols = [c for c in REC_COLUMNS if c in recompute.columns]
         keys = zip(recompute["split"].tolist(), recompute["uid"].astype(int).tolist())
-        vals = recompute[cols].to_dict("records")
+        vals = [dict(zip(cols, t)) for t in zip(*(recompute[c].tolist() for c in cols))]
         for v in vals:  # a value the recompute could not work out is None, not NaN
             if "recomputed" in v and isinstance(v["recomputed"], float) and v["recomputed"] != v["recomputed"]:
                 v["recomputed"] = None
@@ -31,18 +31,29 @@ def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None, *
     cols = ["split", "uid", "calculator_id", "Patient Note", "Question", "entities", "Ground Truth Answer", "output_type"]
     rows = [(*r, rec.get((r[0], int(r[1])))) for r in zip(*(instances[c].tolist() for c in cols))]
     found = map_chunks(_check_rows, rows, workers=workers, progress="checks" if progress else None)
+    return findings_frame(found)
+
+
+def findings_frame(found: list[tuple]) -> pd.DataFrame:
+    """The findings table of :func:`check_row` tuples."""
     out = pd.DataFrame(found, columns=FINDING_COLUMNS)
     for c in ("uid", "calculator_id", "evidence_start", "evidence_end"):
         out[c] = out[c].astype("int64")
     return out
 
 
+def check_row(split: str, uid: int, cid: int, note: str | None, question: str | None, entities: dict,
+              label, output_type: str, rec: dict | None) -> list[tuple]:
+    """The findings of one row, as tuples in the order of :data:`FINDING_COLUMNS`."""
+    uid, cid = int(uid), int(cid)
+    inst = Instance(note or "", question or "", entities, str(label), output_type, cid, rec, split, uid)
+    return [(split, uid, cid, f.check, f.severity, f.reason, f.evidence_text, f.evidence_start, f.evidence_end)
+            for f in run(inst)]
+
+
 def _check_rows(rows) -> list[tuple]:
     out: list[tuple] = []
     for split, uid, cid, note, question, ents, label, otype, rec in rows:
-        uid, cid = int(uid), int(cid)
-        inst = Instance(note or "", question or "", json.loads(ents) if isinstance(ents, str) else dict(ents or {}),
-                        str(label), otype, cid, rec, split, uid)
-        for f in run(inst):
-            out.append((split, uid, cid, f.check, f.severity, f.reason, f.evidence_text, f.evidence_start, f.evidence_end))
+        out.extend(check_row(split, uid, cid, note, question,
+                             json.loads(ents) if isinstance(ents, str) else dict(ents or {}), label, otype, rec))
     return out

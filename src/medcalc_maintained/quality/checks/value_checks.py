@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.quality.checks.registry import Check, Finding, Instance, register
+from medcalc_maintained.quality.checks.registry import Check, Finding, Instance, key_matches, register
 from medcalc_maintained.quality.checks.rules import rules
 
 _WINDOW = 40  # characters before a mention searched for its qualifier
@@ -19,7 +19,7 @@ def boolean_contradicted(inst: Instance, check: Check) -> Iterator[Finding]:
     """A criterion entered as present is absent from the note, or the note qualifies it as another
     condition (portal vs systemic hypertension) or as the current event (not a previous one)."""
     for b in rules().boolean_criteria:
-        keys = [k for k, v in inst.entities.items() if v is True and b.key.search(str(k))]
+        keys = [k for k, v in inst.entities.items() if v is True and key_matches(b.key, str(k))]
         if not keys:
             continue
         mentions = list(inst.finditer(b.concept))
@@ -79,7 +79,7 @@ def _bmi(inst: Instance) -> tuple[float | None, re.Match | None]:
 @register("bmi_contradicts_obesity", "error", description="an obesity criterion that the patient's BMI contradicts")
 def bmi_contradicts_obesity(inst: Instance, check: Check) -> Iterator[Finding]:
     for c in rules().bmi_criteria:
-        keys = [k for k, v in inst.entities.items() if isinstance(v, bool) and c.key.search(str(k))]
+        keys = [k for k, v in inst.entities.items() if isinstance(v, bool) and key_matches(c.key, str(k))]
         if not keys:
             continue
         bmi, m = _bmi(inst)
@@ -145,9 +145,13 @@ def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
         occ = inst.occurrences(value) if stems else None
         if not occ:
             continue
+        low = inst.lower
         for a, b in occ:
-            text = inst.sentence_at(a, b)[0].lower()
-            if any(t in text for t in stems):
+            left, right = inst.sentence_span(a, b)
+            if low is not None:
+                if any(low.find(t, left, right) >= 0 for t in stems):
+                    break
+            elif any(t in inst.note[left:right].lower() for t in stems):
                 break
         else:
             yield inst.finding(check, f"{key!r}: the number appears only where the note does not name the quantity", occ[0])
