@@ -64,6 +64,22 @@ def test_a_skipped_search_never_had_a_match_on_real_notes(real_instances):
     assert skipped > 2 * searched
 
 
+def test_boundary_probe_finds_what_the_pattern_finds(real_instances):
+    """A pattern that starts with a word boundary is searched by way of its probe (the pattern
+    without it): on every v1.0 note, every such rule pattern gives the very match of re.search."""
+    from medcalc_maintained.quality.checks.registry import _probe, _search
+
+    assert _search(re.compile(r"\bcat\b"), "concat and a cat").span() == (13, 16)  # the probe's first hit is no word
+    assert _probe(re.compile(r"cat")) is None
+    notes = [n.lower() for n in real_instances["Patient Note"].tolist()]
+    probed = [fast_twin(p) for p in _rule_patterns() if fast_twin(p).pattern.startswith("\\b")]
+    assert len(probed) >= 10
+    for pat in probed:
+        for note in notes:
+            a, b = pat.search(note), _search(pat, note)
+            assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), pat.pattern
+
+
 def _sentences_by_regex(note: str, start: int, end: int) -> tuple[str, int, int]:
     """The sentence rule written the slow, obvious way: stops found by a regex."""
     stops = [m.start() for m in re.finditer(r"[.!?\n]", note)]

@@ -60,6 +60,32 @@ def fast_twin(pattern: re.Pattern) -> re.Pattern | None:
     return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
 
 
+@lru_cache(maxsize=None)
+def _probe(pattern: re.Pattern) -> re.Pattern | None:
+    """A pattern that starts with ``\\b`` without it, or None. The regex engine cannot skip ahead to
+    the characters a match may start with when the first thing to test is a word boundary, and
+    tries the whole pattern at every position; without the boundary it can. Dropping an assertion
+    only adds matches, so every match of ``pattern`` starts where the probe matches."""
+    if not pattern.pattern.startswith("\\b"):
+        return None
+    return re.compile(pattern.pattern[2:], pattern.flags)
+
+
+def _search(pattern: re.Pattern, text: str) -> re.Match | None:
+    """``pattern.search(text)``, by way of :func:`_probe` where it has one: the leftmost place the
+    probe matches where the pattern itself matches too."""
+    probe = _probe(pattern)
+    if probe is None:
+        return pattern.search(text)
+    pos = 0
+    while (m := probe.search(text, pos)) is not None:
+        full = pattern.match(text, m.start())
+        if full is not None:
+            return full
+        pos = m.start() + 1
+    return None
+
+
 @lru_cache(maxsize=65536)  # keyed by entity names: a small vocabulary
 def key_matches(pattern: re.Pattern, key: str) -> bool:
     """Whether an entity key (its name, not the note) matches a rule's key pattern."""
@@ -115,7 +141,7 @@ class Instance:
         pattern, text = self._text_for(pattern)
         if cannot_match(pattern, text, start, end):
             return None
-        return pattern.search(text[start:end] if start or end is not None else text)
+        return _search(pattern, text[start:end] if start or end is not None else text)
 
     def finditer(self, pattern: re.Pattern, start: int = 0, end: int | None = None) -> Iterable[re.Match]:
         """``pattern.finditer`` over the note (or ``note[start:end]``), with the shortcuts of :meth:`search`."""
