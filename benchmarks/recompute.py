@@ -19,9 +19,9 @@ from medcalc_maintained.stages.recompute import recompute_and_check
 
 
 def _separately(instances, rows: int, repeat: int) -> None:
-    best, median, out = best_of(lambda: recompute(instances, workers=1), repeat)
+    best, median, out = best_of(lambda: recompute(instances), repeat)
     assert len(out) == rows
-    cbest, cmedian, found = best_of(lambda: run_checks(instances, out, workers=1), repeat)
+    cbest, cmedian, found = best_of(lambda: run_checks(instances, out), repeat)
     print("1 process, one after the other:")
     print(f"  recompute: best of {repeat}: {best:.2f} s -> {rows / best:,.0f} instances/s "
           f"(median {median:.2f} s; {100 * out['computable'].mean():.1f}% computable)")

@@ -60,12 +60,16 @@ def recompute_row(calculator_id: int, entities: dict[str, Any], label: str, lowe
 INPUT_COLUMNS = ["split", "uid", "calculator_id", "entities", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type"]
 
 
+def recompute_record(split: str, uid: Any, calculator_id: Any, entities: dict[str, Any], label: str, lower: str,
+                     upper: str, output_type: str) -> dict[str, Any]:
+    """One row of the recompute table: the row's keys and :func:`recompute_row`."""
+    return {"split": split, "uid": int(uid), "calculator_id": int(calculator_id),
+            **recompute_row(int(calculator_id), entities, label, lower, upper, output_type)}
+
+
 def _recompute_rows(rows) -> list[dict[str, Any]]:
-    out = []
-    for split, uid, cid, ents, label, lower, upper, otype in rows:
-        d = recompute_row(int(cid), json.loads(ents), label, lower, upper, otype)
-        out.append({"split": split, "uid": int(uid), "calculator_id": int(cid), **d})
-    return out
+    return [recompute_record(split, uid, cid, json.loads(ents), label, lower, upper, otype)
+            for split, uid, cid, ents, label, lower, upper, otype in rows]
 
 
 def recompute_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -76,12 +80,12 @@ def recompute_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return df
 
 
-def recompute(instances: pd.DataFrame, progress: bool = False, workers: int | None = None) -> pd.DataFrame:
+def recompute(instances: pd.DataFrame, progress: bool = False) -> pd.DataFrame:
     """One row per instance: ``uid``, ``split``, ``calculator_id``, the recomputation and its finding.
-    ``workers``: processes to use (default: as many as the cores and the table's size justify)."""
+    (Stage ``recompute`` runs it together with the checks: ``stages.recompute.recompute_and_check``.)"""
     load_all()
     rows = list(zip(*(instances[c].tolist() for c in INPUT_COLUMNS)))
-    return recompute_frame(map_chunks(_recompute_rows, rows, workers=workers, progress="recompute" if progress else None))
+    return recompute_frame(map_chunks(_recompute_rows, rows, workers=1, progress="recompute" if progress else None))
 
 
 def per_calculator(rec: pd.DataFrame, instances: pd.DataFrame) -> list[dict[str, Any]]:

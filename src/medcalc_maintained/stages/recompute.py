@@ -29,8 +29,7 @@ def _audit_rows(rows) -> list[tuple[dict[str, Any], list[tuple]]]:
     out = []
     for split, uid, cid, ents, label, lower, upper, otype, note, question, output_type in rows:
         entities = json.loads(ents)
-        d = {"split": split, "uid": int(uid), "calculator_id": int(cid),
-             **rc.recompute_row(int(cid), entities, label, lower, upper, otype)}
+        d = rc.recompute_record(split, uid, cid, entities, label, lower, upper, otype)
         found = check_row(split, uid, cid, note, question, entities, label, output_type,
                           {k: d[k] for k in REC_COLUMNS})
         out.append((d, found))

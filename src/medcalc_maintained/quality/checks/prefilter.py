@@ -68,8 +68,9 @@ def _required(items) -> set[str] | None:
         if op in (C.AT, C.ASSERT, C.ASSERT_NOT):  # zero width: the text either side is contiguous
             continue
         exact = _exact([(op, av)])
-        if exact is not None and len({a + b for a in run for b in exact}) <= _MAX_SET:
-            run = {a + b for a in run for b in exact}
+        longer = {a + b for a in run for b in exact} if exact is not None else None
+        if longer is not None and len(longer) <= _MAX_SET:
+            run = longer
             continue
         consider(run)
         run = {""}

@@ -6,7 +6,6 @@ import json
 
 import pandas as pd
 
-from medcalc_maintained.core.parallel import map_chunks
 from medcalc_maintained.quality.checks.registry import Instance, run
 
 FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason",
@@ -14,11 +13,10 @@ FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason
 REC_COLUMNS = ("finding", "missing_inputs", "implausible_inputs", "recomputed")  # what checks read of the recompute
 
 
-def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None, *, workers: int | None = None,
-               progress: bool = False) -> pd.DataFrame:
+def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -> pd.DataFrame:
     """Findings of every check on every row of ``instances`` (ingest output), with the recompute
     output (``split``, ``uid``, ``finding`` ...) when given. Columns: :data:`FINDING_COLUMNS`.
-    ``workers``: processes to use (default: as many as the cores and the table's size justify)."""
+    (Stage ``recompute`` runs the checks in its own pass: ``stages.recompute.recompute_and_check``.)"""
     rec: dict[tuple[str, int], dict] = {}
     if recompute is not None and len(recompute):
         cols = [c for c in REC_COLUMNS if c in recompute.columns]
@@ -30,8 +28,7 @@ def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None, *
         rec = dict(zip(keys, vals))
     cols = ["split", "uid", "calculator_id", "Patient Note", "Question", "entities", "Ground Truth Answer", "output_type"]
     rows = [(*r, rec.get((r[0], int(r[1])))) for r in zip(*(instances[c].tolist() for c in cols))]
-    found = map_chunks(_check_rows, rows, workers=workers, progress="checks" if progress else None)
-    return findings_frame(found)
+    return findings_frame(_check_rows(rows))
 
 
 def findings_frame(found: list[tuple]) -> pd.DataFrame:

@@ -145,13 +145,10 @@ def value_far_from_its_name(inst: Instance, check: Check) -> Iterator[Finding]:
         occ = inst.occurrences(value) if stems else None
         if not occ:
             continue
-        low = inst.lower
         for a, b in occ:
             left, right = inst.sentence_span(a, b)
-            if low is not None:
-                if any(low.find(t, left, right) >= 0 for t in stems):
-                    break
-            elif any(t in inst.note[left:right].lower() for t in stems):
+            sentence = inst.lower[left:right] if inst.lower is not None else inst.note[left:right].lower()
+            if any(t in sentence for t in stems):
                 break
         else:
             yield inst.finding(check, f"{key!r}: the number appears only where the note does not name the quantity", occ[0])
