@@ -81,10 +81,11 @@ def test_round_trip_export_fill_import_apply(real, tmp_path):
     by = {r["uid"]: r for r in records}
     # 41: agrees with the relabel (4) and the current label -> accepted, confirmed
     assert (by[41]["decision"], by[41]["label_status"], by[41]["error_type"]) == ("accepted", "confirmed", None)
-    # 146: 38.5 is inside 38 +- 5% (36.1..39.9) -> accepted; N/A -> 38.5 is a correction
-    assert (by[146]["decision"], by[146]["label_status"], by[146]["new_value"]) == ("accepted", "corrected", "38.5")
+    # 146: 38.5 is inside the relabel's 38 +- 5% (36.1..39.9) -> accepted; it also agrees with the upstream
+    # 40.402 within the band, so the row is confirmed and ships the upstream value, value for value
+    assert (by[146]["decision"], by[146]["label_status"], by[146]["new_value"]) == ("accepted", "confirmed", "40.402")
     assert by[146]["old_value"] == "N/A" and by[146]["scoring_timepoint"] == "at admission"
-    assert by[146]["error_type"] == "extraction"  # recompute reproduces the v1.0 label from its features
+    assert by[146]["error_type"] is None  # a confirmation has no error type
     # 928: 09/20/2014 is not the relabel's 09/12/2014 -> deferred, both values kept
     assert (by[928]["decision"], by[928]["new_value"], by[928]["second_opinion"]) == ("deferred", "09/20/2014", "09/12/2014")
     # 1029: 14 weeks 2 days = the relabel -> accepted, written in v1.0's tuple form
@@ -109,7 +110,7 @@ def test_round_trip_export_fill_import_apply(real, tmp_path):
     assert after.loc[41, ["Ground Truth Answer", "Label Status", "Label Source"]].tolist() == ["4", "confirmed", "physician"]
     assert after.loc[41, "Correction IDs"] == "audit2025-00041;review-md-im-1-test-00041"
     assert after.loc[146, ["Ground Truth Answer", "Lower Limit", "Upper Limit", "Label Status"]].tolist() == \
-        ["38.5", "36.575", "40.425", "corrected"]
+        ["40.402", "38.3819", "42.4221", "confirmed"]
     assert after.loc[1029, "Ground Truth Answer"] == "('14 weeks', '2 days')"
     assert after.loc[928, "Ground Truth Answer"] == "09/12/2014" and after.loc[15, "Label Status"] == "unverified"
 

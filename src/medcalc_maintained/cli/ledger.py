@@ -28,13 +28,17 @@ def propose_cmd(
     blinded: bool = typer.Option(False, "--blinded", help="The label was derived without looking at the current one."),
     file: Optional[Path] = typer.Option(None, "--file", help="Ledger file to append to (default: data/corrections/<yyyy-mm>-proposals.yaml)."),
     date: Optional[str] = typer.Option(None, "--date", help="Date of the proposal (default: today)."),
+    definition: Optional[str] = typer.Option(None, "--definition", help="The published alternative definition the value follows (a name under the calculator's alternatives in calculators/definitions.yaml)."),
+    override_reason: Optional[str] = typer.Option(None, "--override-reason", help="Make the record an override: a value no definition gives from the row's inputs, with this clinical reason (physician reviewers only)."),
 ) -> None:
     """Propose a label correction: append a deferred ledger record to data/corrections/.
 
     The record's old_value is the current maintained label, its label_status follows from the
-    values (corrected, abstain for N/A, confirmed when they agree) and its id is the next unused
-    C-NNNN. The whole ledger is checked with the new record before the file is written; a reviewer
-    later sets `decision: accepted` (or rejected) in the pull request.
+    value against the upstream label (corrected, abstain for N/A, confirmed when they agree) and its id is the next unused
+    C-NNNN. A value the row's declared definition cannot produce (e.g. a GCS total when a component
+    is not testable) is refused unless --definition names the alternative it follows or
+    --override-reason makes it an override. The whole ledger is checked with the new record before
+    the file is written; a reviewer later sets `decision: accepted` (or rejected) in the pull request.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.ledger.propose import propose
@@ -42,7 +46,8 @@ def propose_cmd(
     try:
         prop = propose(Project.load(), uid=uid, new_value=new_value, error_type=error_type, rationale=rationale, split=split,
                        evidence=evidence, reviewer_id=reviewer_id, reviewer_role=reviewer_role,
-                       specialty=specialty, source=source, blinded=blinded, file=file, today=date)
+                       specialty=specialty, source=source, blinded=blinded, file=file, today=date,
+                       definition=definition, override_reason=override_reason)
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:

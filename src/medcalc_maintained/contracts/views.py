@@ -121,7 +121,17 @@ def _range_facts(df: pd.DataFrame, styles: list[str | None]) -> None:
 
 
 LEDGER_FACTS = ("uid_exists", "old_value_matches_base", "new_value_valid", "new_value_in_range", "old_value_fits",
-                "one_accepted_per_row_release", "physician_blinded", "decided_at_valid")
+                "one_accepted_per_row_release", "physician_blinded", "decided_at_valid", "derivation_holds")
+
+
+def _absent(v: Any) -> bool:
+    """A cell a flat records table leaves empty (the record has no such field)."""
+    if isinstance(v, (list, dict)):
+        return False
+    try:
+        return v is None or bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]]) -> None:
@@ -145,6 +155,13 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
         in_range.append(fits and "new_value" not in found)
         old_fits.append("old_value" not in found)
     df["new_value_valid"], df["new_value_in_range"], df["old_value_fits"] = valid, in_range, old_fits
+    ents = up["entities"].to_dict() if "entities" in up.columns else {}
+    holds = []
+    for k, rec in zip(keys, df.to_dict("records")):
+        rec = {f: v for f, v in rec.items() if not _absent(v)}
+        holds.append(k in calc and not rules.derivation_problems(
+            rec, calculator_id=calc[k], output_type=otypes[k], style=styles[k], note=notes.get(k), entities=ents.get(k)))
+    df["derivation_holds"] = holds
     df["physician_blinded"] = [rules.blinded_problem(r) is None for r in df.to_dict("records")]
     df["decided_at_valid"] = [rules.decided_at_problem(v) is None for v in df["decided_at"]] if "decided_at" in df else False
 

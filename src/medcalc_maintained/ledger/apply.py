@@ -42,6 +42,7 @@ class _Rows:
     calculators: list[Any]
     notes: list[Any]
     entities: list[Any]
+    originals: list[str]       # the upstream labels: a record's status is said against them
 
 @dataclass
 class Step:
@@ -96,18 +97,26 @@ def _check_records(selected: list[Record], index: dict[tuple[str, int], int], ro
         for fld, problem in rules.record_problems(rec.data, calculator_id=rows.calculators[i], output_type=otype,
                                                   style=rows.styles[i], note=rows.notes[i]):
             problems.append(LedgerProblem(rec.path, problem, rec.id, fld))
+        for fld, problem in rules.derivation_problems(rec.data, calculator_id=rows.calculators[i], output_type=otype,
+                                                      style=rows.styles[i], note=rows.notes[i], entities=rows.entities[i]):
+            problems.append(LedgerProblem(rec.path, f"{rec['split']} uid {key[1]}: {problem}", rec.id, fld))
         new = parse_answer(rec["new_value"], otype)
         st = rec["label_status"]
         if st == "abstain" and not new.is_abstain:
             problems.append(LedgerProblem(rec.path, "label_status 'abstain' needs new_value N/A", rec.id, "label_status"))
         if st != "abstain" and new.is_abstain:
             problems.append(LedgerProblem(rec.path, f"new_value N/A needs label_status 'abstain', not {st!r}", rec.id, "label_status"))
-        if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(rec["old_value"], otype).is_valid and new.is_valid:
-            agree = labels_agree(rec["new_value"], rec["old_value"], otype)
+        # status is said of the row against its upstream label: a physician who agrees with an already
+        # corrected label keeps the row corrected (old_value = new_value, label_status corrected)
+        original = rows.originals[i]
+        if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(original, otype).is_valid and new.is_valid:
+            agree = labels_agree(rec["new_value"], original, otype)
             if st == "confirmed" and not agree:
-                problems.append(LedgerProblem(rec.path, "label_status 'confirmed' but new_value differs from old_value", rec.id, "label_status"))
+                problems.append(LedgerProblem(rec.path, f"label_status 'confirmed' but new_value {rec['new_value']!r} differs "
+                                              f"from the upstream label {original!r}", rec.id, "label_status"))
             if st == "corrected" and agree:
-                problems.append(LedgerProblem(rec.path, "label_status 'corrected' but new_value agrees with old_value", rec.id, "label_status"))
+                problems.append(LedgerProblem(rec.path, f"label_status 'corrected' but new_value {rec['new_value']!r} agrees "
+                                              f"with the upstream label {original!r}", rec.id, "label_status"))
         problems += _severity_problems(rec, rows, i, otype)
     return problems
 
@@ -174,7 +183,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     styles = [label_style(labels[i], otypes[i]) for i in range(len(df))]
     ents = df["entities"].tolist() if "entities" in df else [None] * len(df)
     rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df),
-                 ents)
+                 ents, list(labels))
 
     selected = [r for r in records if upto is None or (r.release != UNRELEASED and release_key(r.release) <= release_key(upto))]
     problems += _check_records(selected, index, rows)

@@ -16,6 +16,14 @@ notes become the rationale. The error type of a change is typed from the evidenc
 :mod:`medcalc_maintained.ledger.error_types` (definition alternatives, the reference calculator on
 the upstream entities, an input shown wrong); the evidence lines say what decided it. Every record
 carries the ``guideline_version`` of its calculator from the definition policy.
+
+Every record also says how its decided label derives (:mod:`medcalc_maintained.ledger.reconstruct`,
+field ``reconstruction``): reproduced by the declared definition from the upstream entities;
+``inputs-reconstructed`` (the smallest evidenced patch of inputs, written as ``inputs`` marked
+``reconstructed``); ``definition-contradiction`` (the label follows the alternative written as
+``definition``, or an N/A that the declared definition's own convention decides);
+``na-justified`` (``justification``: a check finding or the physician's stated reason); or
+``unexplained``. The decided labels themselves are never changed here.
 """
 
 from __future__ import annotations
@@ -28,10 +36,11 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.answers import NA, format_answer, parse_answer
+from medcalc_maintained.core.answers import NA, format_answer, limits, parse_answer
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
+from medcalc_maintained.ledger import reconstruct as R
 from medcalc_maintained.ledger.records import state_change_severity
 from medcalc_maintained.quality.definitions import entities_of, guideline_version
 
@@ -105,6 +114,11 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
     ``checks`` (the findings table of the offline checks) adds the inputs they show wrong to the
     evidence of the error type."""
     shown_wrong = input_findings(checks)
+    row_findings: dict[int, list[dict[str, Any]]] = {}
+    if checks is not None and len(checks):
+        test_checks = checks[checks["split"] == "test"]
+        for u, g in test_checks.groupby("uid", sort=True):
+            row_findings[int(u)] = g.to_dict("records")
     inst = instances[instances["split"] == "test"].set_index("uid")
     findings = recompute[recompute["split"] == "test"].set_index("uid") if recompute is not None else None
     records, unreadable = [], []
@@ -173,8 +187,57 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
             "decided_at": decided_at,
             "guideline_version": guideline_version(cid),
         }
+        add_reconstruction(rec, R.reconstruct(
+            cid, entities_of(r.get("entities")), str(r.get("Patient Note") or ""), new_value,
+            *limits(new_value, otype, style), otype, findings=row_findings.get(uid, ()),
+            reviewer_reason=note if has_md else None))
         records.append(state_change_severity(rec, cid, otype, entities_of(r.get("entities"))))
     return records, unreadable
+
+
+def add_reconstruction(rec: dict[str, Any], found: "R.Reconstruction") -> dict[str, Any]:
+    """Write what :func:`~medcalc_maintained.ledger.reconstruct.reconstruct` found into a record:
+    its class, the reconstructed inputs, the alternative definition the label follows, or the
+    justification of an N/A, and one evidence line."""
+    rec["reconstruction"] = found.klass
+    if found.inputs:
+        rec["inputs"] = found.inputs
+    if found.alternative:
+        rec["definition"] = found.alternative
+    if found.justification:
+        rec["justification"] = found.justification
+    rec["evidence"].append(f"derivation ({found.klass}): {found.reason}")
+    return rec
+
+
+RECONSTRUCTION_COLUMNS = ["uid", "label_status", "reconstruction", "old_value", "new_value", "definition", "inputs",
+                          "reason"]
+
+
+def reconstruction_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per campaign record: its reconstruction class and what it rests on."""
+    rows = []
+    for rec in records:
+        reason = next((e.split(": ", 1)[1] for e in rec.get("evidence", []) if e.startswith("derivation (")), "")
+        inputs = "; ".join(f"{i['name']} = {i['value']}{' ' + i['unit'] if i.get('unit') else ''} "
+                           f"[{i['evidence']['start']}:{i['evidence']['end']}] {i['evidence']['text']!r}"
+                           for i in rec.get("inputs") or [])
+        rows.append({"uid": rec["uid"], "label_status": rec["label_status"], "reconstruction": rec.get("reconstruction"),
+                     "old_value": rec["old_value"], "new_value": rec["new_value"],
+                     "definition": rec.get("definition") or "", "inputs": inputs, "reason": reason})
+    return pd.DataFrame(rows, columns=RECONSTRUCTION_COLUMNS)
+
+
+def reconstruction_summary(table: pd.DataFrame, examples: int = 10) -> dict[str, Any]:
+    """Counts per class and label status, and the first ``examples`` rows of each class (by uid)."""
+    counts: dict[str, dict[str, int]] = {}
+    for klass in R.CLASSES:
+        part = table[table["reconstruction"] == klass]
+        counts[klass] = {str(k): int(v) for k, v in sorted(part["label_status"].value_counts().items())}
+    shown = {klass: table[table["reconstruction"] == klass].sort_values("uid").head(examples)
+             [["uid", "label_status", "old_value", "new_value", "definition", "inputs", "reason"]].to_dict("records")
+             for klass in R.CLASSES if klass != R.REPRODUCED}
+    return {"rows": int(len(table)), "counts": counts, "examples": shown}
 
 
 __all__ = ["read_workbooks", "build_records", "workbook_date", "classify_error", "TIMEPOINT", "NA"]

@@ -67,11 +67,17 @@ def _check_arguments(rationale: str, source: str, error_type: str | None) -> str
     return etype
 
 
-def _refuse(target: Path, rec: dict[str, Any], row: pd.Series) -> None:
+def _refuse(target: Path, rec: dict[str, Any], row: pd.Series, entities: Any = None) -> None:
     """Raise every record rule (:mod:`medcalc_maintained.ledger.rules`) the new record breaks, before
-    anything is formatted: the value as given, never rounded or coerced."""
+    anything is formatted: the value as given, never rounded or coerced. A value the row's declared
+    definition cannot produce is refused unless the record names an alternative or is an override."""
     found = rules.record_problems(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
                                   style=row_style(row), note=row.get("Patient Note"))
+    found += rules.derivation_problems(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
+                                       style=row_style(row), note=row.get("Patient Note"), entities=entities)
+    if (p := rules.underivable_problem(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
+                                       entities=entities)):
+        found.append(("new_value", p))
     if found:
         raise LedgerError([LedgerProblem(str(target), problem, f"{rec['id']} (new)", field) for field, problem in found])
 
@@ -107,13 +113,16 @@ def _new_text(target: Path, rec: dict[str, Any]) -> tuple[str | None, str]:
 def propose(project: Project, *, uid: int, new_value: str, error_type: str, rationale: str, split: str = "test",
             evidence: list[str] | None = None, reviewer_id: str | None = None, reviewer_role: str = "contributor",
             specialty: str | None = None, source: str = "contributor", blinded: bool = False,
-            file: Path | None = None, today: str | None = None) -> Proposal:
+            file: Path | None = None, today: str | None = None, definition: str | None = None,
+            override_reason: str | None = None) -> Proposal:
     """Append a deferred ledger record to ``file`` (default ``<ledger dir>/<yyyy-mm>-proposals.yaml``).
 
     ``old_value`` is the current maintained label (every accepted record, released or not, applied),
     ``label_status`` follows from the values, and the id is the next unused ``C-NNNN`` (also
     unused in the git history of the ledger). The whole ledger is checked with the new record
-    before the file is replaced atomically.
+    before the file is replaced atomically. ``definition`` names the alternative definition of
+    ``calculators/definitions.yaml`` the value follows; ``override_reason`` makes the record an
+    override (a value no derivation gives; it needs a physician reviewer).
     """
     today = today or dt.date.today().isoformat()
     etype = _check_arguments(rationale, source, error_type)
@@ -126,13 +135,14 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
         return _propose_locked(project, instances, target, new_value=new_value, etype=etype,
                                rationale=rationale, split=split, uid=uid, evidence=evidence, reviewer_id=reviewer_id,
                                reviewer_role=reviewer_role, specialty=specialty, source=source, blinded=blinded,
-                               today=str(today))
+                               today=str(today), definition=definition, override_reason=override_reason)
 
 
 def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, new_value: str,
                     etype: str | None, rationale: str, split: str, uid: int, evidence: list[str] | None,
                     reviewer_id: str | None, reviewer_role: str, specialty: str | None, source: str,
-                    blinded: bool, today: str) -> Proposal:
+                    blinded: bool, today: str, definition: str | None = None,
+                    override_reason: str | None = None) -> Proposal:
     """The read, check and write of :func:`propose`, under the ledger lock."""
     row = _current_row(project, instances, split, uid)
     otype, old = str(row["Output Type"]), str(row["Ground Truth Answer"])
@@ -148,18 +158,27 @@ def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, 
         "rationale": " ".join(rationale.split()), "evidence": list(evidence or []), "source": source,
         "reviewer": dict(person), "proposed_by": dict(person), "blinded": bool(blinded), "decided_at": today,
     }
-    _refuse(target, rec, row)
+    if definition:
+        rec["definition"] = definition
+    if override_reason is not None:
+        rec["override"] = {"reason": " ".join(override_reason.split())}
+    key = instances[(instances["split"].astype(str) == split) & (instances["uid"] == int(uid))]
+    entities = key["entities"].iloc[0] if len(key) and "entities" in key.columns else None
+    _refuse(target, rec, row, entities)
     parsed = parse_answer(new_value, otype)
     new = rec["new_value"] = write_label(new_value, otype, row["Original Ground Truth Answer"])
-    old_answer = parse_answer(old, otype)
-    if parsed.is_abstain or (old_answer.is_valid and not old_answer.is_abstain):
-        status = status_of(parsed, old, otype)
+    original = str(row["Original Ground Truth Answer"])
+    orig_answer = parse_answer(original, otype)
+    if parsed.is_abstain or (orig_answer.is_valid and not orig_answer.is_abstain):
+        status = status_of(parsed, original, otype)  # said of the row against its upstream label
     else:
-        status = "corrected"  # the current label is N/A or unreadable: any value corrects it
+        status = "corrected"  # the upstream label is N/A or unreadable: any value corrects it
     rec["label_status"] = status
+    if status == "confirmed":
+        new = rec["new_value"] = original  # a confirmation ships the upstream label value for value
     state_change_severity(rec, row["Calculator ID"], otype, entities_of(row.get("entities")))
     if status == "confirmed" and etype is not None:
-        raise DataError("--error-type", f"the new value {new!r} agrees with the current label {old!r}: that is a "
+        raise DataError("--error-type", f"the new value {new!r} agrees with the upstream label {original!r}: that is a "
                                         "confirmation, pass --error-type none")
     if status != "confirmed" and etype is None:
         raise DataError("--error-type", f"a {status} label needs an error type ({', '.join(ERROR_TYPES)})")

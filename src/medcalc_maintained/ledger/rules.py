@@ -6,6 +6,10 @@
   ``old_value`` has the row's type;
 * a physician record (``source: physician`` or reviewer role ``physician``) is ``blinded: true``;
 * ``decided_at`` is a real ``YYYY-MM-DD`` date not after today;
+* a record's derivation holds (:func:`derivation_problems`): its ``definition`` is declared in
+  ``calculators/definitions.yaml``, each of its ``inputs`` quotes the note at its offsets, and the
+  definition applied to the row's entities patched by the inputs reproduces ``new_value``; an
+  ``override`` needs a physician reviewer;
 * of two accepted records of one row and release, the one decided earlier (then: earlier in the
   ledger) stands and the later one is blamed, naming both (:func:`accepted_order`, :func:`duplicate_problem`).
 """
@@ -17,8 +21,9 @@ import re
 from typing import Any, Mapping
 
 from medcalc_maintained.calculators.ranges import label_problem
-from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.answers import limits, parse_answer
 from medcalc_maintained.core.labels import fit_problem
+from medcalc_maintained.ledger import derivation as D
 
 PHYSICIAN = "physician"
 _ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -81,6 +86,65 @@ def record_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_type: 
     if (p := decided_at_problem(rec.get("decided_at"), today)):
         out.append(("decided_at", p))
     return out
+
+
+def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_type: str, style: str | None,
+                        note: Any, entities: Any) -> list[tuple[str, str]]:
+    """(field, problem) of a record's derivation: the named ``definition`` exists, the ``inputs``
+    quote the note, an ``override`` has a physician reviewer, and a record that states inputs or a
+    definition (and is no override) reproduces its ``new_value`` (MedCalc-Bench grading; an ``N/A``
+    is reproduced when the derivation gives no value)."""
+    out: list[tuple[str, str]] = []
+    if rec.get("override") is not None and not is_physician(rec):
+        out.append(("override", "an override (a value no derivation gives) needs a physician reviewer"))
+    if (p := D.definition_problem(calculator_id, rec.get("definition"))):
+        out.append(("definition", p))
+        return out
+    inputs = rec.get("inputs")
+    out += [("inputs", p) for p in D.input_problems(calculator_id, inputs, note)]
+    if rec.get("override") is not None or (not inputs and rec.get("definition") is None):
+        return out
+    new = str(rec.get("new_value", ""))
+    answer = parse_answer(new, output_type)
+    if not answer.is_valid:
+        return out
+    d = D.derive(calculator_id, D.entities_of(entities), inputs or [], rec.get("definition"))
+    if answer.is_abstain:
+        if d.value is not None and not str(rec.get("justification") or "").strip():
+            out.append(("inputs", f"new_value N/A but {d.definition} gives {d.value} from the row's entities with "
+                                  f"{_shown(inputs)}; state a justification or the input that is absent"))
+        return out
+    lo, hi = limits(new, output_type, style)
+    if not D.reproduces(d.value, new, lo, hi, output_type):
+        got = d.value if d.value is not None else "no value (" + ", ".join(d.result.missing + d.result.invalid) + ")"
+        out.append(("inputs", f"{d.definition} applied to the row's entities with {_shown(inputs)} gives {got}, not "
+                              f"new_value {new!r}"))
+    return out
+
+
+def _shown(inputs: Any) -> str:
+    if not inputs:
+        return "no input changed"
+    return "inputs " + ", ".join(f"{i.get('name')} = {D.entity_value(i.get('value'), i.get('unit'))!r}"
+                                 for i in inputs if isinstance(i, Mapping))
+
+
+def underivable_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_type: str, entities: Any) -> str | None:
+    """Why a new record's value cannot come from its row (``propose`` and ``review import``): the
+    declared definition gives no value from the row's entities patched by the record's inputs (a
+    component not testable, an input absent) while ``new_value`` is a value, and the record names
+    no alternative definition and is no override. ``None`` when the value may stand."""
+    if rec.get("override") is not None or rec.get("definition") is not None:
+        return None
+    answer = parse_answer(str(rec.get("new_value", "")), output_type)
+    if not answer.is_valid or answer.is_abstain:
+        return None
+    d = D.derive(calculator_id, D.entities_of(entities), rec.get("inputs") or [])
+    if d.value is not None:
+        return None
+    why = ", ".join(d.result.missing + d.result.invalid) or "an input"
+    return (f"new_value {rec.get('new_value')!r} cannot come from this row: the declared definition {d.definition} gives "
+            f"no value ({why}); name the alternative it follows (definition) or make it an override with a reason")
 
 
 def accepted_order(release_key: tuple, decided_at: Any, position: int) -> tuple:

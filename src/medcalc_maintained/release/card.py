@@ -170,7 +170,9 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
         if (recs["decision"] != "accepted").any():
             out += ["### Records by decision", ""]
             out += [md_table(["decision", "records"], _counts(recs["decision"]), ["l", "r"]), ""]
-        changes = accepted[accepted["label_status"].isin(["corrected", "abstain"])]
+        error_rows = accepted[accepted["label_status"].isin(["corrected", "abstain"])]
+        same = error_rows["old_value"].astype(str).str.strip() == error_rows["new_value"].astype(str).str.strip()
+        changes, reconfirmed = error_rows[~same], error_rows[same]
         out += [f"### Label changes ({len(changes)})", ""]
         if len(changes) and "change_severity" in changes.columns:
             out += ["By clinical severity (L1 same decision band, L2 crosses a band, L3 changes treatment or "
@@ -180,6 +182,15 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
             out += [md_table(*change_rows(changes, before)), ""]
         else:
             out += ["None (confirmations only).", ""]
+        if len(reconfirmed):
+            out += [f"### Re-confirmed ({len(reconfirmed)})", "",
+                    "A reviewer agreed with a label that an earlier release had already changed: the row keeps its "
+                    "status and error type, and gains the reviewer.", ""]
+            out += [md_table(["record", "uid", "calculator", "label", "status", "error type", "re-confirmed by", "decided"],
+                             [[r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], r["new_value"],
+                               r["label_status"], r["error_type"],
+                               _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
+                               r.get("decided_at")] for r in reconfirmed.to_dict("records")]), ""]
         confirmed = int((accepted["label_status"] == "confirmed").sum())
         if confirmed:
             out += [f"{confirmed} accepted record(s) confirm the upstream label (listed in the `corrections` config).", ""]

@@ -102,7 +102,11 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
     otype = str(row["Output Type"])
     old = str(row["Ground Truth Answer"])
     new_value = format_answer(it.answer, otype, row_style(row))
-    status = status_of(it.answer, old, otype)
+    original = str(row.get("Original Ground Truth Answer", old))
+    status = status_of(it.answer, original, otype)  # said of the row against its upstream label
+    reconfirms = status == "corrected" and _agree(it.answer, old, otype)  # agrees with the corrected label
+    if status == "confirmed":
+        new_value = original  # a confirmation ships the upstream label value for value, never a recomputed number
     refs = _references(adjudication, relabel, earlier, old)
     agreeing = [name for name, value in refs if _agree(it.answer, value, otype)]
     accepted = bool(agreeing) or not adjudication.agree_with
@@ -110,9 +114,11 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
     if finding:
         evidence.append(f"recompute audit finding: {finding}")
     cid = int(row["calculator_id"])
-    ev = gather(cid, entities_of(row.get("entities")), old, new_value, otype, rationale=it.comment or "",
-                finding=finding) if status == "corrected" else None
+    ev = gather(cid, entities_of(row.get("entities")), original, new_value, otype, rationale=it.comment or "",
+                finding=finding) if status == "corrected" and not reconfirms else None
     evidence.extend(explain(ev) if ev is not None else [])
+    if reconfirms:
+        evidence.append(f"re-confirms the corrected label {old} (upstream {original}); its error type is kept")
     evidence.extend(f"earlier deferred physician review {p['id']} by {p['reviewer']}: {p['value']}" for p in earlier)
     if accepted:
         evidence.append("accepted: agrees with " + (", ".join(agreeing) if agreeing else "no reference required"))
@@ -127,7 +133,8 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
         "new_value": new_value,
         "decision": "accepted" if accepted else "deferred",
         "label_status": status,
-        "error_type": classify_error(status, it.comment, finding, ev),
+        "error_type": (str(row.get("Error Type") or "") or classify_error(status, it.comment, finding, ev)) if reconfirms
+                      else classify_error(status, it.comment, finding, ev),
         "rationale": it.comment or f"Blinded recomputation by {reviewer.id} gave {new_value} (no comment).",
         "evidence": evidence,
         "source": "physician",

@@ -1,6 +1,9 @@
 """Stage ``import-campaign``: the published phase-3 audit workbooks as accepted ledger records.
 
-One record per audited row (see :mod:`medcalc_maintained.ledger.campaign` for the rules). Cells
+One record per audited row (see :mod:`medcalc_maintained.ledger.campaign` for the rules), and how
+each decided label derives: ``reconstruction.csv`` (one row per record: class, inputs with their
+note evidence, reason) and ``reconstruction.json`` (counts per class, 10 examples each) beside the
+ledger file. Cells
 that cannot be read go to ``unreadable.csv`` beside the output; more than
 ``campaign.max_unreadable`` of them fails the stage before the ledger file is written.
 """
@@ -10,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import json
 
 import pandas as pd
 
@@ -47,5 +52,9 @@ def run(project: Project, *, out: Path | None = None) -> CampaignRun:
         raise DataError(final, f"{len(bad)} cell(s) could not be read (max_unreadable={p['max_unreadable']}): {shown}")
     batch = {"name": "audit-2025", "description": "Physician-in-the-loop audit of MedCalc-Bench v1.0 (phase 3)",
              "source_files": [sampled.name, final.name]}
+    table = campaign.reconstruction_table(records)
+    write_csv_for_people(target.parent / "reconstruction.csv", table)
+    write_text_atomic(target.parent / "reconstruction.json",
+                      json.dumps(campaign.reconstruction_summary(table), indent=2, ensure_ascii=False) + "\n")
     write_text_atomic(target, dump(records, target, batch=batch, header=HEADER))
     return CampaignRun(records, unreadable, target)

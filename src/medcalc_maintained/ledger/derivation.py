@@ -1,0 +1,200 @@
+"""Derivations: a verified label is the declared definition applied to recorded, evidenced inputs.
+
+The one home of "what does this row's label derive from". A ledger record may carry
+
+``inputs``
+    corrected values of the calculator's inputs, each ``{name, value, unit, evidence, reconstructed}``:
+    ``name`` an entity key of ``Relevant Entities`` (or a declared input of the calculator),
+    ``value`` a number, a boolean, a category or ``null`` (the input is absent from the note),
+    ``unit`` the unit of a number (``null`` for unitless values), ``evidence`` the note text it was
+    read from (``{start, end, text}``: character offsets into the patient note and the quoted
+    text, which must be the note's own characters; ``{start: null, end: null, text: ""}`` only for
+    an input absent from the note);
+``definition``
+    the definition the record assumes: the declared ``version`` of ``calculators/definitions.yaml``
+    (the default) or the name of one of its published ``alternatives``;
+``override``
+    ``{reason}``: a value no derivation gives (clinical judgement), allowed only with a physician
+    reviewer; it is counted and listed, never derived;
+``justification``
+    for an ``N/A`` label: why the note cannot answer (a required input absent, the calculator not
+    applicable), from the check registry or the reviewer's stated reason.
+
+:func:`derive` applies the definition to the upstream entities patched by the inputs. :func:`status`
+says what a shipped label is with respect to its derivation (:data:`STATES`), the rule of the
+``label_reproduces_definition`` contract: the label grades correct against the derived value
+(MedCalc-Bench grading: integers exact, decimals inside the row's limits, dates the same day), or it
+is ``N/A`` with a justification, or it is an override; anything else is ``unexplained``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from medcalc_maintained.calculators import compute, load_all
+from medcalc_maintained.calculators.alternatives import compute_alternative
+from medcalc_maintained.calculators.base import Result
+from medcalc_maintained.calculators.policy import load_policy
+from medcalc_maintained.core.answers import is_correct, parse_answer
+
+# What a verified label is with respect to its derivation (the `Derivation` column of `full`).
+DERIVED = "derived"                # the label grades correct against the definition applied to the inputs
+NA_JUSTIFIED = "na-justified"      # N/A, with the reason the note cannot answer
+OVERRIDE = "override"              # a stated expert value no derivation gives
+UNEXPLAINED = "unexplained"        # none of the above: listed, marked and queued, never changed silently
+STATES = (DERIVED, NA_JUSTIFIED, OVERRIDE, UNEXPLAINED)
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """The definition applied to the (patched) entities of one row."""
+
+    calculator_id: int
+    definition: str                       # the declared version or an alternative's name
+    alternative: str | None               # the alternative's name, None for the declared definition
+    entities: dict[str, Any]              # upstream entities patched by the record's inputs
+    result: Result
+    inputs: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+    @property
+    def value(self) -> str | None:
+        return self.result.value
+
+
+def entities_of(raw: Any) -> dict[str, Any]:
+    """A row's parsed ``entities`` (the JSON text ingest writes; ``{}`` when absent or unreadable)."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        out = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def entity_value(value: Any, unit: Any) -> Any:
+    """An input's value as a ``Relevant Entities`` value: ``[number, unit]`` when it has a unit."""
+    if unit is None or (isinstance(unit, str) and not unit.strip()) or isinstance(value, bool) or value is None:
+        return value
+    return [value, str(unit)]
+
+
+def patch(entities: Mapping[str, Any], inputs: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
+    """``entities`` with each input set (an input whose value is ``null`` is removed: absent)."""
+    out = dict(entities or {})
+    for inp in inputs or ():
+        name = str(inp.get("name"))
+        value = entity_value(inp.get("value"), inp.get("unit"))
+        if value is None:
+            out.pop(name, None)
+        else:
+            out[name] = value
+    return out
+
+
+def definition_problem(calculator_id: int, definition: Any) -> str | None:
+    """Why ``definition`` is not the calculator's declared version or one of its alternatives."""
+    if definition is None:
+        return None
+    entry = load_policy().get(int(calculator_id))
+    if entry is None:
+        return f"calculator {calculator_id} has no entry in calculators/definitions.yaml"
+    if str(definition) == entry["version"] or str(definition) in entry["alternatives"]:
+        return None
+    named = ", ".join([entry["version"], *entry["alternatives"]])
+    return f"definition {definition!r} is not one of calculators/definitions.yaml for calculator {calculator_id} ({named})"
+
+
+def alternative_of(calculator_id: int, definition: Any) -> str | None:
+    """The alternative ``definition`` names (``None`` for the declared version or no definition)."""
+    entry = load_policy().get(int(calculator_id))
+    if entry is None or definition is None or str(definition) == entry["version"]:
+        return None
+    return str(definition) if str(definition) in entry["alternatives"] else None
+
+
+def derive(calculator_id: int, entities: Mapping[str, Any], inputs: Iterable[Mapping[str, Any]] | None = None,
+           definition: Any = None) -> Derivation:
+    """The value of the definition (declared unless ``definition`` names an alternative) on
+    ``entities`` patched by ``inputs``."""
+    load_all()
+    cid = int(calculator_id)
+    alt = alternative_of(cid, definition)
+    ents = patch(entities, inputs)
+    result = compute_alternative(cid, alt, ents) if alt else compute(cid, ents)
+    entry = load_policy().get(cid) or {}
+    return Derivation(cid, alt or str(entry.get("version", "")), alt, ents, result, tuple(dict(i) for i in inputs or ()))
+
+
+def reproduces(derived: str | None, label: Any, lower: Any, upper: Any, output_type: str) -> bool:
+    """Whether ``label`` (with its limits) grades ``derived`` correct: MedCalc-Bench grading."""
+    if derived is None:
+        return False
+    lab = parse_answer(label, output_type)
+    if not lab.is_valid or lab.is_abstain:
+        return False
+    return is_correct(derived, label, lower, upper, output_type)
+
+
+def status(record: Mapping[str, Any] | None, derivation: Derivation | None, label: Any, lower: Any, upper: Any,
+           output_type: str) -> tuple[str, str]:
+    """``(state, reason)`` of a shipped verified label (:data:`STATES`)."""
+    rec = record or {}
+    if isinstance(rec.get("override"), Mapping):
+        return OVERRIDE, f"override: {rec['override'].get('reason', '')}".strip()
+    lab = parse_answer(label, output_type)
+    if lab.is_abstain:
+        why = str(rec.get("justification") or "").strip()
+        if why:
+            return NA_JUSTIFIED, why
+        if derivation is not None and derivation.value is None and rec.get("inputs"):
+            missing = ", ".join(derivation.result.missing) or "an input"
+            return NA_JUSTIFIED, f"the recorded inputs leave {missing} absent"
+        return UNEXPLAINED, "N/A without a justification while the definition gives a value"
+    if derivation is None:
+        return UNEXPLAINED, "no derivation"
+    if reproduces(derivation.value, label, lower, upper, output_type):
+        return DERIVED, f"{derivation.definition} gives {derivation.value}"
+    given = derivation.value if derivation.value is not None else "no value (" + ", ".join(
+        derivation.result.missing + derivation.result.invalid) + ")"
+    return UNEXPLAINED, f"{derivation.definition} gives {given}, not {label}"
+
+
+def input_problems(calculator_id: int, inputs: Any, note: str | None) -> list[str]:
+    """Why the recorded ``inputs`` are not well-formed evidence of the note (empty when they are):
+    each has a name, and evidence whose quoted text is the note's text at its offsets (an absent
+    input may quote nothing)."""
+    out: list[str] = []
+    if inputs is None:
+        return out
+    if not isinstance(inputs, list):
+        return ["inputs must be a list"]
+    text = note if isinstance(note, str) else None
+    for n, inp in enumerate(inputs):
+        where = f"inputs[{n}]"
+        if not isinstance(inp, Mapping) or not str(inp.get("name") or "").strip():
+            out.append(f"{where} has no name")
+            continue
+        ev = inp.get("evidence")
+        name = inp["name"]
+        if not isinstance(ev, Mapping):
+            out.append(f"{where} ({name}) has no evidence")
+            continue
+        start, end, quoted = ev.get("start"), ev.get("end"), str(ev.get("text") or "")
+        if start is None and end is None:
+            if inp.get("value") is not None and inp.get("value") is not False:
+                out.append(f"{where} ({name}) gives a value {inp.get('value')!r} without quoting the note")
+            continue
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end):
+            out.append(f"{where} ({name}) evidence offsets {start!r}..{end!r} are not a character range")
+            continue
+        if text is not None and text[start:end] != quoted:
+            out.append(f"{where} ({name}) evidence text {quoted[:60]!r} is not the note's text at {start}..{end}")
+    return out
+
+
+__all__ = ["DERIVED", "Derivation", "NA_JUSTIFIED", "OVERRIDE", "STATES", "UNEXPLAINED", "alternative_of",
+           "definition_problem", "derive", "entities_of", "entity_value", "input_problems", "patch", "reproduces",
+           "status"]
