@@ -179,6 +179,9 @@ def test_propose_states_the_severity_of_the_change(project_root):
     from medcalc_maintained.project import Project
 
     project = Project.load(project_root)
-    got = propose(project, uid=3, new_value="25.017", error_type="aggregation", rationale="recomputed by hand",
+    # back to the upstream value: a confirmation (status is said against the upstream label), still a
+    # severe change of the current label
+    got = propose(project, uid=3, new_value="25.017", error_type="none", rationale="recomputed by hand",
                   today="2026-11-23")
+    assert got.record["label_status"] == "confirmed"
     assert got.record["change_severity"] == "L3"  # 9 -> 25 mL/min: out of the kidney-failure band
