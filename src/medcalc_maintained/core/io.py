@@ -339,13 +339,50 @@ def _bounded_lines(path: Path, max_line_bytes: int | None):
                 raise DataError(f"{path}, line {n}", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
+# The deepest nesting of arrays and objects a JSON text given by a user may have (predictions, traces,
+# export records, reward ground truths are 1-3 deep). A hostile-input bound, not a tuning knob: 2,000
+# nested ``[`` (8 KB) would otherwise end in a RecursionError of the json module.
+MAX_JSON_DEPTH = 64
+_JSON_STRING = __import__("re").compile(r'"(?:[^"\\]|\\.)*"?')
+_JSON_BRACKET = __import__("re").compile(r"[\[\]{}]")
+
+
+def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
+    """The nesting depth of arrays and objects in the JSON ``text`` (brackets inside strings do not
+    count), counted up to one past ``limit``."""
+    depth = deepest = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+    return deepest
+
+
+def loads_json(text: str | bytes, where: os.PathLike | str, *, max_depth: int = MAX_JSON_DEPTH):
+    """``json.loads(text)`` for JSON from a user: text nested deeper than ``max_depth`` is refused
+    before it is parsed, and invalid JSON, with a :class:`DataError` naming ``where`` (file and line)."""
+    import json
+
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if json_depth(text, max_depth) > max_depth:
+        raise DataError(where, f"JSON nested more than {max_depth} levels deep (arrays/objects); refused unread")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:  # not reached within the bound; kept so no traceback can escape
+        raise DataError(where, "JSON nested too deeply; refused") from None
+
+
 def read_jsonl(path: os.PathLike | str, what: str, shape: str, *, max_line_bytes: int | None = None):
     """``(line number, object)`` for every non-blank line of a JSONL file of ``what``; a
     :class:`DataError` names the file (and line) when it is missing, not UTF-8, not JSON, a line
     is not a JSON object (``shape`` describes the expected object) or, with ``max_line_bytes``,
     a line is longer than that (refused without reading the rest of it). Yields nothing for an
     empty file."""
-    import json
 
     path = Path(path)
     if not path.is_file():
@@ -355,9 +392,9 @@ def read_jsonl(path: os.PathLike | str, what: str, shape: str, *, max_line_bytes
             continue
         where = f"{path}, line {n}"
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(where, f"not valid JSON ({exc.msg}); each line must be one JSON object") from exc
+            rec = loads_json(line, where)
+        except DataError as exc:
+            raise DataError(where, f"{exc.problem}; each line must be one JSON object") from None
         if not isinstance(rec, dict):
             raise DataError(where, f"each line must be a JSON object {shape}")
         yield n, rec

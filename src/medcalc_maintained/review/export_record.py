@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, write_json
+from medcalc_maintained.core.io import DataError, loads_json, write_json
 from medcalc_maintained.review.packet import COL, INPUTS, META, REVIEW, PacketError, PacketProblem
 
 PACKET_ID = "packet id"
@@ -71,8 +71,8 @@ def largest_export(directory: Path) -> int | None:
     sizes = []
     for p in Path(directory).glob("*.json") if Path(directory).is_dir() else []:
         try:
-            sizes.append(len(json.loads(p.read_text(encoding="utf-8"))["rows"]))
-        except (OSError, ValueError, KeyError, TypeError):
+            sizes.append(len(loads_json(p.read_text(encoding="utf-8"), p)["rows"]))
+        except (OSError, ValueError, KeyError, TypeError, DataError):
             continue
     return max(sizes) if sizes else None
 
@@ -91,10 +91,7 @@ def check(wb, path: Path, directory: Path, reviewer_id: str, rows: list[str]) ->
     if not rec_path.name == f"{pid}.json" or "/" in pid or not rec_path.is_file():
         raise PacketError([PacketProblem(where, META, entry[1].coordinate, f"packet id {pid[:40]!r} was not exported "
                                          f"from this project (no export record in {directory})")])
-    try:
-        record = json.loads(rec_path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise DataError(rec_path, f"not valid JSON ({exc})") from None
+    record = loads_json(rec_path.read_text(encoding="utf-8"), rec_path)
     problems = []
     if reviewer_id != record["reviewer"]:
         problems.append(PacketProblem(where, META, "B2", f"reviewer {reviewer_id!r} differs from the export "

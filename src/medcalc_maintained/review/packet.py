@@ -47,6 +47,8 @@ COLUMNS = [
 COL = {key: i + 1 for i, (key, _, _) in enumerate(COLUMNS)}
 INPUTS = ("answer", "timepoint", "guideline", "comment")
 MAX_TEXT = 2000
+META_KEYS = ("format", "reviewer id", "reviewer role", "reviewer specialty", "rows")
+META_ROWS = len(META_KEYS) + 1  # the entries, then the packet id of the export record
 ROW_ID = re.compile(r"^(?P<split>[a-z]+)-(?P<uid>\d+)$")
 
 FORMATS = {
@@ -264,8 +266,8 @@ def _meta_sheet(meta, reviewer: Reviewer, keys: list[tuple[str, int]]) -> None:
 
     meta.column_dimensions["A"].width = 22
     meta.column_dimensions["B"].width = 60
-    entries = [("format", PACKET_FORMAT), ("reviewer id", reviewer.id), ("reviewer role", reviewer.role),
-               ("reviewer specialty", reviewer.specialty or ""), ("rows", " ".join(row_id(*k) for k in keys))]
+    entries = list(zip(META_KEYS, (PACKET_FORMAT, reviewer.id, reviewer.role, reviewer.specialty or "",
+                                   " ".join(row_id(*k) for k in keys))))
     for i, (k, v) in enumerate(entries, start=1):
         text_cell(meta, i, 1, k).font = Font(bold=True)
         c = text_cell(meta, i, 2, v)

@@ -96,10 +96,12 @@ def score(completion: Any, ground_truth: Any, lower: Any, upper: Any, output_typ
 
 def _ground_truth_fields(ground_truth: Any) -> dict[str, Any]:
     if isinstance(ground_truth, (str, bytes)):
+        from medcalc_maintained.core.io import DataError, loads_json
+
         try:
-            ground_truth = json.loads(ground_truth)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"ground_truth is not JSON: {exc}") from exc
+            ground_truth = loads_json(ground_truth, "ground_truth")
+        except DataError as exc:
+            raise ValueError(f"ground_truth is not JSON: {exc.problem}") from None
     if not isinstance(ground_truth, Mapping):
         raise ValueError(f"ground_truth must be a dict or a JSON object, not {type(ground_truth).__name__}")
     missing = [k for k in ("label", "output_type") if k not in ground_truth]

@@ -1,0 +1,50 @@
+"""Hostile inputs are bounded and refused in one line naming file and place (issue 27): JSON nested
+thousands deep, `--out` targets over the hand-written ledger or data/, "None" as an answer, control
+characters in the ledger, and a full disk. Refusals run through the real CLI in a new process,
+measured for CPU time and peak memory (see test_review_bounded.run_cli)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medcalc_maintained.core.io import DataError, json_depth, loads_json
+from medcalc_maintained.scoring.predictions import read_predictions
+from test_evaluate import ORIGINAL, frame, write_jsonl
+from test_review_bounded import cpu_seconds, run_cli
+
+DEEP = "[" * 2000 + "]" * 2000  # 8 KB of nesting
+
+
+def refused(root: Path, *args: str) -> str:
+    """The one-line refusal of a real CLI run (exit 2, no traceback, < 2 s CPU, < 300 MB)."""
+    t0 = cpu_seconds()
+    code, out, _, peak = run_cli(root, *args)
+    seconds = cpu_seconds() - t0
+    assert code == 2 and "Traceback" not in out, out
+    assert len(out.strip().splitlines()) == 1, out
+    assert seconds < 2 and peak < 300, (seconds, peak)
+    return " ".join(out.split())
+
+
+# -- 2. JSON nesting depth ---------------------------------------------------------------------
+
+def test_json_depth_counts_brackets_outside_strings():
+    assert json_depth('{"a": [1, {"b": "[[[{"}], "c": "\\"]]"}') == 3
+    assert json_depth("[]") == 1 and json_depth('"x"') == 0 and json_depth(DEEP, 64) == 65
+    assert loads_json("[" * 64 + "]" * 64, "x") == json.loads("[" * 64 + "]" * 64)
+    with pytest.raises(DataError, match=r"^f, line 3: JSON nested more than 64 levels deep"):
+        loads_json("[" * 65 + "]" * 65, "f, line 3")
+
+
+def test_a_prediction_nested_2000_deep_is_refused_naming_file_and_line(tmp_path):
+    labels = tmp_path / "labels.parquet"
+    frame(ORIGINAL).to_parquet(labels)
+    preds = write_jsonl(tmp_path / "preds.jsonl", ['{"uid": 1, "output": "1"}', '{"uid": 2, "output": ' + DEEP + "}"])
+    with pytest.raises(DataError, match="line 2: JSON nested more than 64 levels deep"):
+        read_predictions(preds)
+    out = refused(tmp_path, "evaluate", str(preds), "--against", str(labels), "--out", str(tmp_path / "o"))
+    assert f"{preds}, line 2: JSON nested more than 64 levels deep" in out, out
+    assert not (tmp_path / "o").exists()
