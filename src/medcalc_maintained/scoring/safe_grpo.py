@@ -61,6 +61,15 @@ class _SkipUnsafeSteps(TrainerCallback):
     def __init__(self, trainer: "SafeGRPOTrainer"):
         self.trainer = trainer
 
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        # Trainer.train() turns activation checkpointing on just before this event; check it took
+        enabled = bool(getattr(model, "is_activation_checkpointing", False))
+        self.trainer.activation_checkpointing = enabled
+        if args.activation_checkpointing and not enabled:
+            raise RuntimeError("activation checkpointing was requested but the model does not report it enabled "
+                               f"({type(model).__name__}); training would need far more memory")
+        return control
+
     def on_pre_optimizer_step(self, args, state, control, **kwargs):
         self.trainer._decide_step()
         return control
@@ -73,6 +82,7 @@ class SafeGRPOTrainer(trl.GRPOTrainer):
         super().__init__(*args, **kwargs)
         self.skips = StepSkips()
         self._has_signal = False  # some advantage of the current optimizer step's batch is non-zero
+        self.activation_checkpointing: bool | None = None  # what the model reported when training began
         self.add_callback(_SkipUnsafeSteps(self))
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

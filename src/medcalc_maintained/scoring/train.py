@@ -285,6 +285,7 @@ class TrainResult:
     params: dict[str, Any]
     # optimizer steps skipped as unsafe (see scoring/safe_grpo.py): total, per reason, and which steps
     skipped_steps: dict[str, Any] = field(default_factory=dict)
+    activation_checkpointing: bool | None = None  # whether the model reported it enabled during training
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -428,6 +429,7 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
     rewards = [float(h["reward"]) for h in history if "reward" in h]
     result = TrainResult(output_dir=str(setup.out), model_dir=str(final), steps=int(trainer.state.global_step),
                          rewards=rewards, log_history=history, params=asdict(p),
-                         skipped_steps=trainer.skips.as_dict())
+                         skipped_steps=trainer.skips.as_dict(),
+                         activation_checkpointing=trainer.activation_checkpointing)
     (setup.out / "train_result.json").write_text(result.to_json(), encoding="utf-8")
     return result
