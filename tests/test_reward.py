@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from medcalc_maintained.core.answers import extract_answer
@@ -149,3 +150,107 @@ def test_every_v1_label_rewards_itself(real_instances):
     assert own == [1.0] * len(df)
     abstain = trl_reward(["<answer>N/A</answer>"] * len(df), **cols)
     assert abstain == pytest.approx([0.1] * len(df))  # v1.0 has no N/A labels
+
+
+# ---------------------------------------------------------------- verl parity with the published recipe
+
+# (completion, project label (label, lower, upper, output_type), recipe row ([lower, upper], data_type),
+#  hand value): the TRL reward on our labels and compute_score on the recipe's row must both give it.
+CHA = (("4", "4", "4", "integer"), (["3.8", "4.2"], "float"))  # CHA2DS2-VASc 4: the recipe's +-5% band
+CG_RECIPE = (["23.978", "26.502"], "float")  # a Cockcroft-Gault row, label 25.24
+GA = (("('14 weeks', '1 days')", "('14 weeks', '1 days')", "('14 weeks', '1 days')", "integer"),
+      (["94.05", "103.95"], "float"))  # 14 weeks 1 day = 99 days in the recipe
+DUE = (("09/12/2014", "09/12/2014", "09/12/2014", "date"), (["2014/09/12", "2014/09/12"], "datetime"))
+UNK = (("N/A", "N/A", "N/A", "integer"), (["unknown", "unknown"], "unknown"))
+PARITY = [
+    ("<think>70/1.75^2</think><answer>25.24</answer>", ("25.24", "23.978", "26.502", "decimal"), CG_RECIPE, 1.0),
+    ("<answer>23.978</answer>", ("25.24", "23.978", "26.502", "decimal"), CG_RECIPE, 1.0),  # ends included
+    ("<answer>26.6</answer>", ("25.24", "23.978", "26.502", "decimal"), CG_RECIPE, 0.1),
+    ("<answer>unknown</answer>", ("25.24", "23.978", "26.502", "decimal"), CG_RECIPE, 0.1),
+    ("The clearance is 25.24 mL/min.", ("25.24", "23.978", "26.502", "decimal"), CG_RECIPE, 0.0),
+    ("<answer>4</answer>", *CHA, 1.0),
+    ("<answer>5</answer>", *CHA, 0.1),
+    ("<answer>four</answer>", *CHA, 0.0),
+    ("<answer>99</answer>", *GA, 1.0),  # gestational age in days
+    ("<answer>120</answer>", *GA, 0.1),
+    ("<answer>2014/09/12</answer>", *DUE, 1.0),  # the recipe's date spelling
+    ("<answer>2014-09-12</answer>", *DUE, 1.0),
+    ("<answer>2014/09/13</answer>", *DUE, 0.1),
+    ("<answer>unknown</answer>", *UNK, 1.0),
+    ("<answer>N/A</answer>", *UNK, 1.0),
+    ("<answer>3</answer>", *UNK, 0.1),
+    ("<think>no weight given</think>", *UNK, 0.0),
+]
+
+
+@pytest.mark.parametrize("completion, ours, recipe, expected", PARITY)
+def test_verl_and_trl_rewards_agree_with_the_recipe(completion, ours, recipe, expected):
+    label, lower, upper, otype = ours
+    trl_value = make_trl_reward(0.1)([completion], ground_truth=[label], lower=[lower], upper=[upper],
+                                     output_type=[otype])[0]
+    bounds, data_type = recipe
+    verl_recipe = compute_score("MedCalc", completion, np.array(bounds, dtype=object),
+                                {"data_type": data_type, "split": "test", "uid": 1})
+    verl_ours = compute_score("MedCalc", completion, ground_truth_json(*ours))
+    assert trl_value == pytest.approx(expected)
+    assert verl_recipe == pytest.approx(expected)
+    assert verl_ours == pytest.approx(expected)
+
+
+def test_known_differences_from_the_recipe():
+    """Where our labels are stricter than the recipe's band (documented in scoring/reward.py)."""
+    # an integer score is rounded in our grading; the recipe keeps its +-5% band
+    assert score("<answer>4.4</answer>", *CHA[0]) == 1.0
+    assert compute_score("m", "<answer>4.4</answer>", CHA[1][0], {"data_type": "float"}) == pytest.approx(0.1)
+    # a gestational age must match to the day in our labels; the recipe accepts +-5% of the days
+    assert score("<answer>98</answer>", *GA[0]) == pytest.approx(0.1)
+    assert compute_score("m", "<answer>98</answer>", GA[1][0], {"data_type": "float"}) == 1.0
+
+
+def test_recipe_rows_that_are_malformed_are_refused():
+    for gt, info, match in [
+        (["1"], {"data_type": "float"}, "lower, upper"),
+        (["2", "1"], {"data_type": "float"}, "lower <= upper"),
+        (["a", "b"], {"data_type": "float"}, "numeric"),
+        (["1", "2"], {"data_type": "fraction"}, "data_type"),
+        (["1", "2"], None, "data_type"),
+        (["2014/09/12", "2014/09/13"], {"data_type": "datetime"}, "same day"),
+        (["unknown", "3"], {"data_type": "unknown"}, "unknown"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            compute_score("m", "<answer>1</answer>", gt, info)
+
+
+def test_recipe_rows_of_the_published_rl_test_set(campaign_dir):
+    """The 887 held-out RL rows in verl format: the gold answer scores 1, a wrong one 0.1, no tag 0."""
+    import pandas as pd
+
+    df = pd.read_parquet(campaign_dir / "RL" / "test_new_labels.parquet")
+    assert len(df) == 887
+    kinds = {"float": 0, "datetime": 0, "unknown": 0}
+    for rm, info in zip(df["reward_model"], df["extra_info"]):
+        lo, hi = (str(x) for x in rm["ground_truth"])
+        dtype = info["data_type"]
+        kinds[dtype] += 1
+        def r(answer):
+            return compute_score("MedCalc", f"<think>...</think><answer>{answer}</answer>", rm["ground_truth"], info)
+        if dtype == "float":
+            a, b = float(lo), float(hi)
+            gold = round((a + b) / 2, 6)  # the band is +-5% around the label: its midpoint
+            assert abs(b - a - 0.1 * abs(gold)) <= 1e-3 + 1e-6 * abs(gold), (info["uid"], lo, hi)
+            assert r(gold) == 1.0 and r(lo) == 1.0 and r(hi) == 1.0, info["uid"]
+            wrong = b + max(1.0, abs(b))
+            assert r(wrong) == pytest.approx(0.1), info["uid"]
+            assert r("unknown") == pytest.approx(0.1), info["uid"]
+        elif dtype == "datetime":
+            assert lo == hi
+            assert r(lo) == 1.0, info["uid"]
+            y, m, d = (int(x) for x in lo.split("/"))
+            other = f"{y + 1:04d}/{m:02d}/{min(d, 28):02d}"
+            assert r(other) == pytest.approx(0.1), info["uid"]
+        else:
+            assert (lo, hi) == ("unknown", "unknown")
+            assert r("unknown") == 1.0 and r("N/A") == 1.0
+            assert r("12") == pytest.approx(0.1)
+        assert compute_score("MedCalc", f"the answer is {lo}", rm["ground_truth"], info) == 0.0
+    assert kinds == {"float": 783, "datetime": 38, "unknown": 66}

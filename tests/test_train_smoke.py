@@ -185,3 +185,86 @@ def test_training_from_a_local_checkpoint(tmp_path):
     result = run_grpo(dataset, ckpt, params, output_dir=tmp_path / "out", progress=False)
     assert result.steps == 1 and (tmp_path / "out" / "final-model" / "config.json").is_file()
     assert result.params["learning_rate"] == 1e-6 and result.params["prompts_per_step"] == 1
+    assert result.activation_checkpointing is False
+
+
+@needs_train
+@pytest.mark.slow
+def test_activation_checkpointing_is_really_on(tmp_path):
+    """compare.train.activation_checkpointing: true must leave the model reporting it enabled."""
+    from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model, run_grpo
+
+    dataset = build_arm_dataset(INSTANCES[INSTANCES.split == "train"], MAINTAINED)
+    tok = build_char_tokenizer([m["content"] for p in dataset["prompt"] for m in p])
+    ckpt = tmp_path / "base"
+    build_tiny_model(tok).save_pretrained(ckpt)
+    tok.save_pretrained(ckpt)
+    params = {**TRAIN, "prompts_per_step": 1, "num_generations": 2, "per_device_train_batch_size": 2,
+              "max_completion_length": 8, "max_steps": 1, "bf16": False, "activation_checkpointing": True}
+    result = run_grpo(dataset, ckpt, params, output_dir=tmp_path / "out", progress=False)
+    assert result.activation_checkpointing is True
+    assert json.loads((tmp_path / "out" / "train_result.json").read_text())["activation_checkpointing"] is True
+
+
+def _same_weights(a, b) -> bool:
+    import torch
+
+    return all(torch.equal(x, y) for (_, x), (_, y) in zip(a.named_parameters(), b.named_parameters()))
+
+
+@pytest.mark.slow
+@needs_train
+def test_all_zero_reward_batches_are_skipped_and_counted(tmp_path):
+    """The H100 failure's first step on CPU: no completion writes an <answer> tag, every reward is 0."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from medcalc_maintained.scoring.train import run_grpo
+
+    # a strongly negative bias on the <answer> tags and digits: the smoke model never writes an answer
+    params = {**TRAIN, "smoke": {**TRAIN["smoke"], "answer_bias": -100.0}}
+    result = run_grpo(build_arm_dataset(INSTANCES), None, params, smoke=True, output_dir=tmp_path, progress=False)
+    steps = [h for h in result.log_history if "reward" in h]
+    assert result.steps == 2 and len(steps) == 2
+    assert all(h["reward"] == 0.0 and h["frac_reward_zero_std"] == 1.0 for h in steps)
+    assert [h["skipped_steps"] for h in steps] == [1, 2]
+    assert [h["skipped/zero_advantage"] for h in steps] == [1, 2]
+    assert result.skipped_steps == {"total": 2, "zero_advantage": 2, "nonfinite_grad": 0,
+                                    "steps": [{"step": 1, "reason": "zero_advantage"},
+                                              {"step": 2, "reason": "zero_advantage"}]}
+    saved = json.loads((tmp_path / "train_result.json").read_text())
+    assert saved["skipped_steps"]["total"] == 2
+
+    init = AutoModelForCausalLM.from_pretrained(tmp_path / "init-model")
+    final = AutoModelForCausalLM.from_pretrained(result.model_dir)
+    assert _same_weights(init, final)
+    assert all(torch.isfinite(p).all() for p in final.parameters())
+
+
+@pytest.mark.slow
+@needs_train
+def test_a_non_finite_gradient_is_not_applied(tmp_path):
+    """A NaN in one gradient (injected with a torch hook) must not reach the weights."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from medcalc_maintained.scoring.reward import make_trl_reward
+    from medcalc_maintained.scoring.safe_grpo import SafeGRPOTrainer
+    from medcalc_maintained.scoring.train import _grpo_config, _import_training, _smoke_setup
+
+    trl, _ = _import_training()
+    p = TrainParams.from_dict({**TRAIN, "smoke": {**TRAIN["smoke"], "max_steps": 1}})
+    setup = _smoke_setup(p, build_arm_dataset(INSTANCES), tmp_path)
+    model = AutoModelForCausalLM.from_pretrained(setup.model_id)
+    model.model.norm.weight.register_hook(lambda g: torch.full_like(g, float("nan")))
+    trainer = SafeGRPOTrainer(model=model, reward_funcs=make_trl_reward(p.format_weight),
+                              args=_grpo_config(trl, p, setup, smoke=True), train_dataset=setup.dataset,
+                              processing_class=setup.tokenizer)
+    trainer.train()
+    logged = [h for h in trainer.state.log_history if "reward" in h]
+    # with the smoke run's answer bias the group rewards differ: there is a policy-gradient signal
+    assert logged[0]["reward"] > 0 and logged[0]["frac_reward_zero_std"] < 1
+    assert trainer.skips.as_dict()["nonfinite_grad"] == 1 and logged[0]["skipped/nonfinite_grad"] == 1
+    init = AutoModelForCausalLM.from_pretrained(tmp_path / "init-model")
+    assert _same_weights(init, trainer.model)
+    assert all(torch.isfinite(q).all() for q in trainer.model.parameters())

@@ -53,6 +53,8 @@ def train_command(
 
     Prompts, order, seed and hyperparameters come from `compare.train` in params.yaml and are the
     same for both arms; only the labels behind the reward differ. Needs the `train` extra.
+    An optimizer step whose batch has only zero advantages, or whose gradient is not finite, is
+    skipped (no weight changes) and counted in the log and in train_result.json.
     """
     from medcalc_maintained.scoring import train
 
@@ -80,9 +82,12 @@ def train_command(
     except RuntimeError as exc:
         fail(exc, code=1)
     table = Table(title=f"GRPO {arm.value}{' (smoke)' if smoke else ''}")
-    for col in ("steps", "mean reward per step", "model"):
+    for col in ("steps", "skipped", "mean reward per step", "model"):
         table.add_column(col)
-    table.add_row(str(result.steps), ", ".join(f"{r:.3f}" for r in result.rewards[-10:]), result.model_dir)
+    sk = result.skipped_steps
+    skipped = (f"{sk['total']} ({sk['zero_advantage']} zero advantage, {sk['nonfinite_grad']} non-finite gradient)"
+               if sk.get("total") else "0")
+    table.add_row(str(result.steps), skipped, ", ".join(f"{r:.3f}" for r in result.rewards[-10:]), result.model_dir)
     console.print(table)
     console.print(f"wrote {Path(result.output_dir) / 'train_result.json'}")
 

@@ -23,12 +23,21 @@ R = lam * 1{answer parsable} + (1 - lam) * 1{answer correct},   lam = 0.1 by def
 Entry points: :func:`score` (plain Python), :func:`compute_score` (verl's custom reward function
 signature) and :func:`trl_reward` / :func:`make_trl_reward` (TRL's ``GRPOTrainer`` reward function,
 which receives the dataset columns as keyword arguments).
+
+For ``date`` labels an answer written ``YYYY/MM/DD`` (the published RL recipe's spelling) is read
+as that day. :func:`compute_score` also scores rows in the published recipe's own verl format
+(``reward_model.ground_truth = [lower, upper]`` with ``extra_info.data_type`` ``float`` /
+``datetime`` / ``unknown``, see :func:`recipe_label`), with the same 1 / lam / 0 values and
+``unknown`` <-> ``N/A``. Two known differences from our own labels: the recipe keeps its +-5% band
+for integer scores (we round: 4.4 is a correct 4 here, outside [3.8, 4.2] there) and for
+gestational ages in days (we need the exact day).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,11 +96,58 @@ def score(completion: Any, ground_truth: Any, lower: Any, upper: Any, output_typ
     (a broken label is a data problem, not a zero reward).
     """
     lam = _check_lambda(lam)
-    parsed = parse_model_answer(extract_answer(completion_text(completion)), output_type)
+    answer = extract_answer(completion_text(completion))
+    if answer is not None and output_type == "date":
+        # the published RL recipe writes dates as YYYY/MM/DD: read that spelling as the ISO date
+        answer = _SLASHED_ISO_DATE.sub(r"\1-\2-\3", answer.strip())
+    parsed = parse_model_answer(answer, output_type)
     if parsed is None:
         return 0.0
     correct = is_correct(parsed, ground_truth, lower, upper, output_type)
     return lam + (1.0 - lam) * float(correct)
+
+
+_SLASHED_ISO_DATE = re.compile(r"^(\d{4})/(\d{2})/(\d{2})$")
+
+# extra_info.data_type of the published recipe's rows -> the output type the answer is parsed as
+RECIPE_DATA_TYPES = {"float": "decimal", "datetime": "date", "unknown": "decimal"}
+
+
+def recipe_label(bounds: Any, data_type: str) -> tuple[str, str, str, str]:
+    """``(label, lower, upper, output_type)`` of a row in the published RL recipe's format.
+
+    ``bounds`` is ``reward_model.ground_truth = [lower, upper]`` and ``data_type`` is
+    ``extra_info.data_type``. The recipe's semantics: ``float`` rows are correct inside
+    ``[lower, upper]`` (both ends included; the label is their midpoint, the value the band was
+    built around; gestational ages are in days); ``datetime`` rows (``lower == upper``, written
+    ``YYYY/MM/DD``) need the same day; ``unknown`` rows (``['unknown', 'unknown']``) are correct
+    only for an abstention, which here is our ``N/A``.
+    """
+    if data_type not in RECIPE_DATA_TYPES:
+        raise ValueError(f"extra_info.data_type {data_type!r} is not one of {sorted(RECIPE_DATA_TYPES)}")
+    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, Sequence) and not hasattr(bounds, "tolist"):
+        raise ValueError(f"ground_truth must be [lower, upper], not {bounds!r}")
+    bounds = list(bounds.tolist() if hasattr(bounds, "tolist") else bounds)
+    if len(bounds) != 2:
+        raise ValueError(f"ground_truth must be [lower, upper], got {len(bounds)} value(s)")
+    lo, hi = (str(b).strip() for b in bounds)
+    if data_type == "unknown":
+        if lo.lower() != "unknown" or hi.lower() != "unknown":
+            raise ValueError(f"an 'unknown' row must have ground_truth ['unknown', 'unknown'], got {bounds!r}")
+        return "N/A", "N/A", "N/A", "decimal"
+    if data_type == "datetime":
+        m_lo, m_hi = _SLASHED_ISO_DATE.match(lo), _SLASHED_ISO_DATE.match(hi)
+        if not (m_lo and m_hi) or lo != hi:
+            raise ValueError(f"a 'datetime' row must have ground_truth [YYYY/MM/DD, same day], got {bounds!r}")
+        iso = "-".join(m_lo.groups())
+        return iso, iso, iso, "date"
+    try:
+        a, b = float(lo), float(hi)
+    except ValueError as exc:
+        raise ValueError(f"a 'float' row must have numeric ground_truth [lower, upper], got {bounds!r}") from exc
+    if not (math.isfinite(a) and math.isfinite(b)) or a > b:
+        raise ValueError(f"a 'float' row must have finite ground_truth with lower <= upper, got {bounds!r}")
+    return format((a + b) / 2, ".10g"), lo, hi, "decimal"
 
 
 def _ground_truth_fields(ground_truth: Any) -> dict[str, Any]:
@@ -119,15 +175,27 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
                   **kwargs: Any) -> float:
     """verl's custom reward function (``custom_reward_function.name=compute_score``).
 
-    ``ground_truth`` is a dict or a JSON string with ``label``, ``lower``, ``upper`` and
-    ``output_type`` (see :func:`ground_truth_json`). ``extra_info`` may carry ``lam`` to change the
-    format weight. ``data_source`` and any further keyword arguments verl passes are not used: every
-    MedCalc-Bench row is scored the same way.
+    ``ground_truth`` is either
+
+    * the project's own: a dict or a JSON string with ``label``, ``lower``, ``upper`` and
+      ``output_type`` (see :func:`ground_truth_json`; ``compare export`` writes it), or
+    * the published RL recipe's ``reward_model.ground_truth = [lower, upper]`` (a list or numpy
+      array), read with ``extra_info["data_type"]`` as :func:`recipe_label` describes.
+
+    Both score 1 / ``lam`` / 0 for correct / parsable but wrong / unparsable (Eq. 2). ``extra_info``
+    may carry ``lam`` to change the format weight. ``data_source`` and any further keyword
+    arguments verl passes are not used: every MedCalc-Bench row is scored the same way.
     """
-    gt = _ground_truth_fields(ground_truth)
     lam = DEFAULT_LAMBDA
     if isinstance(extra_info, Mapping) and extra_info.get("lam") is not None:
         lam = extra_info["lam"]
+    if not isinstance(ground_truth, (str, bytes, Mapping)):
+        data_type = extra_info.get("data_type") if isinstance(extra_info, Mapping) else None
+        if data_type is None:
+            raise ValueError("a [lower, upper] ground_truth needs extra_info['data_type'] (float, datetime or unknown)")
+        label, lo, hi, otype = recipe_label(ground_truth, data_type)
+        return score(solution_str, label, lo, hi, otype, lam=lam)
+    gt = _ground_truth_fields(ground_truth)
     return score(solution_str, gt["label"], gt.get("lower"), gt.get("upper"), gt["output_type"], lam=lam)
 
 

@@ -21,7 +21,7 @@ import math
 import os
 import string
 import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +283,9 @@ class TrainResult:
     rewards: list[float]  # mean reward of each logged step
     log_history: list[dict[str, Any]]
     params: dict[str, Any]
+    # optimizer steps skipped as unsafe (see scoring/safe_grpo.py): total, per reason, and which steps
+    skipped_steps: dict[str, Any] = field(default_factory=dict)
+    activation_checkpointing: bool | None = None  # whether the model reported it enabled during training
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, default=str)
@@ -408,7 +411,9 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
     from medcalc_maintained.scoring.reward import make_trl_reward
 
     setup = _smoke_setup(p, arm_dataset, output_dir) if smoke else _checkpoint_setup(arm_dataset, model_path, output_dir)
-    trainer = trl.GRPOTrainer(
+    from medcalc_maintained.scoring.safe_grpo import SafeGRPOTrainer
+
+    trainer = SafeGRPOTrainer(
         model=setup.model_id,
         reward_funcs=make_trl_reward(p.format_weight),
         args=_grpo_config(trl, p, setup, smoke),
@@ -423,6 +428,8 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
     history = [dict(h) for h in trainer.state.log_history]
     rewards = [float(h["reward"]) for h in history if "reward" in h]
     result = TrainResult(output_dir=str(setup.out), model_dir=str(final), steps=int(trainer.state.global_step),
-                         rewards=rewards, log_history=history, params=asdict(p))
+                         rewards=rewards, log_history=history, params=asdict(p),
+                         skipped_steps=trainer.skips.as_dict(),
+                         activation_checkpointing=trainer.activation_checkpointing)
     (setup.out / "train_result.json").write_text(result.to_json(), encoding="utf-8")
     return result
