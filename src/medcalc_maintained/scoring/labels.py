@@ -156,20 +156,30 @@ def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
 
 
 def subset_uids(sources: list[LabelSource], config: str) -> tuple[frozenset[int], list[str]]:
-    """The uids of config ``config``: the rows it holds in every release among ``sources`` that has
-    it (a release without it, or a label file, is restricted to those rows too). Notes say which
-    sources lack it; a :class:`DataError` when none has it."""
+    """The uids of config ``config``: the rows it holds in every release among ``sources`` whose
+    ``config`` has rows (a release without it, one where it is empty -- ``mini`` of 1.0.0 --, or a
+    label file, is restricted to those rows too). Notes say which sources lack it or have it empty;
+    a :class:`DataError` when none has it, or every one that has it is empty."""
     found = {s.name: s.config_uids(config) for s in sources}
-    have = [u for u in found.values() if u is not None]
+    have = [u for u in found.values() if u]
     if not have:
+        if any(u is not None for u in found.values()):
+            empty = ", ".join(n for n, u in found.items() if u is not None)
+            raise DataError("--subset", f"config {config!r} has no rows in any of the --against releases "
+                            f"(empty in: {empty})")
         listed = "; ".join(f"{s.name}: {', '.join(s.config_names) or 'a label file, no configs'}" for s in sources)
         raise DataError("--subset", f"config {config!r} is in none of the --against releases (their configs: {listed})")
     uids = frozenset.intersection(*have)
+    with_rows = [n for n, u in found.items() if u]
     notes = [f"--subset {config}: {len(uids)} rows"]
     lacking = [n for n, u in found.items() if u is None]
     if lacking:
         notes.append(f"--subset {config}: {', '.join(lacking)} have no {config!r} config; restricted to its rows "
                      "in the other releases")
+    empty = [n for n, u in found.items() if u is not None and not u]
+    if empty:
+        notes.append(f"--subset {config}: {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} an empty "
+                     f"{config!r} config; scored on the {len(uids)} {config!r} rows of {', '.join(with_rows)}")
     if len({len(u) for u in have}) > 1 or any(u != uids for u in have):
         notes.append(f"--subset {config}: the releases hold different rows; their {len(uids)} common rows are used")
     return uids, notes
