@@ -25,7 +25,7 @@ from typing import Callable
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import RELEASE_DATA_DIR, full_tag, looks_like_version, resolve_tag, short_tag
+from medcalc_maintained.core.versions import RELEASE_DATA_DIR, looks_like_version
 from medcalc_maintained.project import Project
 
 
@@ -121,14 +121,6 @@ def _directory_source(name: str, directory: Path) -> LabelSource:
                        names, read)
 
 
-def _tags(project: Project) -> tuple[list[str], str]:
-    from medcalc_maintained.release.plan import load_releases
-
-    versions = [r.version for r in load_releases(project.releases_file).releases]
-    shown = ", ".join(f"{v} ({full_tag(v)}, {short_tag(v)})" for v in versions)
-    return versions, shown
-
-
 def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
     """The label sources of ``--against`` items, in order (see the module doc)."""
     sources: list[LabelSource] = []
@@ -141,11 +133,13 @@ def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
         if path.is_dir():
             src = _directory_source(name or path.resolve().name, path)
         elif looks_like_version(value) and not path.suffix.lower() in (".csv", ".parquet"):
-            versions, shown = _tags(project)
-            version = resolve_tag(value, versions)
+            from medcalc_maintained.release.plan import load_releases
+
+            plan = load_releases(project.releases_file)
+            version = plan.resolve_version(value)
             if version is None:
                 raise DataError(project.releases_file, f"--against {value!r}: no such release or tag; "
-                                f"releases (tags): {shown}")
+                                f"releases (tags): {plan.tags_text()}")
             src = _release_source(project, name or f"v{version}", version)
         else:
             src = LabelSource(name or path.stem, f"label file {path}", read_label_file(path))
