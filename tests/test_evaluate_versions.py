@@ -33,7 +33,7 @@ def release_dir(root: Path, version: str, labels: dict[int, str], default: list[
     full = [_row(u, v, "unverified" if u not in default else "confirmed") for u, v in labels.items()]
     for name, uids in {"full": list(labels), "default": default, **configs}.items():
         (root / "data" / name).mkdir(parents=True)
-        pd.DataFrame([r for r in full if int(r["Row Number"]) in uids]).to_parquet(
+        pd.DataFrame([r for r in full if int(r["Row Number"]) in uids], columns=list(full[0])).to_parquet(
             root / "data" / name / "test-00000-of-00001.parquet")
     return root
 
@@ -92,6 +92,53 @@ def test_subset_restricts_and_refuses_unknown(two_releases):
     assert (acc.loc["new", "n"], acc.loc["new", "correct"]) == (2, 1)  # 1, 2 (5 unlabelled)
     with pytest.raises(DataError, match="config 'nope' is in none"):
         subset_uids(sources, "nope")
+
+
+def test_subset_empty_in_one_release_scores_the_rows_of_the_other(two_releases, tmp_path):
+    """Release 1.0.0's `mini` is empty: `--subset mini` scores the mini rows of the release that
+    has them under both versions, and says so (it used to find no row at all)."""
+    _, new, preds = two_releases
+    old = release_dir(tmp_path / "old-empty-mini", "1.0.0", {1: "1", 2: "2", 3: "0", 4: "4", 5: "1", 6: "2"},
+                      [1, 2, 3, 4, 5, 6], {"mini": []})
+    sources = resolve_against(None, [f"old={old}", f"new={new}"])
+    uids, notes = subset_uids(sources, "mini")
+    assert uids == {1, 2, 5}
+    assert any("old has an empty 'mini' config; scored on the 3 'mini' rows of new" in n for n in notes)
+    report = evaluate(preds, sources, n_boot=500, seed=0, subset=uids, notes=notes)
+    acc = report.accuracy.set_index("label_set")
+    assert (acc.loc["old", "n"], acc.loc["old", "correct"]) == (3, 3)  # 1, 2, 5 answer the old labels
+    assert (acc.loc["new", "n"], acc.loc["new", "correct"]) == (2, 1)  # 1 right, 2 wrong; 5 unlabelled
+    # every release empty: a clear refusal, not "no prediction uid is labelled"
+    alone = resolve_against(None, [f"old={old}"])
+    with pytest.raises(DataError, match="config 'mini' has no rows in any of the --against releases"):
+        subset_uids(alone, "mini")
+
+
+@pytest.mark.slow
+def test_readme_subset_mini_command_on_the_real_releases(project_root, tmp_path, monkeypatch):
+    """The README's `evaluate PRED --against v1.0 --against v2.0 --subset mini` on real labels:
+    1.0.0 has no mini rows, so both versions are scored on 2.0.0's mini rows."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release.tables import load_config
+
+    project = Project.load(project_root)
+    mini = load_config(project, "2.0.0", "mini")
+    assert len(load_config(project, "1.0.0", "mini")) == 0 and len(mini) > 0
+    full1 = load_config(project, "1.0.0", "full")
+    preds = tmp_path / "gold-v1.jsonl"  # every row answers its v1.0 label
+    preds.write_text("".join(json.dumps({"uid": int(u), "output": f"<answer>{a}</answer>"}) + "\n"
+                             for u, a in zip(full1["uid"], full1["Ground Truth Answer"])))
+    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
+    out = tmp_path / "ev"
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", "v1.0", "--against", "v2.0", "--subset", "mini",
+                              "--out", str(out), "--n-boot", "200"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((out / "evaluation.json").read_text())
+    acc = {a["label_set"]: a for a in data["accuracy"]}
+    assert acc["v1.0.0"]["n"] == acc["v2.0.0"]["n"] == len(mini)
+    assert acc["v1.0.0"]["correct"] == len(mini)  # the v1.0 labels answered under v1.0
+    assert any("v1.0.0 has an empty 'mini' config" in n for n in data["notes"])
+    assert "empty 'mini' config" in " ".join(res.output.split())
 
 
 def test_nan_and_infinity_are_unparsable_never_abstentions(tmp_path):

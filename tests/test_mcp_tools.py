@@ -129,6 +129,44 @@ def test_lookup_instance_gives_note_and_question_never_the_label(pipeline_projec
     assert bad.is_error and "uid" in bad.content[0].text
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["v2.0", "2.0", "v2.0.0", "2.0.0"])
+def test_lookup_instance_takes_every_version_form_evaluate_takes(pipeline_project, version):
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.scoring.labels import resolve_against
+    from medcalc_maintained.tools.mcp_server import Instances, handle_call
+
+    project = Project.load(pipeline_project)
+    (source,) = resolve_against(project, [version])  # evaluate --against takes it: release 2.0.0
+    assert source.origin == "release 2.0.0"
+    res = handle_call("lookup_instance", {"version": version, "uid": 61}, Instances(project))
+    assert not res.is_error, res.content[0].text
+    doc = json.loads(res.content[0].text)
+    assert doc["version"] == "2.0.0" and "mean arterial pressure" in doc["Question"].lower()
+
+
+@pytest.mark.slow
+def test_lookup_instance_v1_tag_and_errors_without_server_paths(pipeline_project):
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.tools.mcp_server import Instances, handle_call
+
+    project = Project.load(pipeline_project)
+    instances = Instances(project)
+    v1 = handle_call("lookup_instance", {"version": "v1.0", "uid": 61}, instances)
+    assert not v1.is_error and json.loads(v1.content[0].text)["version"] == "1.0.0"
+    root = str(Path(pipeline_project).resolve())
+    for args in ({"version": "v9.9", "uid": 61}, {"version": "nonsense", "uid": 61},
+                 {"version": "v2.0", "uid": 999999}, {"version": "v2.0", "uid": "61"},
+                 {"version": 2.0, "uid": 61}, {"version": "v2.0", "uid": 61, "split": "train"}):
+        res = handle_call("lookup_instance", args, instances)
+        text = res.content[0].text
+        assert res.is_error, args
+        assert root not in text and str(pipeline_project) not in text and "/tmp" not in text, text
+        assert not any(part.startswith("/") and part.count("/") > 1 for part in text.split()), text
+    unknown = handle_call("lookup_instance", {"version": "v9.9", "uid": 61}, instances).content[0].text
+    assert "'version'" in unknown and "v2.0" in unknown and "2.0.0" in unknown  # names the known tags
+
+
 def test_grading_three_hand_made_traces(tmp_path, real_maintained):
     from medcalc_maintained.scoring.tool_calls import grade_file
 

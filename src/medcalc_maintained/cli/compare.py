@@ -138,7 +138,7 @@ def _print_evaluation(run) -> None:
 def evaluate_command(
     predictions: Path = typer.Argument(..., help='Predictions: JSONL, one {"uid": int, "output": str} per line ("answer" may stand for "output"), or CSV (.csv) with columns uid and output (or answer).'),
     against: list[str] = typer.Option(..., "--against", help="A label version; repeat it. A release version or tag (2.0.0, v2.0.0, v2.0 = the first release of the 2.0 line, v1.0 = release 1.0.0, the upstream v1.0 labels), a built release directory (build/release), or a parquet/CSV label file; NAME=ITEM names it."),
-    subset: Optional[str] = typer.Option(None, "--subset", help="Score only the rows of this config of the releases (e.g. mini); refused when no release given has it."),
+    subset: Optional[str] = typer.Option(None, "--subset", help="Score only the rows of this config of the releases (e.g. mini): the rows it holds in every release given that has it with rows (1.0.0's empty mini is scored on the mini rows of the other releases, and the output says so); refused when no release given has rows in it."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output directory; must not exist or be empty unless --force (default: a new directory under params compare.evaluate.runs, build/evaluations/)."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import KINDS, SEMVER, bump, from_tag, version_key
+from medcalc_maintained.core.versions import KINDS, SEMVER, bump, from_tag, full_tag, resolve_tag, short_tag, version_key
 
 DEFAULT_ROWS = ("verified", "all")
 # `gates`: per-release overrides of the validate QC gates, read by medcalc_maintained.contracts.validate
@@ -65,6 +65,16 @@ class Releases:
                 return r
         known = ", ".join(r.version for r in self.releases)
         raise DataError(self.path, f"release {version!r} is not listed (known: {known})", field="version")
+
+    def resolve_version(self, text: str) -> str | None:
+        """The version that ``text`` names, in every form ``evaluate --against`` and the MCP tool
+        ``lookup_instance`` accept: ``2.0.0``, ``v2.0.0``, or the minor-line tag ``v2.0`` / ``2.0``
+        (the first release of that line; ``v1.0`` is 1.0.0). ``None`` when it names no release."""
+        return resolve_tag(str(text), [r.version for r in self.releases])
+
+    def tags_text(self) -> str:
+        """The releases with their tags, for error messages: ``1.0.0 (v1.0.0, v1.0), ...``."""
+        return ", ".join(f"{r.version} ({full_tag(r.version)}, {short_tag(r.version)})" for r in self.releases)
 
     def upto(self, version: str) -> list[Release]:
         key = version_key(version)

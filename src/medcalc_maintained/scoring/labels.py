@@ -25,7 +25,7 @@ from typing import Callable
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import RELEASE_DATA_DIR, full_tag, looks_like_version, resolve_tag, short_tag
+from medcalc_maintained.core.versions import RELEASE_DATA_DIR, looks_like_version
 from medcalc_maintained.project import Project
 
 
@@ -121,14 +121,6 @@ def _directory_source(name: str, directory: Path) -> LabelSource:
                        names, read)
 
 
-def _tags(project: Project) -> tuple[list[str], str]:
-    from medcalc_maintained.release.plan import load_releases
-
-    versions = [r.version for r in load_releases(project.releases_file).releases]
-    shown = ", ".join(f"{v} ({full_tag(v)}, {short_tag(v)})" for v in versions)
-    return versions, shown
-
-
 def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
     """The label sources of ``--against`` items, in order (see the module doc)."""
     sources: list[LabelSource] = []
@@ -141,11 +133,13 @@ def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
         if path.is_dir():
             src = _directory_source(name or path.resolve().name, path)
         elif looks_like_version(value) and not path.suffix.lower() in (".csv", ".parquet"):
-            versions, shown = _tags(project)
-            version = resolve_tag(value, versions)
+            from medcalc_maintained.release.plan import load_releases
+
+            plan = load_releases(project.releases_file)
+            version = plan.resolve_version(value)
             if version is None:
                 raise DataError(project.releases_file, f"--against {value!r}: no such release or tag; "
-                                f"releases (tags): {shown}")
+                                f"releases (tags): {plan.tags_text()}")
             src = _release_source(project, name or f"v{version}", version)
         else:
             src = LabelSource(name or path.stem, f"label file {path}", read_label_file(path))
@@ -156,20 +150,30 @@ def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
 
 
 def subset_uids(sources: list[LabelSource], config: str) -> tuple[frozenset[int], list[str]]:
-    """The uids of config ``config``: the rows it holds in every release among ``sources`` that has
-    it (a release without it, or a label file, is restricted to those rows too). Notes say which
-    sources lack it; a :class:`DataError` when none has it."""
+    """The uids of config ``config``: the rows it holds in every release among ``sources`` whose
+    ``config`` has rows (a release without it, one where it is empty -- ``mini`` of 1.0.0 --, or a
+    label file, is restricted to those rows too). Notes say which sources lack it or have it empty;
+    a :class:`DataError` when none has it, or every one that has it is empty."""
     found = {s.name: s.config_uids(config) for s in sources}
-    have = [u for u in found.values() if u is not None]
+    have = [u for u in found.values() if u]
     if not have:
+        if any(u is not None for u in found.values()):
+            empty = ", ".join(n for n, u in found.items() if u is not None)
+            raise DataError("--subset", f"config {config!r} has no rows in any of the --against releases "
+                            f"(empty in: {empty})")
         listed = "; ".join(f"{s.name}: {', '.join(s.config_names) or 'a label file, no configs'}" for s in sources)
         raise DataError("--subset", f"config {config!r} is in none of the --against releases (their configs: {listed})")
     uids = frozenset.intersection(*have)
+    with_rows = [n for n, u in found.items() if u]
     notes = [f"--subset {config}: {len(uids)} rows"]
     lacking = [n for n, u in found.items() if u is None]
     if lacking:
         notes.append(f"--subset {config}: {', '.join(lacking)} have no {config!r} config; restricted to its rows "
                      "in the other releases")
+    empty = [n for n, u in found.items() if u is not None and not u]
+    if empty:
+        notes.append(f"--subset {config}: {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} an empty "
+                     f"{config!r} config; scored on the {len(uids)} {config!r} rows of {', '.join(with_rows)}")
     if len({len(u) for u in have}) > 1 or any(u != uids for u in have):
         notes.append(f"--subset {config}: the releases hold different rows; their {len(uids)} common rows are used")
     return uids, notes

@@ -5,13 +5,17 @@ Transports: stdio (:func:`serve_stdio`) and streamable HTTP (:func:`serve_http`)
 carries the JSON of :func:`~medcalc_maintained.tools.calculator_tools.call_calculator` both as
 text and as structured content; a bad input is a tool error (``isError``) whose text names the
 input, its expected unit and range. ``lookup_instance`` returns the patient note and the
-question of one row of a release's ``full`` config, never its label or entities.
+question of one row of a release's ``full`` config, never its label or entities; its ``version``
+takes every form ``evaluate --against`` takes (``2.0.0``, ``v2.0.0``, ``v2.0``, ``2.0``, ``v1.0``).
+No error text carries a server filesystem path (:func:`public_message`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -45,7 +49,7 @@ def tools() -> list[types.Tool]:
         name=T.TOOL_LOOKUP,
         description="The patient note and question of one benchmark row (release version and uid); never its label.",
         input_schema={"type": "object", "additionalProperties": False, "required": ["version", "uid"],
-                      "properties": {"version": {"type": "string", "description": "release version, e.g. 2.0.0"},
+                      "properties": {"version": {"type": "string", "description": "release version or tag, as evaluate --against takes it: 2.0.0, v2.0.0, v2.0 (first release of the 2.0 line), v1.0"},
                                      "uid": {"type": "integer"},
                                      "split": {"type": "string", "description": "split (default: test)"}}}))
     return out
@@ -61,20 +65,59 @@ class Instances:
     def _frame(self, version: str):
         from medcalc_maintained.release.tables import load_config
 
-        if self.project is None:
-            raise DataError("lookup_instance", "the server was started without a project root")
         return load_config(self.project, version, "full")
 
-    def lookup(self, version: str, uid: Any, split: str = "test") -> dict[str, Any]:
-        df = self._frame(str(version))
+    def version(self, text: Any) -> str:
+        """The release ``text`` names, by the resolver ``evaluate --against`` uses
+        (:meth:`~medcalc_maintained.release.plan.Releases.resolve_version`)."""
+        from medcalc_maintained.release.upstream import plan_for
+
+        if self.project is None:
+            raise T.ToolInputError("lookup_instance is unavailable: the server was started without a project root",
+                                   ["version"])
+        if not isinstance(text, str):
+            raise T.ToolInputError(f"input 'version': {text!r} is not a string (e.g. \"v2.0\" or \"2.0.0\")",
+                                   ["version"])
+        plan = plan_for(self.project)
+        version = plan.resolve_version(text)
+        if version is None:
+            raise T.ToolInputError(f"input 'version': {text!r} is no release or tag; releases (tags): "
+                                   f"{plan.tags_text()}", ["version"])
+        return version
+
+    def lookup(self, version: Any, uid: Any, split: Any = "test") -> dict[str, Any]:
         if isinstance(uid, bool) or not isinstance(uid, int):
             raise T.ToolInputError(f"input 'uid': {uid!r} is not an integer", ["uid"])
+        if not isinstance(split, str):
+            raise T.ToolInputError(f"input 'split': {split!r} is not a string", ["split"])
+        resolved = self.version(version)
+        df = self._frame(resolved)
         rows = df[(df["uid"].astype(int) == uid) & (df["split"].astype(str) == split)]
         if rows.empty:
-            raise T.ToolInputError(f"input 'uid': no row {uid} in split {split!r} of release {version}", ["uid"])
+            raise T.ToolInputError(f"input 'uid': no row {uid} in split {split!r} of release {resolved}", ["uid"])
         row = rows.iloc[0]
-        return {"version": str(version), "split": split, "uid": uid,
+        return {"version": resolved, "split": split, "uid": uid,
                 **{f: str(row[f]) for f in LOOKUP_FIELDS}}
+
+
+# an absolute path in an error text: "/" not preceded by a word character, a dot or another "/"
+_ABSOLUTE_PATH = re.compile(r"(?<![\w./])/(?:[^\s'\",:;()/]+/)*[^\s'\",:;()/]*")
+
+
+def public_message(exc: Exception) -> str:
+    """An exception's text for a client: a :class:`DataError` by its problem (and row, field),
+    its file by name only; any other absolute path cut to its last part. The server's filesystem
+    layout never reaches a client."""
+    if isinstance(exc, DataError):
+        where = Path(exc.path).name if exc.path else ""
+        if exc.row is not None:
+            where += f", row {exc.row}"
+        if exc.field:
+            where += f", field {exc.field!r}"
+        text = f"{where}: {exc.problem}" if where else exc.problem
+    else:
+        text = str(exc)
+    return _ABSOLUTE_PATH.sub(lambda m: m.group(0).rstrip("/").rsplit("/", 1)[-1] or "<path>", text)
 
 
 def _result(payload: Any) -> types.CallToolResult:
@@ -96,16 +139,16 @@ def handle_call(name: str, arguments: dict[str, Any] | None, instances: Instance
             args = arguments or {}
             missing = [k for k in ("version", "uid") if k not in args]
             if missing:
-                return _error(f"missing input(s) {missing}; expected version (e.g. 2.0.0) and uid (integer)")
+                return _error(f"missing input(s) {missing}; expected version (e.g. v2.0 or 2.0.0) and uid (integer)")
             return _result(instances.lookup(args["version"], args["uid"], args.get("split", "test")))
         cid = T.calculator_for_tool(name)
         if cid is None:
             return _error(f"unknown tool {name!r}; call {T.TOOL_LIST} for the calculators")
         return _result(T.call_calculator(cid, arguments))
     except T.ToolInputError as exc:
-        return _error(str(exc))
-    except (DataError, KeyError, ValueError) as exc:
-        return _error(f"{type(exc).__name__}: {exc}")
+        return _error(public_message(exc))
+    except (DataError, KeyError, ValueError, OSError) as exc:
+        return _error(f"{type(exc).__name__}: {public_message(exc)}")
 
 
 def build_server(project: Project | None) -> Server:
