@@ -1,0 +1,169 @@
+"""The grading rules of the harnesses that run MedCalc-Bench, side by side (a small registry).
+
+``GRADERS[name](row, output) -> bool`` says whether ``output`` (a model's whole output) is correct
+for one labelled ``row`` (a mapping with ``Ground Truth Answer``, ``Lower Limit``,
+``Upper Limit``, ``Output Type``, and, where a rule needs them, ``Calculator ID`` and
+``Category``). Our own semantics live in :mod:`medcalc_maintained.core.answers` only; the other
+rules are re-implementations, in our own code, of each harness's published behaviour:
+
+``ours``
+    :func:`medcalc_maintained.scoring.evaluate.grade` (``core/answers.is_correct`` after the one
+    extraction rule): an abstention is correct against an ``N/A`` label.
+``upstream``
+    ncbi-nlp/MedCalc-Bench, ``evaluation/evaluate.py`` ``check_correctness`` (the v1.0 evaluation
+    code, commit 72748cc0c454ac9d9531494e6180940de03d8470): the answers ``N/A`` and ``Not Found``
+    are always wrong; dates (calculators 13 and 68) the same day after normalising ``MM/DD/YYYY``;
+    gestational age (calculator 69) the same (weeks, days); integer outputs equal after rounding
+    both; decimals inside ``[Lower Limit, Upper Limit]``. An ``N/A`` label cannot be read as a
+    number, so an ``N/A`` row is never correct under this rule (upstream has no abstention).
+``helm``
+    stanford-crfm/helm, ``src/helm/benchmark/metrics/medcalc_bench_metrics.py``
+    (``MedCalcBenchMetric``, commit 030c285fdbc5f28240dc40cb863370ea115aba94): by ``Category``:
+    ``risk``, ``severity``, ``diagnosis``: the stripped output equals the label string exactly
+    (``"4.0"`` is not ``"4"``); ``date``: a date (or a gestational age) inside the limits;
+    ``physical`` and ``dosage conversion``: a number inside the limits; any other category raises
+    inside the metric and scores 0, so every ``lab`` and ``dosage`` row (MedCalc-Bench's category
+    names) is wrong whatever the answer: :data:`HELM_DEFECT_CATEGORIES`.
+``opencompass``
+    the same rule as ``upstream``, with OpenCompass's answer extraction: the ``answer`` of a JSON
+    object ``{"answer": ...}`` in the output, else the last number in it.
+
+For ``ours``, ``upstream`` and ``helm`` the answer is extracted by the package's one rule
+(:func:`medcalc_maintained.core.answers.graded_answer`), so a difference between them is a
+difference of grading rule only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any, Callable, Mapping
+
+from medcalc_maintained.core.answers import graded_answer
+
+Row = Mapping[str, Any]
+Grader = Callable[[Row, str], bool]
+
+UPSTREAM_DATE_CALCULATORS = (13, 68)
+UPSTREAM_GESTATIONAL_CALCULATORS = (69,)
+HELM_EXACT_CATEGORIES = ("risk", "severity", "diagnosis")
+HELM_RANGE_CATEGORIES = ("physical", "dosage conversion")
+# categories MedCalc-Bench uses that HELM's metric does not handle: always scored 0 there
+HELM_DEFECT_CATEGORIES = ("lab", "dosage")
+
+_WEEKS_DAYS = re.compile(r"(\d+)\s*(?:weeks?)?['\"]?\s*,\s*['\"]?(\d+)")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _text(v: Any) -> str:
+    return "" if v is None else str(v).strip()
+
+
+def _date(text: str) -> dt.date | None:
+    try:
+        return dt.datetime.strptime(text.strip(), "%m/%d/%Y").date()
+    except ValueError:
+        return None
+
+
+def _weeks_days(text: str) -> tuple[int, int] | None:
+    m = _WEEKS_DAYS.search(text)
+    return (int(m[1]), int(m[2])) if m else None
+
+
+def _float(text: str) -> float | None:
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        return None
+    return x if x == x and abs(x) != float("inf") else None
+
+
+def upstream_rule(answer: str, row: Row) -> bool:
+    """MedCalc-Bench's ``check_correctness`` on an extracted answer (see the module doc)."""
+    answer, label = _text(answer), _text(row["Ground Truth Answer"])
+    if answer in ("N/A", "Not Found"):
+        return False
+    try:
+        calc = int(float(_text(row.get("Calculator ID"))))
+    except ValueError:
+        calc = -1
+    if calc in UPSTREAM_DATE_CALCULATORS:
+        a, g = _date(answer), _date(label)
+        return a is not None and a == g
+    if calc in UPSTREAM_GESTATIONAL_CALCULATORS:
+        a, g = _weeks_days(answer), _weeks_days(label)
+        return a is not None and a == g
+    a = _float(answer)
+    if a is None:
+        return False
+    if _text(row["Output Type"]) == "integer":
+        g = _float(label)
+        return g is not None and round(a) == round(g)
+    lo, hi = _float(_text(row["Lower Limit"])), _float(_text(row["Upper Limit"]))
+    return lo is not None and hi is not None and lo <= a <= hi
+
+
+def helm_rule(prediction: str, row: Row) -> bool:
+    """HELM's ``MedCalcBenchMetric`` on a prediction (see the module doc)."""
+    prediction, label = _text(prediction), _text(row["Ground Truth Answer"])
+    category = _text(row.get("Category"))
+    lo, hi = _text(row["Lower Limit"]), _text(row["Upper Limit"])
+    if category in HELM_EXACT_CATEGORIES:
+        return prediction == label
+    if category == "date":
+        if _weeks_days(label) is not None and label.startswith("("):
+            p, a, b = _weeks_days(prediction), _weeks_days(lo), _weeks_days(hi)
+            if p is None or a is None or b is None:
+                return False
+            days = lambda wd: wd[0] * 7 + wd[1]  # noqa: E731
+            return days(a) <= days(p) <= days(b)
+        p, a, b = _date(prediction), _date(lo), _date(hi)
+        return None not in (p, a, b) and a <= p <= b
+    if category in HELM_RANGE_CATEGORIES:
+        p, a, b = _float(prediction), _float(lo), _float(hi)
+        return None not in (p, a, b) and a <= p <= b
+    return False  # an unhandled category: the metric's ValueError is scored 0
+
+
+def opencompass_answer(output: str) -> str:
+    """OpenCompass's extraction: ``{"answer": ...}`` of a JSON object in the output, else its last number."""
+    text = _text(output)
+    for m in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            doc = json.loads(m.group(0))
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "answer" in doc:
+            return _text(doc["answer"])
+    numbers = _NUMBER.findall(text)
+    return numbers[-1] if numbers else ""
+
+
+def _ours(row: Row, output: str) -> bool:
+    from medcalc_maintained.scoring.evaluate import grade
+
+    return grade(output, _text(row["Ground Truth Answer"]), _text(row["Lower Limit"]), _text(row["Upper Limit"]),
+                 _text(row["Output Type"]))[0] == "correct"
+
+
+GRADERS: dict[str, Grader] = {
+    "ours": _ours,
+    "upstream": lambda row, output: upstream_rule(graded_answer(output), row),
+    "helm": lambda row, output: helm_rule(graded_answer(output), row),
+    "opencompass": lambda row, output: upstream_rule(opencompass_answer(output), row),
+}
+
+
+def grader(name: str) -> Grader:
+    """The grader called ``name``; a ``ValueError`` naming the known ones otherwise."""
+    try:
+        return GRADERS[name]
+    except KeyError:
+        raise ValueError(f"unknown grader {name!r}; known: {', '.join(GRADERS)}") from None
+
+
+def helm_defect_rows(rows: list[Row]) -> int:
+    """How many of ``rows`` HELM scores 0 whatever the answer (category ``lab`` or ``dosage``)."""
+    return sum(_text(r.get("Category")) in HELM_DEFECT_CATEGORIES for r in rows)

@@ -1,0 +1,75 @@
+"""The harnesses' grading rules side by side (scoring/graders.py) on gold answers of the real
+labels: each row answered with its own label."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medcalc_maintained.scoring.graders import GRADERS, grader, helm_rule, opencompass_answer, upstream_rule
+
+
+def _gold(name: str, label: str) -> str:
+    return json.dumps({"answer": label}) if name == "opencompass" else f"<answer>{label}</answer>"
+
+
+def _scores(rows: list[dict]) -> dict[str, list[bool]]:
+    return {name: [g(r, _gold(name, r["Ground Truth Answer"])) for r in rows] for name, g in GRADERS.items()}
+
+
+@pytest.fixture(scope="module")
+def v1_rows(real_instances):
+    return real_instances.to_dict("records")
+
+
+@pytest.fixture(scope="module")
+def v2_rows(real_maintained):
+    verified = real_maintained[real_maintained["Label Status"] != "unverified"]
+    return verified.to_dict("records")
+
+
+def test_helm_scores_every_lab_and_dosage_gold_answer_zero_on_v1(v1_rows):
+    assert len(v1_rows) == 1047
+    s = _scores(v1_rows)
+    defect = [r["Category"] in ("lab", "dosage") for r in v1_rows]
+    assert sum(defect) == 367  # 327 lab + 40 dosage rows: 35.1% of v1.0
+    assert 0.34 < sum(defect) / len(v1_rows) < 0.36
+    assert sum(s["ours"]) == 1047
+    # HELM: every lab/dosage gold answer wrong, every other gold answer right
+    assert [not h for h in s["helm"]] == defect
+
+
+def test_upstream_and_opencompass_agree_with_ours_on_every_gold_answer(v1_rows, v2_rows):
+    s1 = _scores(v1_rows)
+    assert s1["upstream"] == s1["ours"] == s1["opencompass"]
+    assert len(v2_rows) == 887
+    s2 = _scores(v2_rows)
+    na = [r["Ground Truth Answer"] == "N/A" for r in v2_rows]
+    assert sum(na) == 69 and all(s2["ours"])
+    # upstream has no abstention: its rule scores an N/A answer wrong, so every N/A row is 0 there
+    for name in ("upstream", "opencompass"):
+        assert [v for v, n in zip(s2[name], na) if not n] == [True] * (887 - 69)
+        assert not any(v for v, n in zip(s2[name], na) if n)
+
+
+def test_rules_on_hand_made_rows():
+    lab = {"Ground Truth Answer": "4", "Lower Limit": "3.8", "Upper Limit": "4.2", "Output Type": "decimal",
+           "Calculator ID": "39", "Category": "lab"}
+    risk = {"Ground Truth Answer": "4", "Lower Limit": "4", "Upper Limit": "4", "Output Type": "integer",
+            "Calculator ID": "45", "Category": "risk"}
+    assert upstream_rule("4.1", lab) and not upstream_rule("4.3", lab) and not helm_rule("4", lab)
+    assert upstream_rule("4.4", risk) and not upstream_rule("4.6", risk)  # integers rounded
+    assert helm_rule(" 4 ", risk) and not helm_rule("4.0", risk)  # HELM: exact string
+    date = {"Ground Truth Answer": "05/07/2021", "Lower Limit": "05/07/2021", "Upper Limit": "05/07/2021",
+            "Output Type": "date", "Calculator ID": "13", "Category": "date"}
+    assert upstream_rule("05/07/2021", date) and not upstream_rule("05/08/2021", date)
+    assert helm_rule("05/07/2021", date) and not helm_rule("2021-05-07", date)
+    ga = {"Ground Truth Answer": "('14 weeks', '1 days')", "Lower Limit": "('14 weeks', '1 days')",
+          "Upper Limit": "('14 weeks', '1 days')", "Output Type": "integer", "Calculator ID": "69", "Category": "date"}
+    assert upstream_rule("(14, 1)", ga) and not upstream_rule("(14, 2)", ga)
+    assert not upstream_rule("N/A", {**risk, "Ground Truth Answer": "N/A"})
+    assert opencompass_answer('so {"answer": "12.5"} done') == "12.5"
+    assert opencompass_answer("first 3 then 7.25 mg") == "7.25" and opencompass_answer("none") == ""
+    with pytest.raises(ValueError, match="unknown grader 'x'; known: ours, upstream, helm, opencompass"):
+        grader("x")
