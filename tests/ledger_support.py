@@ -1,7 +1,11 @@
-"""A valid accepted ledger record for tests (uid 1 of the v1.0 test split: 25.238 -> 30), with
-any field replaced by keyword."""
+"""Ledger helpers for tests: a valid accepted record (uid 1 of the v1.0 test split: 25.238 -> 30,
+any field replaced by keyword), and the smallest project a ledger-writing command runs in."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
 
 
 def record(**kw) -> dict:
@@ -14,3 +18,16 @@ def record(**kw) -> dict:
     }
     base.update(kw)
     return base
+
+
+def minimal_project(root: Path, instances) -> Path:
+    """A project at ``root`` with the ingested ``instances``, an empty campaign ledger and an empty
+    hand-written ledger directory (params: ``apply.ledger`` and ``apply.out`` only)."""
+    (root / "data" / "interim").mkdir(parents=True)
+    instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
+    (root / "data" / "corrections").mkdir(parents=True)
+    (root / "data" / "campaign").mkdir(parents=True)
+    (root / "data" / "campaign" / "audit-2025.yaml").write_text("corrections: []\n")
+    (root / "params.yaml").write_text(yaml.safe_dump({"apply": {
+        "ledger": ["data/campaign/audit-2025.yaml", "data/corrections"], "out": "data/maintained"}}))
+    return root

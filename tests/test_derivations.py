@@ -9,10 +9,10 @@ physician re-confirming a corrected label."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from medcalc_maintained import ledger
@@ -24,6 +24,7 @@ from medcalc_maintained.ledger import reconstruct as R
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.release.card import render_changelog
 from medcalc_maintained.release.plan import Release
+from ledger_support import minimal_project, record
 
 runner = CliRunner()
 
@@ -33,10 +34,9 @@ def _row(instances: pd.DataFrame, uid: int) -> dict:
 
 
 def _record(rec: dict, uid: int) -> dict:
-    return {"id": f"T-{uid:04d}", "uid": uid, "split": "test", "decision": "accepted", "error_type": "extraction",
-            "rationale": "made in the test", "evidence": [], "source": "contributor",
-            "reviewer": {"id": "tester", "role": "contributor"}, "blinded": False, "decided_at": "2026-01-02",
-            "release": "2.0.0", **rec}
+    """A contributor's accepted record of ``uid`` (ledger_support's record, fields of ``rec`` on top)."""
+    return record(id=f"T-{uid:04d}", uid=uid, source="contributor", reviewer={"id": "tester", "role": "contributor"},
+                  blinded=False, release="2.0.0", **rec)
 
 
 @pytest.fixture(scope="module")
@@ -164,16 +164,8 @@ def test_an_unknown_definition_and_a_contributor_override_are_refused(real_insta
 
 
 @pytest.fixture
-def root(tmp_path, real_instances):
-    root = tmp_path / "p"
-    (root / "data" / "interim").mkdir(parents=True)
-    real_instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
-    (root / "data" / "corrections").mkdir(parents=True)
-    (root / "data" / "campaign").mkdir(parents=True)
-    (root / "data" / "campaign" / "audit-2025.yaml").write_text("corrections: []\n")
-    (root / "params.yaml").write_text(yaml.safe_dump({"apply": {
-        "ledger": ["data/campaign/audit-2025.yaml", "data/corrections"], "out": "data/maintained"}}))
-    return root
+def root(tmp_path, real_instances) -> Path:
+    return minimal_project(tmp_path / "p", real_instances)
 
 
 def _propose(root, *extra):

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.ledger.write import ledger_lock
+from ledger_support import minimal_project
 
 runner = CliRunner()
 PROPOSE = ["propose", "--uid", "41", "--new-value", "N/A", "--error-type", "unanswerable",
@@ -26,15 +27,7 @@ PROPOSE = ["propose", "--uid", "41", "--new-value", "N/A", "--error-type", "unan
 
 @pytest.fixture
 def root(tmp_path, real_instances) -> Path:
-    root = tmp_path / "p"
-    (root / "data" / "interim").mkdir(parents=True)
-    real_instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
-    (root / "data" / "corrections").mkdir(parents=True)
-    (root / "data" / "campaign").mkdir(parents=True)
-    (root / "data" / "campaign" / "audit-2025.yaml").write_text("corrections: []\n")
-    (root / "params.yaml").write_text(yaml.safe_dump({"apply": {
-        "ledger": ["data/campaign/audit-2025.yaml", "data/corrections"], "out": "data/maintained"}}))
-    return root
+    return minimal_project(tmp_path / "p", real_instances)
 
 
 def invoke(root: Path, *args: str):

@@ -171,8 +171,10 @@ def test_cli_compare_train_smoke(tmp_path, monkeypatch):
 
 @needs_train
 @pytest.mark.slow
-def test_training_from_a_local_checkpoint(tmp_path):
-    """The non-smoke path: load a checkpoint directory (here a tiny one saved by the test)."""
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_training_from_a_local_checkpoint(tmp_path, checkpointing):
+    """The non-smoke path: load a checkpoint directory (here a tiny one saved by the test);
+    compare.train.activation_checkpointing: true must leave the model reporting it enabled."""
     from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model, run_grpo
 
     dataset = build_arm_dataset(INSTANCES[INSTANCES.split == "train"], MAINTAINED)  # 3 prompts
@@ -181,29 +183,12 @@ def test_training_from_a_local_checkpoint(tmp_path):
     build_tiny_model(tok).save_pretrained(ckpt)
     tok.save_pretrained(ckpt)
     params = {**TRAIN, "prompts_per_step": 1, "num_generations": 2, "per_device_train_batch_size": 2,
-              "max_completion_length": 8, "max_steps": 1, "bf16": False, "activation_checkpointing": False}
+              "max_completion_length": 8, "max_steps": 1, "bf16": False, "activation_checkpointing": checkpointing}
     result = run_grpo(dataset, ckpt, params, output_dir=tmp_path / "out", progress=False)
     assert result.steps == 1 and (tmp_path / "out" / "final-model" / "config.json").is_file()
     assert result.params["learning_rate"] == 1e-6 and result.params["prompts_per_step"] == 1
-    assert result.activation_checkpointing is False
-
-
-@needs_train
-@pytest.mark.slow
-def test_activation_checkpointing_is_really_on(tmp_path):
-    """compare.train.activation_checkpointing: true must leave the model reporting it enabled."""
-    from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model, run_grpo
-
-    dataset = build_arm_dataset(INSTANCES[INSTANCES.split == "train"], MAINTAINED)
-    tok = build_char_tokenizer([m["content"] for p in dataset["prompt"] for m in p])
-    ckpt = tmp_path / "base"
-    build_tiny_model(tok).save_pretrained(ckpt)
-    tok.save_pretrained(ckpt)
-    params = {**TRAIN, "prompts_per_step": 1, "num_generations": 2, "per_device_train_batch_size": 2,
-              "max_completion_length": 8, "max_steps": 1, "bf16": False, "activation_checkpointing": True}
-    result = run_grpo(dataset, ckpt, params, output_dir=tmp_path / "out", progress=False)
-    assert result.activation_checkpointing is True
-    assert json.loads((tmp_path / "out" / "train_result.json").read_text())["activation_checkpointing"] is True
+    assert result.activation_checkpointing is checkpointing
+    assert json.loads((tmp_path / "out" / "train_result.json").read_text())["activation_checkpointing"] is checkpointing
 
 
 def _same_weights(a, b) -> bool:

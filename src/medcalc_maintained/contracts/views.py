@@ -140,12 +140,14 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
     calc = up["Calculator ID"].to_dict() if "Calculator ID" in up.columns else {}
     notes = up["Patient Note"].to_dict() if "Patient Note" in up.columns else {}
     styles = {k: label_style(v, otypes[k]) for k, v in up["Ground Truth Answer"].astype(str).items()}
-    valid, in_range, old_fits = [], [], []
+    ents = up["entities"].to_dict() if "entities" in up.columns else {}
+    valid, in_range, old_fits, holds = [], [], [], []
     for k, rec in zip(keys, df.to_dict("records")):
         if k not in otypes:
             valid.append(False)
             in_range.append(False)
             old_fits.append(False)
+            holds.append(False)
             continue
         found = dict(rules.value_problems(rec, calculator_id=calc.get(k), output_type=otypes[k], style=styles[k], note=notes.get(k))) \
             if k in calc else {}
@@ -154,13 +156,10 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
         valid.append(fits)
         in_range.append(fits and "new_value" not in found)
         old_fits.append("old_value" not in found)
-    df["new_value_valid"], df["new_value_in_range"], df["old_value_fits"] = valid, in_range, old_fits
-    ents = up["entities"].to_dict() if "entities" in up.columns else {}
-    holds = []
-    for k, rec in zip(keys, df.to_dict("records")):
-        rec = {f: v for f, v in rec.items() if not _absent(v)}
+        present = {f: v for f, v in rec.items() if not _absent(v)}  # the fields the record has
         holds.append(k in calc and not rules.derivation_problems(
-            rec, calculator_id=calc[k], output_type=otypes[k], style=styles[k], note=notes.get(k), entities=ents.get(k)))
+            present, calculator_id=calc[k], output_type=otypes[k], style=styles[k], note=notes.get(k), entities=ents.get(k)))
+    df["new_value_valid"], df["new_value_in_range"], df["old_value_fits"] = valid, in_range, old_fits
     df["derivation_holds"] = holds
     df["physician_blinded"] = [rules.blinded_problem(r) is None for r in df.to_dict("records")]
     df["decided_at_valid"] = [rules.decided_at_problem(v) is None for v in df["decided_at"]] if "decided_at" in df else False

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
@@ -119,7 +121,6 @@ def scratch_dir(target: Path) -> Path:
 
 def clean_stale(parent: Path, prefix: str) -> list[Path]:
     """Remove ``parent/<prefix><pid>-*`` and ``parent/<prefix>old-<pid>`` left by processes that are gone."""
-    import re
     import shutil
 
     removed = []
@@ -193,8 +194,6 @@ def write_parquet(path: os.PathLike | str, df) -> Path:
 
 def write_json(path: os.PathLike | str, obj) -> Path:
     """``obj`` as indented JSON text to ``path`` atomically."""
-    import json
-
     return write_text_atomic(path, json.dumps(obj, indent=2) + "\n")
 
 
@@ -276,7 +275,7 @@ def dump_yaml(obj, **options) -> str:
 # ``to_csv``.
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
-_PLAIN_NUMBER = __import__("re").compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
 def spreadsheet_safe(value: object) -> object:
@@ -343,8 +342,8 @@ def _bounded_lines(path: Path, max_line_bytes: int | None):
 # export records, reward ground truths are 1-3 deep). A hostile-input bound, not a tuning knob: 2,000
 # nested ``[`` (8 KB) would otherwise end in a RecursionError of the json module.
 MAX_JSON_DEPTH = 64
-_JSON_STRING = __import__("re").compile(r'"(?:[^"\\]|\\.)*"?')
-_JSON_BRACKET = __import__("re").compile(r"[\[\]{}]")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
 def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
@@ -363,8 +362,6 @@ def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
 def loads_json(text: str | bytes, where: os.PathLike | str, *, max_depth: int = MAX_JSON_DEPTH):
     """``json.loads(text)`` for JSON from a user: text nested deeper than ``max_depth`` is refused
     before it is parsed, and invalid JSON, with a :class:`DataError` naming ``where`` (file and line)."""
-    import json
-
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     if json_depth(text, max_depth) > max_depth:

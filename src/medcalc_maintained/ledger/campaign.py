@@ -141,7 +141,8 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         note = (row.get("note") or "").strip()
         finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None
         cid = int(r["calculator_id"])
-        ev = gather(cid, entities_of(r.get("entities")), original, new_value, otype, rationale=note if has_md else "",
+        ents = entities_of(r.get("entities"))
+        ev = gather(cid, ents, original, new_value, otype, rationale=note if has_md else "",
                     finding=finding, error_findings=shown_wrong.get(("test", uid))) if status == "corrected" else None
         etype = classify_error(status, note, finding, ev)
         y_new_text = _cell_text(row["y_new"])
@@ -188,10 +189,10 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
             "guideline_version": guideline_version(cid),
         }
         add_reconstruction(rec, R.reconstruct(
-            cid, entities_of(r.get("entities")), str(r.get("Patient Note") or ""), new_value,
+            cid, ents, str(r.get("Patient Note") or ""), new_value,
             *limits(new_value, otype, style), otype, findings=row_findings.get(uid, ()),
             reviewer_reason=note if has_md else None))
-        records.append(state_change_severity(rec, cid, otype, entities_of(r.get("entities"))))
+        records.append(state_change_severity(rec, cid, otype, ents))
     return records, unreadable
 
 
@@ -206,8 +207,11 @@ def add_reconstruction(rec: dict[str, Any], found: "R.Reconstruction") -> dict[s
         rec["definition"] = found.alternative
     if found.justification:
         rec["justification"] = found.justification
-    rec["evidence"].append(f"derivation ({found.klass}): {found.reason}")
+    rec["evidence"].append(f"{DERIVATION_LINE}{found.klass}): {found.reason}")
     return rec
+
+
+DERIVATION_LINE = "derivation ("  # the evidence line add_reconstruction writes: "derivation (<class>): <reason>"
 
 
 RECONSTRUCTION_COLUMNS = ["uid", "label_status", "reconstruction", "old_value", "new_value", "definition", "inputs",
@@ -218,7 +222,7 @@ def reconstruction_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per campaign record: its reconstruction class and what it rests on."""
     rows = []
     for rec in records:
-        reason = next((e.split(": ", 1)[1] for e in rec.get("evidence", []) if e.startswith("derivation (")), "")
+        reason = next((e.split(": ", 1)[1] for e in rec.get("evidence", []) if e.startswith(DERIVATION_LINE)), "")
         inputs = "; ".join(f"{i['name']} = {i['value']}{' ' + i['unit'] if i.get('unit') else ''} "
                            f"[{i['evidence']['start']}:{i['evidence']['end']}] {i['evidence']['text']!r}"
                            for i in rec.get("inputs") or [])

@@ -20,58 +20,41 @@ The one home of "what does this row's label derive from". A ledger record may ca
     for an ``N/A`` label: why the note cannot answer (a required input absent, the calculator not
     applicable), from the check registry or the reviewer's stated reason.
 
-:func:`derive` applies the definition to the upstream entities patched by the inputs. :func:`status`
-says what a shipped label is with respect to its derivation (:data:`STATES`), the rule of the
-``label_reproduces_definition`` contract: the label grades correct against the derived value
-(MedCalc-Bench grading: integers exact, decimals inside the row's limits, dates the same day), or it
-is ``N/A`` with a justification, or it is an override; anything else is ``unexplained``.
+:func:`derive` applies the definition to the upstream entities patched by the inputs, and
+:func:`reproduces` says whether a label (with its limits) grades the derived value correct
+(MedCalc-Bench grading: integers exact, decimals inside the row's limits, dates the same day).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import compute_alternative
 from medcalc_maintained.calculators.base import Result
-from medcalc_maintained.calculators.policy import load_policy
+from medcalc_maintained.calculators.policy import known_version, load_policy
 from medcalc_maintained.core.answers import is_correct, parse_answer
-
-# What a verified label is with respect to its derivation (the `Derivation` column of `full`).
-DERIVED = "derived"                # the label grades correct against the definition applied to the inputs
-NA_JUSTIFIED = "na-justified"      # N/A, with the reason the note cannot answer
-OVERRIDE = "override"              # a stated expert value no derivation gives
-UNEXPLAINED = "unexplained"        # none of the above: listed, marked and queued, never changed silently
-STATES = (DERIVED, NA_JUSTIFIED, OVERRIDE, UNEXPLAINED)
+from medcalc_maintained.quality.definitions import entities_of
 
 
 @dataclass(frozen=True)
 class Derivation:
     """The definition applied to the (patched) entities of one row."""
 
-    calculator_id: int
     definition: str                       # the declared version or an alternative's name
-    alternative: str | None               # the alternative's name, None for the declared definition
-    entities: dict[str, Any]              # upstream entities patched by the record's inputs
     result: Result
-    inputs: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     @property
     def value(self) -> str | None:
         return self.result.value
 
-
-def entities_of(raw: Any) -> dict[str, Any]:
-    """A row's parsed ``entities`` (the JSON text ingest writes; ``{}`` when absent or unreadable)."""
-    if isinstance(raw, dict):
-        return raw
-    try:
-        out = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
-    except json.JSONDecodeError:
-        return {}
-    return out if isinstance(out, dict) else {}
+    @property
+    def shown(self) -> str:
+        """The value, or why there is none (the inputs it misses or cannot read)."""
+        if self.value is not None:
+            return self.value
+        return "no value (" + (", ".join(self.result.missing + self.result.invalid) or "an input") + ")"
 
 
 def entity_value(value: Any, unit: Any) -> Any:
@@ -96,13 +79,11 @@ def patch(entities: Mapping[str, Any], inputs: Iterable[Mapping[str, Any]] | Non
 
 def definition_problem(calculator_id: int, definition: Any) -> str | None:
     """Why ``definition`` is not the calculator's declared version or one of its alternatives."""
-    if definition is None:
+    if definition is None or known_version(calculator_id, definition):
         return None
     entry = load_policy().get(int(calculator_id))
     if entry is None:
         return f"calculator {calculator_id} has no entry in calculators/definitions.yaml"
-    if str(definition) == entry["version"] or str(definition) in entry["alternatives"]:
-        return None
     named = ", ".join([entry["version"], *entry["alternatives"]])
     return f"definition {definition!r} is not one of calculators/definitions.yaml for calculator {calculator_id} ({named})"
 
@@ -125,7 +106,7 @@ def derive(calculator_id: int, entities: Mapping[str, Any], inputs: Iterable[Map
     ents = patch(entities, inputs)
     result = compute_alternative(cid, alt, ents) if alt else compute(cid, ents)
     entry = load_policy().get(cid) or {}
-    return Derivation(cid, alt or str(entry.get("version", "")), alt, ents, result, tuple(dict(i) for i in inputs or ()))
+    return Derivation(alt or str(entry.get("version", "")), result)
 
 
 def reproduces(derived: str | None, label: Any, lower: Any, upper: Any, output_type: str) -> bool:
@@ -136,30 +117,6 @@ def reproduces(derived: str | None, label: Any, lower: Any, upper: Any, output_t
     if not lab.is_valid or lab.is_abstain:
         return False
     return is_correct(derived, label, lower, upper, output_type)
-
-
-def status(record: Mapping[str, Any] | None, derivation: Derivation | None, label: Any, lower: Any, upper: Any,
-           output_type: str) -> tuple[str, str]:
-    """``(state, reason)`` of a shipped verified label (:data:`STATES`)."""
-    rec = record or {}
-    if isinstance(rec.get("override"), Mapping):
-        return OVERRIDE, f"override: {rec['override'].get('reason', '')}".strip()
-    lab = parse_answer(label, output_type)
-    if lab.is_abstain:
-        why = str(rec.get("justification") or "").strip()
-        if why:
-            return NA_JUSTIFIED, why
-        if derivation is not None and derivation.value is None and rec.get("inputs"):
-            missing = ", ".join(derivation.result.missing) or "an input"
-            return NA_JUSTIFIED, f"the recorded inputs leave {missing} absent"
-        return UNEXPLAINED, "N/A without a justification while the definition gives a value"
-    if derivation is None:
-        return UNEXPLAINED, "no derivation"
-    if reproduces(derivation.value, label, lower, upper, output_type):
-        return DERIVED, f"{derivation.definition} gives {derivation.value}"
-    given = derivation.value if derivation.value is not None else "no value (" + ", ".join(
-        derivation.result.missing + derivation.result.invalid) + ")"
-    return UNEXPLAINED, f"{derivation.definition} gives {given}, not {label}"
 
 
 def input_problems(calculator_id: int, inputs: Any, note: str | None) -> list[str]:
@@ -195,6 +152,5 @@ def input_problems(calculator_id: int, inputs: Any, note: str | None) -> list[st
     return out
 
 
-__all__ = ["DERIVED", "Derivation", "NA_JUSTIFIED", "OVERRIDE", "STATES", "UNEXPLAINED", "alternative_of",
-           "definition_problem", "derive", "entities_of", "entity_value", "input_problems", "patch", "reproduces",
-           "status"]
+__all__ = ["Derivation", "alternative_of", "definition_problem", "derive", "entities_of", "entity_value",
+           "input_problems", "patch", "reproduces"]

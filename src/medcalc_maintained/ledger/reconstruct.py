@@ -1,4 +1,4 @@
-"""Reconstructing the inputs behind an adjudicated label (campaign import, ``propose`` hints).
+"""Reconstructing the inputs behind an adjudicated label (the campaign import).
 
 The audit campaign recorded a decided label for each row but not the corrected inputs it came
 from. For a row whose label the declared definition does not reproduce from the upstream entities,
@@ -31,12 +31,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from medcalc_maintained.calculators.alternatives import compute_alternative
 from medcalc_maintained.calculators.inputs import declared_inputs
 from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.ledger.derivation import derive, entity_value, reproduces
+from medcalc_maintained.quality.checks.note_checks import NEVER_MENTIONED
+from medcalc_maintained.quality.definitions import reproducing_alternatives
 
 INPUTS = "inputs-reconstructed"
 CONTRADICTION = "definition-contradiction"
@@ -103,11 +104,6 @@ def _stems(name: str) -> list[str]:
     return [w[:5] for w in _WORD.findall(name.lower()) if w not in _GENERIC]
 
 
-def _mentions(note: str, low: str, sentences: list[tuple[int, int]], name: str) -> list[tuple[int, int]]:
-    """Sentences of the note that name the input (a significant word stem of its name, at a word start)."""
-    return [(a, b) for a, b, _ in _named_at(low, sentences, name)]
-
-
 def _named_at(low: str, sentences: list[tuple[int, int]], name: str) -> list[tuple[int, int, int]]:
     """``(sentence start, sentence end, end of the first name match)`` of each sentence naming the input."""
     stems = _stems(name)
@@ -150,7 +146,8 @@ def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> li
         seen_names.add(spec.name.lower())
         key = lowered.get(spec.name.strip().lower(), spec.name)
         current = entities.get(key)
-        mentions = _mentions(note, low, sentences, spec.name)
+        named = _named_at(low, sentences, spec.name)
+        mentions = [(a, b) for a, b, _ in named]
         if spec.accessor == "flag":
             now = bool(current) if isinstance(current, bool) else False
             plain = [(a, b) for a, b in mentions if not _NEGATION.search(low, a, b)]
@@ -167,7 +164,7 @@ def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> li
             cur_num = current[0] if isinstance(current, (list, tuple)) and current else current
             cur_unit = str(current[1]) if isinstance(current, (list, tuple)) and len(current) == 2 else None
             seen_values: set[tuple[float, str | None]] = set()
-            for a, b, named_end in _named_at(low, sentences, spec.name):
+            for a, b, named_end in named:
                 # a value is the number printed right after the input's name (within NUMBER_WINDOW characters)
                 for m in _NUMBER.finditer(note, named_end, min(b, named_end + NUMBER_WINDOW)):
                     num = float(m.group(0))
@@ -223,25 +220,19 @@ def search_inputs(calculator_id: int, entities: Mapping[str, Any], note: str, la
     return None
 
 
-def reproducing_alternative(calculator_id: int, entities: Mapping[str, Any], label: Any, lower: Any, upper: Any,
-                            output_type: str) -> str | None:
-    entry = load_policy().get(int(calculator_id)) or {}
-    for name in entry.get("alternatives") or {}:
-        value = compute_alternative(int(calculator_id), name, dict(entities)).value
-        if reproduces(value, label, lower, upper, output_type):
-            return name
-    return None
-
-
 def conventions(calculator_id: int) -> list[str]:
     """Inputs the declared definition decides when the note does not mention them."""
     entry = load_policy().get(int(calculator_id)) or {}
     return [str(x) for x in entry.get("absent_when_unmentioned") or []]
 
 
+_NEVER_MENTIONED = re.compile("^" + re.escape(NEVER_MENTIONED).replace(re.escape("{input}"), "(?P<input>[^:]+)"))
+
+
 def _finding_input(reason: str) -> str | None:
-    m = re.match(r"the note never mentions the ([^:]+):", reason or "")
-    return m.group(1).strip().lower() if m else None
+    """The input a ``required_input_absent`` finding names (its reason is written from NEVER_MENTIONED)."""
+    m = _NEVER_MENTIONED.match(reason or "")
+    return m.group("input").strip().lower() if m else None
 
 
 def na_justification(calculator_id: int, findings: Iterable[Mapping[str, Any]], reviewer_reason: str | None
@@ -289,7 +280,8 @@ def reconstruct(calculator_id: int, entities: Mapping[str, Any], note: str, labe
                               declared_value=declared.value)
     if reproduces(declared.value, label, lower, upper, output_type):
         return Reconstruction(REPRODUCED, f"{declared.definition} gives {declared.value}", declared_value=declared.value)
-    alt = reproducing_alternative(cid, entities, label, lower, upper, output_type)
+    alts = reproducing_alternatives(cid, dict(entities), label, output_type)
+    alt = alts[0] if alts else None
     if alt is not None:
         return Reconstruction(CONTRADICTION, f"label {label} follows {alt}; the declared {declared.definition} gives "
                               f"{declared.value}", alternative=alt, declared_value=declared.value)
@@ -304,4 +296,4 @@ def reconstruct(calculator_id: int, entities: Mapping[str, Any], note: str, labe
 
 
 __all__ = ["CLASSES", "CONTRADICTION", "INPUTS", "JUSTIFIED", "REPRODUCED", "Reconstruction", "UNEXPLAINED",
-           "candidates", "conventions", "na_justification", "reconstruct", "reproducing_alternative", "search_inputs"]
+           "candidates", "conventions", "na_justification", "reconstruct", "search_inputs"]

@@ -116,9 +116,8 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
         return out
     lo, hi = limits(new, output_type, style)
     if not D.reproduces(d.value, new, lo, hi, output_type):
-        got = d.value if d.value is not None else "no value (" + ", ".join(d.result.missing + d.result.invalid) + ")"
-        out.append(("inputs", f"{d.definition} applied to the row's entities with {_shown(inputs)} gives {got}, not "
-                              f"new_value {new!r}"))
+        out.append(("inputs", f"{d.definition} applied to the row's entities with {_shown(inputs)} gives {d.shown}, "
+                              f"not new_value {new!r}"))
     return out
 
 
@@ -130,7 +129,7 @@ def _shown(inputs: Any) -> str:
 
 
 def underivable_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_type: str, entities: Any) -> str | None:
-    """Why a new record's value cannot come from its row (``propose`` and ``review import``): the
+    """Why a new record's value cannot come from its row (``propose`` refuses it): the
     declared definition gives no value from the row's entities patched by the record's inputs (a
     component not testable, an input absent) while ``new_value`` is a value, and the record names
     no alternative definition and is no override. ``None`` when the value may stand."""
@@ -142,9 +141,8 @@ def underivable_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     d = D.derive(calculator_id, D.entities_of(entities), rec.get("inputs") or [])
     if d.value is not None:
         return None
-    why = ", ".join(d.result.missing + d.result.invalid) or "an input"
     return (f"new_value {rec.get('new_value')!r} cannot come from this row: the declared definition {d.definition} gives "
-            f"no value ({why}); name the alternative it follows (definition) or make it an override with a reason")
+            f"{d.shown}; name the alternative it follows (definition) or make it an override with a reason")
 
 
 def accepted_order(release_key: tuple, decided_at: Any, position: int) -> tuple:

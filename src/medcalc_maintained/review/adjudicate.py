@@ -133,8 +133,8 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
         "new_value": new_value,
         "decision": "accepted" if accepted else "deferred",
         "label_status": status,
-        "error_type": (str(row.get("Error Type") or "") or classify_error(status, it.comment, finding, ev)) if reconfirms
-                      else classify_error(status, it.comment, finding, ev),
+        # a re-confirmation keeps the error type the row already has
+        "error_type": (reconfirms and str(row.get("Error Type") or "")) or classify_error(status, it.comment, finding, ev),
         "rationale": it.comment or f"Blinded recomputation by {reviewer.id} gave {new_value} (no comment).",
         "evidence": evidence,
         "source": "physician",
