@@ -107,6 +107,27 @@ def _cell_text(cell: Any) -> str:
     return str(cell).strip()
 
 
+def _rationale(status: str, note: str, physician: str | None, y_new: str, original: str) -> str:
+    """The record's rationale: the physician's note (or label) when a physician labelled the row,
+    else what the independent recomputation found."""
+    if physician is not None:
+        return note or f"Blinded physician recomputation gave {physician}."
+    if status == "confirmed":
+        return f"Independent recomputation ({y_new}) agrees with the v1.0 label."
+    if status == "abstain":
+        return ("Independent recomputation abstained in at least 4 of 5 runs: the note does not "
+                "contain what the calculator needs.")
+    return f"Independent recomputation gave {y_new} (4 of 5 runs), outside the tolerance of the v1.0 label {original}."
+
+
+def _test_findings_by_uid(checks: pd.DataFrame | None) -> dict[int, list[dict[str, Any]]]:
+    """The check findings of each test row (the reconstruction reads its N/A justifications there)."""
+    if checks is None or not len(checks):
+        return {}
+    test_checks = checks[checks["split"] == "test"]
+    return {int(u): g.to_dict("records") for u, g in test_checks.groupby("uid", sort=True)}
+
+
 def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd.DataFrame | None,
                   *, decided_at: str, release: str, id_prefix: str, workbook_names: tuple[str, str],
                   checks: pd.DataFrame | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -114,11 +135,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
     ``checks`` (the findings table of the offline checks) adds the inputs they show wrong to the
     evidence of the error type."""
     shown_wrong = input_findings(checks)
-    row_findings: dict[int, list[dict[str, Any]]] = {}
-    if checks is not None and len(checks):
-        test_checks = checks[checks["split"] == "test"]
-        for u, g in test_checks.groupby("uid", sort=True):
-            row_findings[int(u)] = g.to_dict("records")
+    row_findings = _test_findings_by_uid(checks)
     inst = instances[instances["split"] == "test"].set_index("uid")
     findings = recompute[recompute["split"] == "test"].set_index("uid") if recompute is not None else None
     records, unreadable = [], []
@@ -156,17 +173,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
             evidence.append(f"recompute audit finding: {finding}")
         if ev is not None:
             evidence.extend(explain(ev))
-        if has_md and note:
-            rationale = note
-        elif has_md:
-            rationale = f"Blinded physician recomputation gave {_cell_text(row['physician'])}."
-        elif status == "confirmed":
-            rationale = f"Independent recomputation ({y_new_text}) agrees with the v1.0 label."
-        elif status == "abstain":
-            rationale = ("Independent recomputation abstained in at least 4 of 5 runs: the note does not "
-                         "contain what the calculator needs.")
-        else:
-            rationale = f"Independent recomputation gave {y_new_text} (4 of 5 runs), outside the tolerance of the v1.0 label {original}."
+        rationale = _rationale(status, note, _cell_text(row["physician"]) if has_md else None, y_new_text, original)
         rec = {
             "id": f"{id_prefix}-{uid:05d}",
             "uid": uid,
