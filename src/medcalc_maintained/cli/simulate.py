@@ -21,6 +21,8 @@ from medcalc_maintained.project import Project
 
 def simulate(
     out: Optional[Path] = typer.Option(None, help="Output directory (default: params.triage_simulate.out)."),
+    workers: int = typer.Option(1, min=1, help="Processes for the replay runs (policy x seed); the outputs "
+                                               "are the same bytes for any number."),
 ) -> None:
     """Replay physician review allocation on the adjudicated rows, and estimate wrong labels where nobody looked.
 
@@ -36,7 +38,8 @@ def simulate(
     the winner of each measure), the curves (errors_found, estimation_error: .csv and .png),
     reliability.csv/.png, rows.csv (P(wrong) per row), calculator_rates.csv and
     unverified_estimate.json (per release: the share of wrong labels among its unverified rows,
-    quoted on the dataset card). Exit 2 on bad parameters or missing inputs.
+    quoted on the dataset card). The outputs are the same bytes whatever --workers, the BLAS thread
+    count or the CPU (fits rounded, ties broken by row order). Exit 2 on bad parameters or missing inputs.
     """
     from medcalc_maintained.stages import triage_simulate as stage
 
@@ -48,7 +51,7 @@ def simulate(
                    TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as bar:
             task = bar.add_task("replay runs (policy x seed)", total=total)
-            run = stage.run(project, out_dir=out,
+            run = stage.run(project, out_dir=out, workers=workers,
                             progress=lambda policy, seed: bar.update(task, advance=1, description=f"{policy}, seed {seed}"))
     except DataError as exc:
         fail(exc)

@@ -40,12 +40,12 @@ def _chunk(bounds: tuple[int, int]) -> list:
 
 
 def map_chunks(fn: Callable[[Sequence[Any]], list], items: Sequence[Any], *, workers: int | None = None,
-               progress: str | None = None) -> list:
-    """``fn(items[a:b])`` for consecutive chunks of ``items``, concatenated in order. ``fn`` must be
-    a pure function of its chunk (workers see the parent's memory as it was when they started).
-    ``progress``: the description of a progress bar over the chunks (none when ``None``)."""
+               progress: str | None = None, chunk: int = CHUNK) -> list:
+    """``fn(items[a:b])`` for consecutive chunks of ``chunk`` items, concatenated in order. ``fn``
+    must be a pure function of its chunk (workers see the parent's memory as it was when they
+    started). ``progress``: the description of a progress bar over the chunks (none when ``None``)."""
     global _JOB
-    bounds = [(a, min(a + CHUNK, len(items))) for a in range(0, len(items), CHUNK)]
+    bounds = [(a, min(a + chunk, len(items))) for a in range(0, len(items), chunk)]
     n = worker_count(len(items), workers)
     if n > 1 and "fork" not in mp.get_all_start_methods():
         n = 1

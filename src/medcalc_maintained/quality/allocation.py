@@ -2,7 +2,10 @@
 
 Every policy picks a batch greedily by a per-row score among the rows not reviewed yet, with at
 most ``cap`` rows of one calculator per batch (a batch is never spent on one calculator; when every
-calculator left is at the cap the cap is lifted). Ties go to the earlier row of ``order``.
+calculator left is at the cap the cap is lifted). Scores are compared rounded to
+:data:`SCORE_DECIMALS` decimals, so rows whose scores differ only in the last bits of the
+arithmetic (which depend on the CPU and the BLAS thread count) tie, and ties go to the earlier row
+of ``order``: the same choices on every machine.
 
 ``ranking``      the current triage queue's priority (:mod:`medcalc_maintained.quality.triage`);
 ``p_error``      the error model's ``P(label wrong)`` (:mod:`medcalc_maintained.quality.error_model`);
@@ -27,6 +30,7 @@ import numpy as np
 from scipy.special import digamma
 
 POLICIES = ("ranking", "p_error", "information", "harm", "uniform")
+SCORE_DECIMALS = 10  # scores equal to this many decimals are ties (see the module doc)
 
 
 def binary_entropy(p: np.ndarray | float) -> np.ndarray:
@@ -46,9 +50,9 @@ def beta_bernoulli_information(a: np.ndarray | float, b: np.ndarray | float) -> 
 def greedy(score: np.ndarray, calc: np.ndarray, available: np.ndarray, batch: int, cap: int,
            *, order: np.ndarray | None = None, secondary: np.ndarray | None = None,
            update: Callable[[int, np.ndarray], None] | None = None) -> list[int]:
-    """Indices of a batch: highest ``score`` first (then ``secondary``, then ``order``), at most
-    ``cap`` per calculator while another calculator is left; ``update(i, score)`` may change the
-    scores after each pick."""
+    """Indices of a batch: highest ``score`` first (then ``secondary``, then ``order``; both scores
+    compared at :data:`SCORE_DECIMALS` decimals), at most ``cap`` per calculator while another
+    calculator is left; ``update(i, score)`` may change the scores after each pick."""
     score = np.asarray(score, dtype=float).copy()
     avail = np.asarray(available, dtype=bool).copy()
     order = np.arange(len(score)) if order is None else np.asarray(order)
@@ -61,7 +65,8 @@ def greedy(score: np.ndarray, calc: np.ndarray, available: np.ndarray, batch: in
     while len(picked) < batch and avail.any():
         under = (used[calc] < cap) & avail
         cand = np.flatnonzero(under if under.any() else avail)
-        best = np.lexsort((rank[cand], -sec[cand], -score[cand]))[0]
+        key = np.round(score[cand], SCORE_DECIMALS)
+        best = np.lexsort((rank[cand], -np.round(sec[cand], SCORE_DECIMALS), -key))[0]
         i = int(cand[best])
         picked.append(i)
         avail[i] = False
@@ -102,4 +107,4 @@ def choose(policy: str, state: dict[str, Any], batch: int, cap: int, rng: np.ran
     raise ValueError(f"unknown policy {policy!r}; known: {list(POLICIES)}")
 
 
-__all__ = ["POLICIES", "choose", "greedy", "beta_bernoulli_information", "binary_entropy"]
+__all__ = ["POLICIES", "SCORE_DECIMALS", "choose", "greedy", "beta_bernoulli_information", "binary_entropy"]

@@ -1,7 +1,9 @@
 """A probabilistic model of where labels are wrong: ``P(label wrong)`` per row, per-calculator rates.
 
 The model is a hierarchical (random-intercept) logistic regression, fitted by maximum a posteriori
-with Newton's method and summarised by its Laplace approximation (numpy/scipy only)::
+with a damped Newton method and summarised by its Laplace approximation (numpy/scipy only; the
+fitted parameters are rounded to :data:`DIGITS` decimals and the linear predictor is summed without
+BLAS, so the results are the same bits on every CPU and BLAS thread count)::
 
     logit P(wrong_i) = mu + u[calculator(i)] + beta . x_i
     mu ~ N(logit(prior_rate), prior_sd_mu^2)     u_c ~ N(0, tau^2)     beta_j ~ N(0, prior_sd_beta^2)
@@ -32,6 +34,9 @@ SIGNALS = ("recompute_aggregation_mismatch", "recompute_implausible_input", "rec
            "audit_flag", "audit_vote_share", "check_error", "check_definition", "check_info",
            "relabel_disagrees", "abstention_mismatch")
 RELABEL_SIGNALS = ("relabel_disagrees", "abstention_mismatch")
+# decimals kept of fitted parameters and their covariance (see :func:`fit`): far finer than the
+# fit's precision, far coarser than the platform-dependent last bits of its arithmetic
+DIGITS = 9
 
 
 @dataclass(frozen=True)
@@ -119,13 +124,31 @@ class Fit:
         z[np.arange(len(x)), 1 + self.n_signals + calc_index] = 1.0
         return z
 
+    def linear_predictor(self, x: np.ndarray, calc_index: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
+        """``mu + u[calc] + beta . x`` per row (per row of ``theta`` when it is a matrix of draws),
+        summed term by term in a fixed order without BLAS: the same bits whatever the BLAS kernel
+        or thread count, and rows with the same signals and calculator get the same value."""
+        th = self.theta if theta is None else np.asarray(theta)
+        th2 = np.atleast_2d(th)
+        calc_index = np.asarray(calc_index, dtype=int)
+        eta = th2[:, [0]] + th2[:, 1 + self.n_signals + calc_index]
+        for j in range(self.n_signals):
+            eta = eta + th2[:, [1 + j]] * np.asarray(x[:, j], dtype=float)[None, :]
+        return eta if th.ndim == 2 else eta[0]
+
     def predict(self, x: np.ndarray, calc_index: np.ndarray) -> np.ndarray:
-        return expit(self.design(x, calc_index) @ self.theta)
+        return expit(self.linear_predictor(x, calc_index))
 
     def draws(self, x: np.ndarray, calc_index: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` draws of every row's probability from the Laplace posterior (``n`` x rows)."""
-        th = rng.multivariate_normal(self.theta, self.cov, size=n, method="cholesky")
-        return expit(th @ self.design(x, calc_index).T)
+        """``n`` draws of every row's probability from the Laplace posterior (``n`` x rows): the
+        parameters are ``theta + L z`` with ``L`` the Cholesky factor of the covariance (rounded to
+        :data:`DIGITS` decimals) and ``z`` standard normal, multiplied out term by term (no BLAS)."""
+        chol = np.round(np.linalg.cholesky(self.cov), DIGITS)
+        z = rng.standard_normal((n, len(self.theta)))
+        th = np.broadcast_to(self.theta, z.shape).copy()
+        for j in range(len(self.theta)):
+            th = th + z[:, [j]] * chol[:, j][None, :]
+        return expit(self.linear_predictor(x, calc_index, th))
 
 
 def _prior(cfg: ModelConfig, k: int, c: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,8 +160,10 @@ def _prior(cfg: ModelConfig, k: int, c: int) -> tuple[np.ndarray, np.ndarray]:
 
 def fit(x: np.ndarray, calc_index: np.ndarray, y: np.ndarray, n_calculators: int, cfg: ModelConfig,
         *, start: np.ndarray | None = None, covariance: bool = True, calculators: np.ndarray | None = None,
-        tol: float = 1e-6, max_iter: int = 50) -> Fit:
-    """MAP fit by Newton's method (the log posterior is concave: it converges from anywhere).
+        tol: float = 1e-8, max_iter: int = 100) -> Fit:
+    """MAP fit by Newton's method with a backtracking line search (the log posterior is strictly
+    concave, so the damped steps converge from anywhere; a full Newton step can overshoot and cycle
+    when a signal nearly separates the revealed rows, as it does early in the replay).
 
     ``x``: signals of the adjudicated rows; ``calc_index``: each row's calculator as an index in
     ``0 .. n_calculators-1``; ``y``: 1 when the label was wrong. No rows is fine: the prior."""
@@ -149,20 +174,36 @@ def fit(x: np.ndarray, calc_index: np.ndarray, y: np.ndarray, n_calculators: int
     z = shell.design(x, calc_index)
     theta = shell.theta
     y = np.asarray(y, dtype=float)
+
+    def log_posterior(th: np.ndarray) -> float:
+        eta = shell.linear_predictor(x, calc_index, th)
+        return float(np.sum(y * eta - np.logaddexp(0.0, eta)) - 0.5 * np.sum(prec * (th - mean) ** 2))
+
+    current = log_posterior(theta)
     for _ in range(max_iter):
-        p = expit(z @ theta)
+        p = expit(shell.linear_predictor(x, calc_index, theta))
         grad = z.T @ (y - p) - prec * (theta - mean)
         hess = (z * (p * (1 - p))[:, None]).T @ z + np.diag(prec)
         step = np.linalg.solve(hess, grad)
-        theta = theta + step
+        slope, t = float(np.sum(grad * step)), 1.0
+        noise = 1e-10 * (1.0 + abs(current))  # rounding of the sum: near the optimum a full step is taken
+        while True:  # Armijo: halve the step until the log posterior rises enough
+            trial = log_posterior(theta + t * step)
+            if trial >= current + 1e-4 * t * slope - noise or t < 1e-10:
+                break
+            t /= 2
+        theta, current = theta + t * step, trial
         if np.max(np.abs(step)) < tol:
             break
+    # rounded: the last bits of a BLAS product depend on the CPU kernel and the thread count, and
+    # the replay's choices must not (a refit's parameters are known far below DIGITS decimals)
+    theta = np.round(theta, DIGITS)
     shell.theta = theta
     if covariance:
-        p = expit(z @ theta)
+        p = expit(shell.linear_predictor(x, calc_index))
         hess = (z * (p * (1 - p))[:, None]).T @ z + np.diag(prec)
         shell.cov = np.linalg.inv(hess)
-        shell.cov = (shell.cov + shell.cov.T) / 2
+        shell.cov = np.round((shell.cov + shell.cov.T) / 2, DIGITS)
     return shell
 
 
@@ -230,5 +271,5 @@ def rate_intervals(model: Fit, x: np.ndarray, calc_index: np.ndarray, known: np.
     return pd.DataFrame(rows), total
 
 
-__all__ = ["SIGNALS", "RELABEL_SIGNALS", "ModelConfig", "Fit", "signals", "fit", "brier", "reliability",
+__all__ = ["SIGNALS", "RELABEL_SIGNALS", "DIGITS", "ModelConfig", "Fit", "signals", "fit", "brier", "reliability",
            "cross_validate", "rate_intervals"]

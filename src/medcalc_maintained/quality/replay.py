@@ -98,17 +98,30 @@ def run_one(u: Universe, policy: str, seed: int, cfg: ReplayConfig, mcfg: error_
 
 
 def run(u: Universe, cfg: ReplayConfig, mcfg: error_model.ModelConfig,
-        progress: Callable[[str, int], None] | None = None) -> dict[str, dict[str, np.ndarray]]:
-    """Every policy on every seed: ``{policy: {measure: array seeds x (max_reviews + 1)}}``."""
-    out: dict[str, dict[str, np.ndarray]] = {}
-    for policy in cfg.policies:
-        runs = []
-        for seed in cfg.seeds:
-            runs.append(run_one(u, policy, seed, cfg, mcfg))
+        progress: Callable[[str, int], None] | None = None, *, workers: int = 1) -> dict[str, dict[str, np.ndarray]]:
+    """Every policy on every seed: ``{policy: {measure: array seeds x (max_reviews + 1)}}``.
+
+    ``workers`` > 1 spreads the (policy, seed) runs over that many forked processes
+    (:func:`medcalc_maintained.core.parallel.map_chunks`); each run is seeded by its own policy and
+    seed and the results are put back in order, so the curves are the same bits for any ``workers``.
+    ``progress(policy, seed)`` is called after each run (with workers, once all are back)."""
+    from medcalc_maintained.core.parallel import map_chunks
+
+    jobs = [(policy, seed) for policy in cfg.policies for seed in cfg.seeds]
+    if workers <= 1:
+        done = []
+        for policy, seed in jobs:
+            done.append(run_one(u, policy, seed, cfg, mcfg))
             if progress is not None:
                 progress(policy, seed)
-        out[policy] = {k: np.vstack([c[k] for c in runs]) for k in runs[0]}
-    return out
+    else:
+        done = map_chunks(lambda part: [run_one(u, p, s, cfg, mcfg) for p, s in part], jobs, workers=workers, chunk=1)
+        if progress is not None:
+            for policy, seed in jobs:
+                progress(policy, seed)
+    runs = dict(zip(jobs, done))
+    return {policy: {k: np.vstack([runs[policy, s][k] for s in cfg.seeds]) for k in runs[policy, cfg.seeds[0]]}
+            for policy in cfg.policies}
 
 
 def summarise(curves: dict[str, dict[str, np.ndarray]], at: tuple[int, ...]) -> dict[str, Any]:

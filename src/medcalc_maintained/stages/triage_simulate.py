@@ -256,8 +256,10 @@ class SimulateRun:
 
 
 def run(project: Project, *, out_dir: Path | None = None,
-        progress: Callable[[str, int], None] | None = None) -> SimulateRun:
-    """The whole stage (``progress(policy, seed)`` after each replay run)."""
+        progress: Callable[[str, int], None] | None = None, workers: int = 1) -> SimulateRun:
+    """The whole stage (``progress(policy, seed)`` after each replay run; ``workers``: processes
+    for the replay runs, see :func:`medcalc_maintained.quality.replay.run`). The outputs are the
+    same bytes for any ``workers`` and any BLAS thread count or CPU."""
     from medcalc_maintained.quality.triage import TriageConfig
     from medcalc_maintained.stages import triage_simulate_plots as plots
 
@@ -270,7 +272,7 @@ def run(project: Project, *, out_dir: Path | None = None,
     _model, rows, rates, fitted = full_fit(inp, cfg)
     estimates = release_estimates(project, inp, cfg)
     u = universe(inp, instances, recompute, cfg, weights)
-    curves = replay.run(u, cfg.replay, cfg.model, progress)
+    curves = replay.run(u, cfg.replay, cfg.model, progress, workers=workers)
     summary = replay.summarise(curves, cfg.report_at)
     rc = cfg.replay
     metrics = {
