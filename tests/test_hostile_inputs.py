@@ -48,3 +48,55 @@ def test_a_prediction_nested_2000_deep_is_refused_naming_file_and_line(tmp_path)
     out = refused(tmp_path, "evaluate", str(preds), "--against", str(labels), "--out", str(tmp_path / "o"))
     assert f"{preds}, line 2: JSON nested more than 64 levels deep" in out, out
     assert not (tmp_path / "o").exists()
+
+
+# -- 3. --out never over the hand-written ledger, data/ or the pipeline's paths -------------------
+
+LEDGER_TEXT = "corrections:\n- id: hand-written-1\n  uid: 1\n  note: written by a person\n"
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A project with a hand-written ledger file, a label set and predictions."""
+    root = tmp_path / "p"
+    (root / "data" / "corrections").mkdir(parents=True)
+    (root / "data" / "corrections" / "mine.yaml").write_text(LEDGER_TEXT)
+    (root / "params.yaml").write_text("apply:\n  ledger: [data/corrections]\n  out: data/maintained\n")
+    frame(ORIGINAL).to_parquet(root / "labels.parquet")
+    write_jsonl(root / "preds.jsonl", [{"uid": 1, "output": "25"}])
+    return root
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("args, words", [
+    (["apply", "--out", "data/corrections"], "--out data/corrections: would write over the hand-written ledger"),
+    (["apply", "--out", "data/corrections/sub"], "--out data/corrections/sub: is inside the hand-written ledger"),
+    (["evaluate", "preds.jsonl", "--against", "labels.parquet", "--out", "data/corrections", "--force"],
+     "--out data/corrections: would write over the hand-written ledger"),
+    (["evaluate", "preds.jsonl", "--against", "labels.parquet", "--out", "data", "--force"],
+     "--out data: would write over the hand-written ledger"),
+    (["evaluate", "preds.jsonl", "--against", "labels.parquet", "--out", ".", "--force"],
+     "--out .: would write over the hand-written ledger"),
+    (["evaluate", "preds.jsonl", "--against", "labels.parquet", "--out", "data/interim/..", "--force"],
+     "would write over the hand-written ledger"),
+    (["evaluate", "preds.jsonl", "--against", "labels.parquet", "--out", "build", "--force"],
+     "--out build: holds the pipeline path build/"),
+    (["review", "import", "x.xlsx", "--out", "data/corrections"], "--out data/corrections: would write over"),
+    (["release", "build", "--out", "data"], "--out data: would write over the hand-written ledger"),
+])
+def test_an_out_over_the_ledger_or_data_is_refused_and_the_ledger_stays(project, args, words):
+    before = snapshot(project)
+    out = refused(project, *args)
+    assert words in out, out
+    assert snapshot(project) == before  # byte-identical: nothing written, nothing deleted
+
+
+def test_a_new_out_directory_is_still_written(project):
+    code, out, _, _ = run_cli(project, "evaluate", "preds.jsonl", "--against", "labels.parquet", "--out", "runs/one",
+                              "--n-boot", "200")
+    assert code == 0, out
+    assert (project / "runs" / "one" / "graded.csv").is_file()
+    assert (project / "data" / "corrections" / "mine.yaml").read_text() == LEDGER_TEXT

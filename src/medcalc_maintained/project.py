@@ -380,3 +380,52 @@ class Project:
     @property
     def expectations_dir(self) -> Path:
         return self.root / "expectations"
+
+    # ---------------------------------------------------------------- output guard
+
+    def known_paths(self) -> list[Path]:
+        """Every input and output path the project names (each path property, the ledger sources,
+        the upstream files and the parameters file), resolved."""
+        found: list[Path] = [self.params_file, *self.ledger_paths, *(p for _, p, _ in self.upstream_sources())]
+        for name in dir(type(self)):
+            if name.startswith("_") or not isinstance(getattr(type(self), name), property):
+                continue
+            try:
+                value = getattr(self, name)
+            except Exception:  # a property whose parameters are not set in this project
+                continue
+            for v in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(v, Path):
+                    found.append(v)
+        return sorted({p.resolve() for p in found})
+
+    def guard_out(self, out: str | os.PathLike | None, *, ledger_file: bool = False, option: str = "--out") -> Path | None:
+        """``out`` (relative to the project root) when a command may write (or, with ``--force``,
+        replace) it; a :class:`DataError` when it is the hand-written ledger directory, inside it
+        (unless ``ledger_file``: a new ledger file directly in it) or above it, the project root,
+        ``data/`` itself, or above any input or output the project knows (its own output
+        directories, and the parent directory of each known file, are allowed as they are). The
+        one guard of every command's ``--out``."""
+        if out is None:
+            return None
+        target = self.path(out).resolve()
+        where = f"{option} {out}"
+        ledger = self.ledger_dir.resolve()
+        if target == ledger or ledger.is_relative_to(target):
+            raise DataError(where, f"would write over the hand-written ledger {ledger}; choose another directory")
+        if target.is_relative_to(ledger) and not (ledger_file and target.parent == ledger and target.suffix in
+                                                  (".yaml", ".yml")):
+            raise DataError(where, f"is inside the hand-written ledger {ledger}; only ledger YAML files belong "
+                                   "there (choose another directory)")
+        root = self.root.resolve()
+        if target == root or root.is_relative_to(target) or target == root / "data":
+            raise DataError(where, f"is {'data/' if target == root / 'data' else 'the project root or above it'}; "
+                                   "choose a directory of its own")
+        known = self.known_paths()
+        if target in known or any(target == p.parent for p in known if p.suffix):
+            return target
+        inside = next((p for p in known if p.is_relative_to(target) and p != target), None)
+        if inside is not None:
+            raise DataError(where, f"holds the pipeline path {inside.relative_to(root) if inside.is_relative_to(root) else inside}; "
+                                   "choose a directory of its own")
+        return target

@@ -39,6 +39,16 @@ def fail_ledger(exc: object, *, path: object = None, what: str = "ledger problem
     fail(DataError(problems[0].path if path is None else path, f"{len(problems)} {what}; nothing written"), code=code)
 
 
+def guarded(out: object, **options):
+    """The project, after checking the command's ``--out`` with :meth:`Project.guard_out` (raises
+    ``DataError`` for a target over or inside the hand-written ledger, ``data/`` or the root)."""
+    from medcalc_maintained.project import Project
+
+    project = Project.load()
+    project.guard_out(out, **options)
+    return project
+
+
 def project_path(root: Path, value: str | Path) -> Path:
     """``value`` as given when absolute, else relative to the project root."""
     p = Path(value)

@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, fail
+from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -58,7 +58,10 @@ def train_command(
     """
     from medcalc_maintained.scoring import train
 
-    project = Project.load()
+    try:
+        project = guarded(out)
+    except DataError as exc:
+        fail(exc)
     try:
         params = train.TrainParams.from_dict(project.section("compare.train"))
     except (TypeError, ValueError) as exc:
@@ -172,7 +175,7 @@ def evaluate_command(
     from medcalc_maintained.stages import evaluate_example as stage
 
     try:
-        run = stage.evaluate(Project.load(), predictions, against, out_dir=out, seed=seed, n_boot=n_boot,
+        run = stage.evaluate(guarded(out), predictions, against, out_dir=out, seed=seed, n_boot=n_boot,
                              subset=subset, max_line_bytes=max_line_bytes, force=force)
     except (DataError, ValueError) as exc:
         fail(exc)
@@ -207,7 +210,7 @@ def export_command(
     from medcalc_maintained.stages import compare as stage
 
     try:
-        run = stage.export(Project.load(), base=base, new=new, rows=rows, out_dir=out)
+        run = stage.export(guarded(out), base=base, new=new, rows=rows, out_dir=out)
     except (DataError, ValueError) as exc:
         fail(exc)
     _print_export(run)
@@ -226,7 +229,7 @@ def analyze_command(
     from medcalc_maintained.stages import compare as stage
 
     try:
-        run = stage.analyze(Project.load(), base=base, new=new, rows=rows, out_dir=out)
+        run = stage.analyze(guarded(out), base=base, new=new, rows=rows, out_dir=out)
     except (DataError, ValueError) as exc:
         fail(exc)
     _print_analyze(run)
@@ -255,7 +258,7 @@ def predictions_command(
     from medcalc_maintained.stages import evaluate_example as stage
 
     try:
-        run = stage.write_predictions(Project.load(), labels=labels, out=out)
+        run = stage.write_predictions(guarded(out), labels=labels, out=out)
     except DataError as exc:
         fail(exc)
     console.print(f"compare predictions: {run.n} predictions from {run.source} -> {run.target}")

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 
-from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger
+from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger, guarded
 from medcalc_maintained.cli.upstream import resolve
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
@@ -95,7 +95,7 @@ def rebase_cmd(
     from medcalc_maintained.upstream.rebase import rebase
 
     try:
-        project = Project.load() if base is None or not ledger else None
+        project = guarded(out)
         base_path = resolve(base, split) if base else dict((s, p) for s, p, _ in project.upstream_sources())[split]
         new_path = resolve(onto, split)
         with console.status("matching rows"):

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, err, fail
+from medcalc_maintained.cli.common import console, err, fail, guarded
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.redact import redact
 
@@ -80,7 +80,7 @@ def _run_stage(stage: str, *, dry_run: bool, **options: Any) -> None:
     mod = audit_stage if stage == "audit" else relabel_stage
     backend = options.pop("backend")
     try:
-        plan = mod.plan(Project.load(), backend=backend.value if backend else None, dry_run=dry_run, **options)
+        plan = mod.plan(guarded(options.get("out")), backend=backend.value if backend else None, dry_run=dry_run, **options)
     except (DataError, _llm.Refused) as exc:
         fail(exc)
     for note in plan.notes:

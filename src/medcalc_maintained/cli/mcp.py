@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from medcalc_maintained.cli.common import console, fail
+from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.core.io import DataError
 
 
@@ -53,7 +53,7 @@ def evaluate_tools_command(
     from medcalc_maintained.scoring import tool_calls
 
     try:
-        rows = load_config(Project.load(), against, "full")
+        rows = load_config(guarded(out), against, "full")
         report = tool_calls.grade_file(traces, rows[rows["split"].astype(str) == split])
     except DataError as exc:
         fail(exc)

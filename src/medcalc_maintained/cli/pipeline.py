@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, err, fail, fail_ledger
+from medcalc_maintained.cli.common import console, err, fail, fail_ledger, guarded
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -33,7 +33,7 @@ def ingest(
     from medcalc_maintained.stages import ingest as stage
 
     try:
-        run = stage.run(Project.load(), files=[(split, input)] if input is not None else None, out_dir=out,
+        run = stage.run(guarded(out), files=[(split, input)] if input is not None else None, out_dir=out,
                         max_quarantine=max_quarantine)
     except DataError as exc:
         fail(exc)
@@ -70,7 +70,7 @@ def recompute(
     from medcalc_maintained.stages import recompute as stage
 
     try:
-        run = stage.run(Project.load(), instances=instances, out_dir=out, progress=console.is_terminal)
+        run = stage.run(guarded(out), instances=instances, out_dir=out, progress=console.is_terminal)
     except DataError as exc:
         fail(exc)
     rec = run.table
@@ -94,7 +94,7 @@ def import_campaign(
     from medcalc_maintained.stages import import_campaign as stage
 
     try:
-        run = stage.run(Project.load(), out=out)
+        run = stage.run(guarded(out), out=out)
     except DataError as exc:
         fail(exc)
     counts = pd.DataFrame(run.records).groupby(["label_status", "source"]).size()
@@ -118,7 +118,7 @@ def apply_cmd(
     from medcalc_maintained.stages import apply as stage
 
     try:
-        maintained, target = stage.run(Project.load(), ledger=ledger_paths, instances=instances, out_dir=out, upto=upto)
+        maintained, target = stage.run(guarded(out), ledger=ledger_paths, instances=instances, out_dir=out, upto=upto)
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:
@@ -138,7 +138,7 @@ def physician_agreement(
     from medcalc_maintained.stages import physician_agreement as stage
 
     try:
-        rep, _ = stage.run(Project.load(), out=out, bootstrap=bootstrap, seed=seed)
+        rep, _ = stage.run(guarded(out), out=out, bootstrap=bootstrap, seed=seed)
     except DataError as exc:
         fail(exc)
     table = Table(title=f"agreement with {rep['rows']} blinded physician labels")
@@ -160,7 +160,7 @@ def report_recompute(
     from medcalc_maintained.stages import recompute_report as stage
 
     try:
-        summary, _ = stage.run(Project.load(), out=out)
+        summary, _ = stage.run(guarded(out), out=out)
     except DataError as exc:
         fail(exc)
     d = summary["detector"]

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger
+from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger, guarded
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -76,7 +76,7 @@ def build_cmd(
     from medcalc_maintained.stages import release as stage
 
     try:
-        project = Project.load()
+        project = guarded(out)
         with console.status("building the release") as status:
             res = stage.run(project, out=out, version=version, draft=draft, progress=lambda m: status.update(m))
     except LedgerError as exc:

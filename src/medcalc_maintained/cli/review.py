@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, fail
+from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -42,7 +42,7 @@ def triage(
     from medcalc_maintained.stages import triage as stage
 
     try:
-        run = stage.run(Project.load(), out_dir=out, budget=budget)
+        run = stage.run(guarded(out), out_dir=out, budget=budget)
     except DataError as exc:
         fail(exc)
     _print_routing(run.queue, run.summary, run.config.budget)
@@ -102,7 +102,7 @@ def export(
     from medcalc_maintained.review import workflow
 
     try:
-        done = workflow.export(Project.load(), reviewer, out, queue=queue, max_rows=max_rows, force=force)
+        done = workflow.export(guarded(out), reviewer, out, queue=queue, max_rows=max_rows, force=force)
     except DataError as exc:
         fail(exc)
     who = done.reviewer
@@ -128,7 +128,7 @@ def import_(
     from medcalc_maintained.review import workflow
 
     try:
-        done = workflow.import_(Project.load(), packet, out=out, decided_at=decided_at, partial=partial)
+        done = workflow.import_(guarded(out, ledger_file=True), packet, out=out, decided_at=decided_at, partial=partial)
     except DataError as exc:
         fail(exc)
     records, pk = done.records, done.packet

@@ -14,7 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, fail
+from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -44,7 +44,7 @@ def simulate(
     from medcalc_maintained.stages import triage_simulate as stage
 
     try:
-        project = Project.load()
+        project = guarded(out)
         cfg = stage.SimulateConfig.from_project(project)
         total = len(cfg.replay.policies) * len(cfg.replay.seeds)
         columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, err, fail as _fail, fail_ledger
+from medcalc_maintained.cli.common import console, err, fail as _fail, fail_ledger, guarded
 from medcalc_maintained.core.io import DataError
 
 upstream_app = typer.Typer(help="Follow upstream MedCalc-Bench: which rows changed between two upstream files.",
@@ -73,6 +73,7 @@ def diff_cmd(
     if old is None or new is None or out is None:
         _fail(DataError("upstream diff", "give OLD, NEW and --out, or none of them (the pipeline stage)"))
     try:
+        guarded(out)
         with console.status("matching rows"):
             result = d.diff_files(resolve(old), resolve(new), threshold=THRESHOLD if threshold is None else threshold,
                                   use_note_id=not no_note_id)
