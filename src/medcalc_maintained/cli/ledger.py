@@ -121,6 +121,87 @@ def rebase_cmd(
         console.print(f"wrote {p}", highlight=False)
 
 
+@ledger_app.command("derive")
+def derive_cmd(
+    uid: int = typer.Option(..., "--uid", help="Row Number of the instance."),
+    split: str = typer.Option("test", "--split", help="Split of the instance."),
+    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}) and optionally `definition:`."),
+    definition: Optional[str] = typer.Option(None, "--definition", help="The declared version or a published alternative of calculators/definitions.yaml (overrides the file's)."),
+    label: Optional[str] = typer.Option(None, "--label", help="The label to check against the derivation (default: the row's current maintained label)."),
+) -> None:
+    """Show what a row's declared definition (or an alternative) computes from the upstream
+    entities patched by recorded inputs, and whether a label reproduces it.
+
+    Prints the row's entities, each input with its evidence check (the quoted text must be the
+    note's own text at the offsets), the derived value and the grading of the label against it
+    (integers exact, decimals inside the label's limits, dates the same day). Exit 0 when the label
+    reproduces the derivation and the evidence holds, 1 when it does not, 2 for bad input.
+    """
+    from medcalc_maintained.core.io import load_yaml
+    from medcalc_maintained.ledger import derivation as D
+    from medcalc_maintained.ledger.propose import current_row
+    from medcalc_maintained.quality.definitions import entities_of
+
+    project = Project.load()
+    try:
+        doc: dict = {}
+        if inputs is not None:
+            if not inputs.is_file():
+                raise DataError(inputs, "no such file")
+            doc = load_yaml(inputs.read_text(encoding="utf-8"), where=str(inputs)) or {}
+            if not isinstance(doc, dict) or not isinstance(doc.get("inputs", []), list):
+                raise DataError(inputs, "expected a mapping with an 'inputs' list", field="inputs")
+        from medcalc_maintained.core.io import read_parquet
+
+        instances = read_parquet(project.instances, "upstream instances", "ingest")
+        row = current_row(project, split, uid, instances)
+        ents = instances.loc[(instances["split"].astype(str) == split) & (instances["uid"] == uid), "entities"].iloc[0]
+        cid = int(row["Calculator ID"])
+        if inputs is None:
+            doc = _applied_derivation(project, str(row["Correction IDs"] or ""))
+        chosen = definition or doc.get("definition")
+        if (p := D.definition_problem(cid, chosen)):
+            raise DataError(inputs or "--definition", p, field="definition")
+    except DataError as exc:
+        _fail(exc)
+    recorded = doc.get("inputs") or []
+    problems = D.input_problems(cid, recorded, row.get("Patient Note"))
+    result = D.derive(cid, entities_of(ents), recorded, chosen)
+    shown = label if label is not None else str(row["Ground Truth Answer"])
+    from medcalc_maintained.core.answers import limits, parse_answer
+
+    otype = str(row["Output Type"])
+    lo, hi = (row["Lower Limit"], row["Upper Limit"]) if label is None else limits(label, otype, None)
+    ok = D.reproduces(result.value, shown, lo, hi, otype) or (
+        parse_answer(shown, otype).is_abstain and result.value is None)
+    console.print(f"{split} uid {uid}: {row['Calculator Name']} (calculator {cid}), {row['Label Status']} label "
+                  f"{row['Ground Truth Answer']!s}, upstream {row['Original Ground Truth Answer']!s}", highlight=False)
+    if inputs is None and recorded:
+        console.print("  (the inputs of the row's applied ledger record)", highlight=False)
+    for inp in recorded:
+        ev = inp.get("evidence") or {}
+        console.print(f"  input {inp.get('name')} = {inp.get('value')!r} {inp.get('unit') or ''} "
+                      f"<- note[{ev.get('start')}:{ev.get('end')}] {str(ev.get('text') or '')[:80]!r}", highlight=False)
+    for p in problems:
+        console.print(f"  evidence problem: {p}", highlight=False)
+    console.print(f"{result.definition} gives {result.shown}; label {shown} "
+                  f"{'reproduces' if ok else 'does NOT reproduce'} it", highlight=False)
+    if problems or not ok:
+        raise typer.Exit(1)
+
+
+def _applied_derivation(project: Project, ids: str) -> dict:
+    """``inputs`` and ``definition`` of the last record applied to a row (``{}`` when none)."""
+    from medcalc_maintained.ledger import collect
+
+    last = [i for i in ids.split(";") if i.strip()][-1:]
+    if not last:
+        return {}
+    records, _ = collect(project.ledger_paths)
+    hit = [r for r in records if r.valid and r.id == last[0]]
+    return {k: hit[-1].get(k) for k in ("inputs", "definition")} if hit else {}
+
+
 def _stage_rebase() -> None:
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.stages import ledger_rebase as stage

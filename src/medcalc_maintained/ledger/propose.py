@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.core.io import DataError, load_yaml
+from medcalc_maintained.core.io import DataError, load_yaml, read_parquet
 from medcalc_maintained.core.labels import row_style, status_of, write_label
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
@@ -82,7 +82,11 @@ def _refuse(target: Path, rec: dict[str, Any], row: pd.Series, entities: Any = N
         raise LedgerError([LedgerProblem(str(target), problem, f"{rec['id']} (new)", field) for field, problem in found])
 
 
-def _current_row(project: Project, instances: pd.DataFrame, split: str, uid: int) -> pd.Series:
+def current_row(project: Project, split: str, uid: int, instances: pd.DataFrame | None = None) -> pd.Series:
+    """The row ``split``/``uid`` with every ledger record applied (drafts included), with its
+    upstream ``Relevant Entities``."""
+    if instances is None:
+        instances = read_parquet(project.instances, "upstream instances", "ingest")
     current = build(instances, project.ledger_paths, upto=None)
     hit = current[(current["split"].astype(str) == split) & (current["uid"] == int(uid))]
     if hit.empty:
@@ -128,8 +132,8 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     etype = _check_arguments(rationale, source, error_type)
     if not project.instances.is_file():
         raise DataError(project.instances, "upstream instances not found (run `dvc repro ingest`)")
-    instances = pd.read_parquet(project.instances)
-    _current_row(project, instances, split, uid)  # bad input fails before waiting for the lock
+    instances = read_parquet(project.instances, "upstream instances", "ingest")
+    current_row(project, split, uid, instances)  # bad input fails before waiting for the lock
     target = _target_file(project, file, str(today))
     with ledger_lock(project.ledger_dir):
         return _propose_locked(project, instances, target, new_value=new_value, etype=etype,
@@ -144,7 +148,7 @@ def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, 
                     blinded: bool, today: str, definition: str | None = None,
                     override_reason: str | None = None) -> Proposal:
     """The read, check and write of :func:`propose`, under the ledger lock."""
-    row = _current_row(project, instances, split, uid)
+    row = current_row(project, split, uid, instances)
     otype, old = str(row["Output Type"]), str(row["Ground Truth Answer"])
     files = ledger_files([p for p in project.ledger_paths if p.exists()])
     records, problems = collect(files)
