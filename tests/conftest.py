@@ -94,6 +94,19 @@ def campaign_ledger(campaign_records, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def policy_ledger(campaign_records, real_instances, tmp_path_factory) -> Path:
+    """The policy records of release 2.1.0 (stage ``harmonize``) for the campaign records."""
+    from medcalc_maintained import ledger
+    from medcalc_maintained.ledger import harmonize
+
+    records = harmonize.policy_records(campaign_records, real_instances, release="2.1.0", id_prefix="policy2026",
+                                       decided_at="2026-11-24")
+    path = tmp_path_factory.mktemp("harmonize") / "policy-2.1.0.yaml"
+    path.write_text(ledger.dump(records, path), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
 def real_maintained(real_instances, campaign_ledger):
     """Maintained labels: the campaign ledger applied to the v1.0 instances."""
     from medcalc_maintained.ledger.apply import build
@@ -102,7 +115,8 @@ def real_maintained(real_instances, campaign_ledger):
 
 
 @pytest.fixture(scope="session")
-def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, real_maintained) -> Path:
+def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, policy_ledger,
+                     real_maintained) -> Path:
     """A project root holding the real outputs of ingest, recompute, import-campaign and apply,
     with this checkout's params.yaml, expectations, releases.yaml and card. Read-only."""
     import shutil
@@ -118,6 +132,8 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
         frame.to_parquet(root / rel, index=False)
     (root / "data" / "campaign").mkdir(parents=True)
     shutil.copy(campaign_ledger, root / "data" / "campaign" / "audit-2025.yaml")
+    (root / "data" / "harmonize").mkdir(parents=True)
+    shutil.copy(policy_ledger, root / "data" / "harmonize" / "policy-2.1.0.yaml")
     (root / "data" / "corrections").mkdir()
     return root
 

@@ -246,6 +246,16 @@ class Project:
         return self._dir("campaign.out")
 
     @property
+    def policy_ledger(self) -> Path:
+        """The generated policy records of stage ``harmonize`` (``harmonize.out``)."""
+        return self._dir("harmonize.out")
+
+    @property
+    def generated_ledgers(self) -> list[Path]:
+        """Ledger files that stages generate (never written by hand, ``propose`` or ``review import``)."""
+        return [self.campaign_ledger, self.policy_ledger]
+
+    @property
     def campaign_unreadable(self) -> Path:
         return self.campaign_ledger.parent / "unreadable.csv"
 

@@ -102,6 +102,25 @@ def import_campaign(
     console.print(counts.to_string())
 
 
+def harmonize_cmd() -> None:
+    """Decide the campaign's definition contradictions under the declared definition and restore
+    confirmed labels to upstream's text, as policy records of params.harmonize.release.
+
+    Writes the generated ledger file params.harmonize.out and summary.json beside it (counts by rule
+    and status). A contradiction whose declared definition computes no value becomes N/A.
+    """
+    from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.stages import harmonize as stage
+
+    try:
+        run = stage.run(Project.load())
+    except LedgerError as exc:
+        fail_ledger(exc)
+    except DataError as exc:
+        fail(exc)
+    console.print(f"harmonize: {run.summary['records']} policy records {run.summary['by_rule']} -> {run.target}", highlight=False)
+
+
 def apply_cmd(
     ledger_paths: Optional[list[Path]] = typer.Option(None, "--ledger", help="Ledger file or directory (repeatable; default: params.apply.ledger)."),
     instances: Optional[Path] = typer.Option(None, help="Upstream instances parquet (default: the ingest stage's output)."),
@@ -209,6 +228,7 @@ def register(app: typer.Typer) -> None:
     app.command("ingest")(ingest)
     app.command("recompute")(recompute)
     app.command("import-campaign")(import_campaign)
+    app.command("harmonize")(harmonize_cmd)
     app.command("apply")(apply_cmd)
     app.command("validate")(validate)
     app.command("summary")(summary)

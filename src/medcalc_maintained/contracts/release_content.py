@@ -8,6 +8,11 @@
 ``explanations``   every row of ``full``: ``source_known``, ``source_fits_label`` and
                    ``explanation_fits_source`` (a derivation states a result that grades correct against
                    the row's label and, on a changed row, not against the old label)
+``derivations``    every verified row of ``full`` of a release from 2.1.0 on: ``derivation_recorded`` (its
+                   ``Derivation`` document is there), ``label_reproduces_definition`` (the document's definition
+                   applied to the row's ``Relevant Entities`` patched by its inputs, whose evidence quotes the
+                   note, grades the label correct; an N/A states why) and ``derived`` (not an override or
+                   unexplained: listed as a warning)
 ``card_features``  every config: ``features_match_files`` (the card's ``dataset_info`` features and row
                    counts are the files' columns, types and rows)
 ``croissant``      every data file and config, and the document itself: ``described`` (croissant.json lists
@@ -105,6 +110,51 @@ def explanations_view(full: pd.DataFrame, original: pd.DataFrame) -> pd.DataFram
         rows.append({"split": key[0], "uid": key[1], "source_known": source in SOURCES,
                      "source_fits_label": (source != "upstream") if changed else (source == "upstream"),
                      "explanation_fits_source": _explanation_ok(r, source, upstream.get(key))})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _derivation_ok(r: dict[str, Any], doc: dict[str, Any]) -> bool:
+    from medcalc_maintained.ledger import derivation as D
+    from medcalc_maintained.release.explanations import _entities
+
+    if doc.get("status") in D.UNDERIVED:
+        return True  # listed by the `derived` fact, never derived
+    cid, otype, label = int(r["Calculator ID"]), str(r.get("Output Type")), r.get("Ground Truth Answer")
+    inputs = doc.get("inputs") or []
+    if not isinstance(inputs, list) or D.input_problems(cid, inputs, _cell(r.get("Patient Note"))):
+        return False
+    if D.definition_problem(cid, doc.get("definition")):
+        return False
+    d = D.derive(cid, _entities(r.get("Relevant Entities")) or {}, inputs, doc.get("definition"))
+    if str(label).strip() == "N/A":
+        return doc.get("status") == "na-justified" and bool(str(doc.get("reason") or "").strip())
+    return doc.get("status") in D.DERIVED and D.reproduces(d.value, label, r.get("Lower Limit"), r.get("Upper Limit"), otype)
+
+
+def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
+    from medcalc_maintained.core.versions import has_derivations
+    from medcalc_maintained.ledger.derivation import DERIVED
+    from medcalc_maintained.release.tables import DERIVATION, DERIVATION_STATUS
+
+    cols = ["split", "uid", "derivation_recorded", "label_reproduces_definition", "derived"]
+    try:
+        applies = has_derivations(str(version))
+    except ValueError:
+        applies = False
+    if full.empty or not applies:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for r in full.to_dict("records"):
+        if str(r.get("Label Status")) == "unverified":
+            continue
+        try:
+            doc = json.loads(_cell(r.get(DERIVATION)) or "null")
+        except json.JSONDecodeError:
+            doc = None
+        recorded = isinstance(doc, dict) and doc.get("status") == _cell(r.get(DERIVATION_STATUS))
+        rows.append({"split": str(r["split"]), "uid": int(r["uid"]), "derivation_recorded": recorded,
+                     "label_reproduces_definition": recorded and _derivation_ok(r, doc),
+                     "derived": recorded and doc.get("status") in DERIVED})
     return pd.DataFrame(rows, columns=cols)
 
 

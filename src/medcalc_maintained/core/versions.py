@@ -12,6 +12,10 @@ SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 KINDS = ("major", "minor", "patch")
 UNRELEASED = "unreleased"
 TAG = re.compile(r"^v?(\d+\.\d+\.\d+)$")
+# From this release on, every verified label ships with its derivation (``Derivation`` and
+# ``Derivation Status`` in ``full``, explanations from the derivation) and the release contract
+# ``label_reproduces_definition`` blocks; earlier releases are rebuilt exactly as published.
+DERIVATIONS_FROM = "2.1.0"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -19,6 +23,11 @@ def version_key(version: str) -> tuple[int, int, int]:
     if not m:
         raise ValueError(f"{version!r} is not a MAJOR.MINOR.PATCH version")
     return int(m[1]), int(m[2]), int(m[3])
+
+
+def has_derivations(version: str) -> bool:
+    """Whether release ``version`` ships derivations (:data:`DERIVATIONS_FROM` on)."""
+    return version_key(version) >= version_key(DERIVATIONS_FROM)
 
 
 def release_key(release: str) -> tuple:

@@ -152,5 +152,55 @@ def input_problems(calculator_id: int, inputs: Any, note: str | None) -> list[st
     return out
 
 
-__all__ = ["Derivation", "alternative_of", "definition_problem", "derive", "entities_of", "entity_value",
+# How a shipped verified label derives (``Derivation Status`` of releases from 2.1.0 on).
+DERIVED = ("reproduced", "inputs-recorded", "alternative", "na-justified")  # the label is its derivation
+UNDERIVED = ("override", "unexplained")                                     # listed, never derived
+
+
+@dataclass(frozen=True)
+class LabelDerivation:
+    """A shipped label against the derivation its applied record states."""
+
+    status: str                       # one of DERIVED + UNDERIVED
+    definition: str                   # the declared version or the alternative applied
+    inputs: list[dict[str, Any]]      # the applied record's inputs (empty: the upstream entities as they are)
+    value: str | None                 # what the definition gives (None: no value)
+    reason: str                       # one sentence: why the status
+
+    def document(self) -> dict[str, Any]:
+        """The ``Derivation`` column: everything needed to recompute the label."""
+        return {"status": self.status, "definition": self.definition, "inputs": self.inputs, "value": self.value,
+                "reason": self.reason}
+
+
+def label_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any, lower: Any, upper: Any,
+                     output_type: str, record: Mapping[str, Any] | None) -> LabelDerivation:
+    """How ``label`` (with its limits) derives from the row's upstream ``entities`` and its applied
+    ledger ``record`` (its inputs, definition, override, justification): the definition the record
+    names (else the declared one) applied to the entities patched by the inputs must grade the label
+    correct; an ``N/A`` derives when the definition gives no value or the record states why the note
+    cannot answer."""
+    rec = record or {}
+    inputs = [dict(i) for i in rec.get("inputs") or []]
+    d = derive(calculator_id, entities, inputs, rec.get("definition"))
+    if rec.get("override") is not None:
+        return LabelDerivation("override", d.definition, inputs, d.value,
+                               f"physician override: {rec['override'].get('reason')}")
+    if parse_answer(label, output_type).is_abstain:
+        why = str(rec.get("justification") or "").strip()
+        if d.value is None:
+            return LabelDerivation("na-justified", d.definition, inputs, None, why or f"{d.definition} gives {d.shown}")
+        if why:
+            return LabelDerivation("na-justified", d.definition, inputs, d.value, why)
+        return LabelDerivation("unexplained", d.definition, inputs, d.value,
+                               f"N/A, but {d.definition} gives {d.value} and no justification is recorded")
+    if reproduces(d.value, label, lower, upper, output_type):
+        status = "alternative" if alternative_of(calculator_id, rec.get("definition")) else (
+            "inputs-recorded" if inputs else "reproduced")
+        return LabelDerivation(status, d.definition, inputs, d.value, f"{d.definition} gives {d.value}")
+    return LabelDerivation("unexplained", d.definition, inputs, d.value,
+                           f"{d.definition} gives {d.shown} from the recorded inputs, not {label}")
+
+
+__all__ = ["DERIVED", "UNDERIVED", "Derivation", "LabelDerivation", "label_derivation", "alternative_of", "definition_problem", "derive", "entities_of", "entity_value",
            "input_problems", "patch", "reproduces"]

@@ -98,7 +98,7 @@ def _target_file(project: Project, file: Path | None, today: str) -> Path:
     """The file to append to: ``*.yaml``/``*.yml`` directly in the hand-written ledger directory."""
     target = Path(file) if file else project.ledger_dir / f"{today[:7]}-proposals.yaml"
     target = target if target.is_absolute() else project.root / target
-    return ledger_target(target, project.ledger_dir, generated=[project.campaign_ledger])
+    return ledger_target(target, project.ledger_dir, generated=project.generated_ledgers)
 
 
 def _new_text(target: Path, rec: dict[str, Any]) -> tuple[str | None, str]:

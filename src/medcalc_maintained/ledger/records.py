@@ -51,7 +51,7 @@ from medcalc_maintained.core.io import YAML_MAX_BYTES, DataError, dump_yaml, loa
 DECISIONS = ("accepted", "rejected", "deferred")
 STATUSES = RECORD_STATUSES
 ERROR_TYPES = ("extraction", "aggregation", "unanswerable", "underspecified", "other")
-SOURCES = ("pipeline", "physician", "contributor")
+SOURCES = ("pipeline", "physician", "contributor", "policy")
 
 
 @dataclass

@@ -157,21 +157,28 @@ def requeue(contradictions: pd.DataFrame) -> dict[tuple[str, int], str]:
             for s, u, why in zip(contradictions["split"], contradictions["uid"], contradictions["reason"])}
 
 
-def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str]) -> pd.DataFrame:
-    """The triage queue with the policy contradictions first (column ``policy_contradiction``, the
-    reason prepended to ``evidence``) and ``rank`` renumbered; the priorities are kept."""
+# Marker columns of the triage queue, in the order their rows are re-reviewed first: labels that
+# contradict the declared definition, then verified labels no recorded derivation reproduces.
+MARKERS = ("policy_contradiction", "underived")
+
+
+def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str], column: str = "policy_contradiction") -> pd.DataFrame:
+    """The triage queue with the marked rows first (boolean ``column``, one of :data:`MARKERS`; the
+    reason prepended to ``evidence``; rows of earlier markers stay ahead) and ``rank`` renumbered;
+    the priorities are kept."""
     q = queue.copy()
     keys = list(zip(q["split"].astype(str), q["uid"].astype(int)))
-    q["policy_contradiction"] = [k in rows for k in keys]
+    q[column] = [k in rows for k in keys]
     if "evidence" in q.columns:
         q["evidence"] = [f"{rows[k]}; {e}" if k in rows and str(e) else rows.get(k, e)
                          for k, e in zip(keys, q["evidence"].fillna("").astype(str))]
-    q = q.sort_values(["policy_contradiction", "priority", "split", "uid"], ascending=[False, False, True, True],
+    marks = [m for m in MARKERS if m in q.columns]
+    q = q.sort_values([*marks, "priority", "split", "uid"], ascending=[*[False] * len(marks), False, True, True],
                       kind="mergesort").reset_index(drop=True)
     if "rank" in q.columns:
         q["rank"] = range(1, len(q) + 1)
     return q
 
 
-__all__ = ["CHECK", "definition_findings", "entities_of", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
+__all__ = ["CHECK", "MARKERS", "definition_findings", "entities_of", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
            "reproducing_alternatives", "requeue", "write_contradictions"]

@@ -130,11 +130,15 @@ def expected_severity(queue: pd.DataFrame, instances: pd.DataFrame, recompute: p
 
 
 def order(queue: pd.DataFrame, ranking: str, *, keep_contradictions_first: bool = True) -> pd.DataFrame:
-    """The queue in ``ranking`` order (``rank`` renumbered); policy contradictions first if marked."""
+    """The queue in ``ranking`` order (``rank`` renumbered); the marked re-reviews first (policy
+    contradictions, then underived labels: ``quality.definitions.MARKERS``) if marked."""
+    from medcalc_maintained.quality.definitions import MARKERS
+
     by = (["harm", "priority"] if ranking == "harm" else ["priority"]) + ["split", "uid"]
     asc = [False] * (len(by) - 2) + [True, True]
-    if keep_contradictions_first and "policy_contradiction" in queue.columns:
-        by, asc = ["policy_contradiction", *by], [False, *asc]
+    if keep_contradictions_first:
+        marks = [m for m in MARKERS if m in queue.columns]
+        by, asc = [*marks, *by], [*[False] * len(marks), *asc]
     q = queue.sort_values(by, ascending=asc, kind="mergesort").reset_index(drop=True)
     if "rank" in q.columns:
         q["rank"] = np.arange(1, len(q) + 1)

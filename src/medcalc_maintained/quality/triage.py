@@ -397,7 +397,8 @@ def route(queue: pd.DataFrame, maintained: pd.DataFrame | None, cfg: TriageConfi
     """Mark eligible rows, the first ``budget`` of them, and the reviewer of each.
 
     A row is eligible when its priority is above ``min_priority`` and its maintained label does not
-    already come from a source in ``skip_sources``. Each routed row goes to the reviewer of its
+    already come from a source in ``skip_sources``, or when it is marked ``underived`` (a verified
+    label that no recorded derivation reproduces). Each routed row goes to the reviewer of its
     category's specialty with the fewest rows so far (never a reviewer who already deferred on it);
     a row with no such reviewer is marked and skipped, so the budget is spent on rows someone can
     review.
@@ -406,6 +407,8 @@ def route(queue: pd.DataFrame, maintained: pd.DataFrame | None, cfg: TriageConfi
     deferred = deferred or {}
     q["label_source"] = _label_sources(q, maintained)
     q["eligible"] = (q["priority"] > cfg.min_priority) & ~q["label_source"].isin(cfg.skip_sources)
+    if "underived" in q.columns:  # a verified label without a derivation goes back to a physician, whoever set it
+        q["eligible"] = q["eligible"] | q["underived"].astype(bool)
     load = {r.id: 0 for r in cfg.reviewers}
     in_budget, specialty, reviewer, routing = [], [], [], []
     used = 0

@@ -142,6 +142,17 @@ def release_rows(project: Project, plan: Releases, t: Tables, previous: Tables |
     return rows
 
 
+def release_identities(project: Project, plan: Releases, t: Tables, previous: Tables | None) -> dict[str, Any]:
+    """:meth:`Tables.identities` of every release up to ``t``'s (for the changelog's rows per config)."""
+    out = {t.release.version: t.identities()}
+    if previous is not None:
+        out[previous.release.version] = previous.identities()
+    for r in plan.upto(t.release.version):
+        if r.version not in out and r in plan.releases:
+            out[r.version] = load_tables(project, r, plan.path).identities()
+    return out
+
+
 def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str, base: str | None = None) -> None:
     """Refuse a release whose declared kind is not the bump derived from the previous release
     (a release on another upstream version than the previous one must be major; ``base``: the
@@ -165,9 +176,10 @@ def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str
 
 def write_build(out: Path, project: Project, plan: Releases, t: Tables, template: str, *, draft: bool = False,
                 reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None,
-                rows: dict[str, Any] | None = None) -> BuildResult:
+                rows: dict[str, Any] | None = None, identities: dict[str, Any] | None = None) -> BuildResult:
     """Write the release of tables ``t`` into ``out``; the directory is replaced only when every
-    file was written (``rows``: row counts of earlier releases for the changelog)."""
+    file was written (``rows``, ``identities``: row counts and row identities of earlier releases
+    for the changelog)."""
     rel, reasons = t.release, list(reasons or [])
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
@@ -184,7 +196,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         say("rendering the card and the changelog")
         estimates = unverified_estimate.read(project.unverified_estimate)
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates), encoding="utf-8")
-        changelog = render_changelog(plan.upto(rel.version), t.records, rows)
+        changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities)
         (tmp / "CHANGELOG.md").write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
         files = {f: sha256_file(tmp / f) for f in _files(tmp)}
         state = release_state(t.tables, template)
@@ -234,7 +246,9 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
         say("checking the declared kind against the changes since the previous release")
         check_kind(plan, t, previous, template, project.upstream_base)
     rows = release_rows(project, plan, t, previous)
-    return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows)
+    identities = release_identities(project, plan, t, previous)
+    return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
+                       identities=identities)
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:

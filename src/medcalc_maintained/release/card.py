@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -90,12 +92,12 @@ def _level_counts(values: pd.Series) -> dict[str, int]:
 
 
 def severity_table(records: pd.DataFrame, version: str) -> str:
-    """The label changes (accepted corrected / abstain records) of release ``version`` per calculator
-    and ``change_severity`` level, with a total row."""
+    """The label changes (accepted records whose label text changed, :func:`change_kind`) of release
+    ``version`` per calculator and ``change_severity`` level, with a total row."""
     if not len(records) or "change_severity" not in records.columns:
         return "No label change in this release."
-    ch = records[(records["release"] == version) & (records["decision"] == "accepted")
-                 & records["label_status"].isin(["corrected", "abstain"])]
+    ch = records[(records["release"] == version) & (records["decision"] == "accepted")]
+    ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in ch.to_dict("records")]]
     if not len(ch):
         return "No label change in this release."
     rows = []
@@ -107,9 +109,36 @@ def severity_table(records: pd.DataFrame, version: str) -> str:
     return md_table(["calculator", *LEVELS, "changes"], rows, ["l"] + ["r"] * (len(LEVELS) + 1))
 
 
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def config_change(a: dict[str, dict[str, str]] | None, b: dict[str, dict[str, str]] | None) -> str | None:
+    """How a config's rows changed between two releases (their :meth:`Tables.identities`): rows out,
+    rows in, rows whose values differ on the columns both releases have, columns added or removed;
+    "unchanged" only when all of these are none (``None`` when an identity is not known)."""
+    if a is None or b is None:
+        return None
+    out, new = len(set(a) - set(b)), len(set(b) - set(a))
+    cols_a = set().union(*a.values()) if a else set()
+    cols_b = set().union(*b.values()) if b else set()
+    common = cols_a & cols_b
+    changed = sum(1 for k in set(a) & set(b) if any(a[k].get(c) != b[k].get(c) for c in common))
+    parts = ([_plural(out, "row") + " out"] if out else []) + ([_plural(new, "row") + " in"] if new else []) + \
+        ([_plural(changed, "row") + " with other values"] if changed else [])
+    if a and b and cols_b - cols_a:
+        parts.append("adds column(s) " + ", ".join(sorted(cols_b - cols_a)))
+    if a and b and cols_a - cols_b:
+        parts.append("removes column(s) " + ", ".join(sorted(cols_a - cols_b)))
+    return "changed: " + ", ".join(parts) if parts else "unchanged"
+
+
 def rows_summary(rows: dict[str, dict[str, int]] | None, previous: dict[str, dict[str, int]] | None,
-                 previous_version: str | None) -> list[str]:
-    """How each config's row count changed since the previous release."""
+                 previous_version: str | None, identity: dict[str, Any] | None = None,
+                 previous_identity: dict[str, Any] | None = None) -> list[str]:
+    """How each config's rows changed since the previous release: the counts, and (with the two
+    releases' identities) which rows went out, came in or changed values: "unchanged" only when the
+    rows and their values are equal."""
     if rows is None:
         return []
     total = {c: sum(by.values()) for c, by in rows.items()}
@@ -120,13 +149,116 @@ def rows_summary(rows: dict[str, dict[str, int]] | None, previous: dict[str, dic
     table = []
     for c in list(total) + [c for c in before if c not in total]:
         a, b = before.get(c, 0), total.get(c, 0)
-        table.append([c, a, b, f"{b - a:+d}" if a != b else "unchanged"])
+        what = config_change((previous_identity or {}).get(c), (identity or {}).get(c))
+        if what is None:
+            what = f"{b - a:+d}" if a != b else "same count (rows not compared)"
+        elif a != b:
+            what = f"{b - a:+d}; {what}"
+        table.append([c, a, b, what])
     return [f"Rows per config since {previous_version}:", "",
             md_table(["config", previous_version, "this release", "change"], table, ["l", "r", "r", "r"]), ""]
 
 
+def _present(r: dict[str, Any], key: str) -> bool:
+    return key in r and not is_missing(r.get(key)) and str(r.get(key)).strip() != ""
+
+
+def change_kind(r: dict[str, Any]) -> str:
+    """What an accepted record did to its row's label, read from its values (never from counts):
+    ``confirmation`` / ``reconfirmed`` (the label text stays), ``harmonization`` and ``restored``
+    (policy records, ledger/harmonize.py), ``inputs`` (a change that records its inputs),
+    ``recomputed`` (a confirmation that wrote another text of the same label) or ``change``."""
+    same = str(r["old_value"]).strip() == str(r["new_value"]).strip()
+    status, policy = str(r["label_status"]), str(r.get("source")) == "policy"
+    if same:
+        return "confirmation" if status == "confirmed" else "reconfirmed"
+    if policy:
+        return "harmonization" if _present(r, "adjudicated_value") else "restored"
+    if status == "confirmed":
+        return "recomputed"
+    return "inputs" if _present(r, "inputs") else "change"
+
+
+def _inputs_text(raw: Any) -> str:
+    try:
+        inputs = json.loads(str(raw)) if not is_missing(raw) else []
+    except json.JSONDecodeError:
+        return str(raw)
+    parts = []
+    for i in inputs if isinstance(inputs, list) else []:
+        ev = i.get("evidence") or {}
+        unit = f" {i['unit']}" if i.get("unit") else ""
+        quote = f' ("{ev.get("text")}", characters {ev.get("start")}-{ev.get("end")})' if ev.get("text") else " (absent)"
+        parts.append(f"{i.get('name')} = {i.get('value')}{unit}{quote}")
+    return "; ".join(parts)
+
+
+SECTIONS = (
+    ("change", "Label changes", "Reviewed decisions that change a label."),
+    ("harmonization", "Definition harmonization",
+     "The adjudicated label followed a definition other than the row's declared one (or was N/A where the "
+     "declared convention computes a value): decided under the declared definition (`calculators/definitions.yaml`) "
+     "by a policy record, which keeps the adjudicated value and the definition it followed."),
+    ("inputs", "Inputs corrected", "Changes that record the corrected inputs with their note evidence."),
+    ("restored", "Confirmed labels restored to upstream's value",
+     "A confirmed label is the upstream label, value for value: the earlier release shipped a recomputed "
+     "number inside the tolerance."),
+    ("recomputed", "Confirmed with a recomputed value",
+     "The audit confirmed the upstream label and wrote its own recomputation of it (inside the tolerance)."),
+)
+
+
+def change_sections(accepted: pd.DataFrame, before: dict[str, str]) -> list[str]:
+    """The changelog sections of one release's accepted records: every record whose label text
+    changed is listed in exactly one section; re-confirmations are listed; confirmations counted."""
+    out: list[str] = []
+    kinds = [change_kind(r) for r in accepted.to_dict("records")]
+    kinds_s = pd.Series(kinds, index=accepted.index, dtype="object")
+    changed = accepted[kinds_s.isin([k for k, _, _ in SECTIONS])]
+    out += [f"{len(changed)} label(s) changed in this release"
+            + (": " + ", ".join(f"{t.lower()} {int((kinds_s == k).sum())}" for k, t, _ in SECTIONS if (kinds_s == k).any())
+               if len(changed) else "") + ".", ""]
+    if len(changed) and "change_severity" in changed.columns:
+        out += ["By clinical severity (L1 same decision band, L2 crosses a band, L3 changes treatment or "
+                "disposition; `calculators/thresholds.yaml`): "
+                + ", ".join(f"{lv} {n}" for lv, n in _level_counts(changed["change_severity"]).items()) + ".", ""]
+    for key, title, text in SECTIONS:
+        part = accepted[kinds_s == key]
+        if key == "change" or len(part):
+            out += [f"### {title} ({len(part)})", "", text, ""]
+        if not len(part):
+            if key == "change":
+                out += ["None.", ""]
+            continue
+        header, rows = change_rows(part, before)
+        if key in ("harmonization", "inputs"):
+            header = header + ["derivation"]
+            rows = [row + [(f"adjudicated {r.get('adjudicated_value')} under {r.get('adjudicated_definition') or 'no named definition'}"
+                            f"; declared {r.get('definition')}" if key == "harmonization" else "")
+                           + (("; inputs: " if key == "harmonization" else "") + _inputs_text(r.get("inputs"))
+                              if _present(r, "inputs") else "")]
+                    for row, r in zip(rows, part.to_dict("records"))]
+        out += [md_table(header, rows), ""]
+    reconfirmed = accepted[kinds_s == "reconfirmed"]
+    if len(reconfirmed):
+        out += [f"### Re-confirmed ({len(reconfirmed)})", "",
+                "A reviewer agreed with a label that an earlier release had already changed: the row keeps its "
+                "status and error type, and gains the reviewer.", ""]
+        out += [md_table(["record", "uid", "calculator", "label", "status", "error type", "re-confirmed by", "decided"],
+                         [[r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], r["new_value"],
+                           r["label_status"], r["error_type"],
+                           _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
+                           r.get("decided_at")] for r in reconfirmed.to_dict("records")]), ""]
+    confirmed = int((kinds_s == "confirmation").sum())
+    if confirmed:
+        out += [f"{confirmed} accepted record(s) confirm the upstream label, text for text (listed in the "
+                "`corrections` config).", ""]
+    return out
+
+
 def render_changelog(releases: list[Release], records: pd.DataFrame,
-                     rows: dict[str, dict[str, dict[str, int]]] | None = None) -> str:
+                     rows: dict[str, dict[str, dict[str, int]]] | None = None,
+                     identities: dict[str, dict[str, Any]] | None = None) -> str:
     """CHANGELOG.md: one section per release (newest first) with counts and the label changes;
     ``rows`` ({version: {config: {split: n}}}) adds the row counts per config against the previous release."""
     rows = rows or {}
@@ -145,7 +277,9 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
         prev = releases[i - 1].version if i else None
         recs = records[records["release"] == rel.version] if len(records) else records
         out += [f"## {rel.version} ({rel.date}, {rel.kind})", "", rel.description, ""]
-        out += rows_summary(rows.get(rel.version), rows.get(prev) if prev else None, prev)
+        ids = identities or {}
+        out += rows_summary(rows.get(rel.version), rows.get(prev) if prev else None, prev, ids.get(rel.version),
+                            ids.get(prev) if prev else None)
         if not len(recs):
             if i == 0 or not any(version_key(v) < rel.key for v in records["release"]):
                 out += ["No ledger records: every label is the upstream MedCalc-Bench v1.0 label.", ""]
@@ -170,30 +304,7 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
         if (recs["decision"] != "accepted").any():
             out += ["### Records by decision", ""]
             out += [md_table(["decision", "records"], _counts(recs["decision"]), ["l", "r"]), ""]
-        error_rows = accepted[accepted["label_status"].isin(["corrected", "abstain"])]
-        same = error_rows["old_value"].astype(str).str.strip() == error_rows["new_value"].astype(str).str.strip()
-        changes, reconfirmed = error_rows[~same], error_rows[same]
-        out += [f"### Label changes ({len(changes)})", ""]
-        if len(changes) and "change_severity" in changes.columns:
-            out += ["By clinical severity (L1 same decision band, L2 crosses a band, L3 changes treatment or "
-                    "disposition; `calculators/thresholds.yaml`): "
-                    + ", ".join(f"{lv} {n}" for lv, n in _level_counts(changes["change_severity"]).items()) + ".", ""]
-        if len(changes):
-            out += [md_table(*change_rows(changes, before)), ""]
-        else:
-            out += ["None (confirmations only).", ""]
-        if len(reconfirmed):
-            out += [f"### Re-confirmed ({len(reconfirmed)})", "",
-                    "A reviewer agreed with a label that an earlier release had already changed: the row keeps its "
-                    "status and error type, and gains the reviewer.", ""]
-            out += [md_table(["record", "uid", "calculator", "label", "status", "error type", "re-confirmed by", "decided"],
-                             [[r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], r["new_value"],
-                               r["label_status"], r["error_type"],
-                               _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
-                               r.get("decided_at")] for r in reconfirmed.to_dict("records")]), ""]
-        confirmed = int((accepted["label_status"] == "confirmed").sum())
-        if confirmed:
-            out += [f"{confirmed} accepted record(s) confirm the upstream label (listed in the `corrections` config).", ""]
+        out += change_sections(accepted, before)
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -28,7 +28,9 @@ from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.inputs import declared_inputs, spec_by_name
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import is_correct
+from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core.labels import ERROR_STATUSES
+from medcalc_maintained.ledger.derivation import DERIVED
 
 SOURCES = ("upstream", "reference-calculator", "ledger", "none")
 SOURCE_COLUMN = "Explanation Source"
@@ -84,6 +86,41 @@ def derivation(calculator_id: int, entities: dict[str, Any], value: str) -> str:
     return "\n".join(lines)
 
 
+def _definition_line(calculator_id: int, name: str) -> str:
+    entry = load_policy().get(int(calculator_id)) or {}
+    spec = entry if name == entry.get("version") else (entry.get("alternatives") or {}).get(name) or {}
+    text = " ".join(str(spec.get("definition") or "").split())
+    cite = f" ({spec['citation']})" if spec.get("citation") else ""
+    return f"{name}: {text}{cite}" if text else name
+
+
+def recorded_derivation(calculator_id: int, entities: dict[str, Any], doc: dict[str, Any]) -> str:
+    """The derivation of a label from its ``Derivation`` document (definition, recorded inputs with
+    their note evidence, value), in plain sentences; the inputs not recorded are upstream's."""
+    calc = load_all()[int(calculator_id)]
+    lines = [f"This label is {calc.name} under {_definition_line(calculator_id, str(doc['definition']))}."]
+    recorded = doc.get("inputs") or []
+    if recorded:
+        shown = []
+        for inp in recorded:
+            ev = inp.get("evidence") or {}
+            value = "absent" if inp.get("value") is None else f"{inp['value']}{' ' + str(inp['unit']) if inp.get('unit') else ''}"
+            quote = f' (note, characters {ev.get("start")}-{ev.get("end")}: "{ev.get("text")}")' if ev.get("text") else " (not in the note)"
+            shown.append(f"{inp.get('name')} = {value}{quote}")
+        lines.append("Inputs read from the note for this label: " + "; ".join(shown) + ".")
+    names = {str(i.get("name")) for i in recorded}
+    rest = [_input_text(calculator_id, k, v) for k, v in entities.items() if k not in names]
+    if rest:
+        lines.append(("Other inputs, as extracted upstream: " if recorded else "From the note: ") + "; ".join(rest) + ".")
+    absent = [sp.name for sp in declared_inputs(calculator_id) if sp.accessor == "flag" and sp.name not in entities
+              and sp.name not in names]
+    if absent:
+        lines.append("Criteria the note does not mention count as absent: " + ", ".join(absent) + ".")
+    lines.append(f"Putting these values into the definition gives {doc['value']}.")
+    lines.append(f"{RESULT_PREFIX}{doc['value']}.")
+    return "\n".join(lines)
+
+
 def _record_text(ids: Any, records: dict[str, dict[str, Any]]) -> str | None:
     parts = []
     for rid in [] if _missing(ids) else str(ids).split(";"):
@@ -99,18 +136,27 @@ def _record_text(ids: Any, records: dict[str, dict[str, Any]]) -> str | None:
             "reviewed correction: " + " ".join(parts))
 
 
-def explain(full: pd.DataFrame, records: pd.DataFrame) -> tuple[list[Any], list[str]]:
+def explain(full: pd.DataFrame, records: pd.DataFrame,
+            derivations: list[dict[str, Any] | None] | None = None) -> tuple[list[Any], list[str]]:
     """(explanation, source) for every row of a maintained frame (``full`` layout) given the released
-    ledger records (the ``corrections`` layout)."""
+    ledger records (the ``corrections`` layout). With ``derivations`` (releases from 2.1.0 on: each
+    row's ``Derivation`` document, :func:`medcalc_maintained.ledger.derivation.label_derivation`) a
+    changed label is explained by its recorded derivation, and an N/A by its justification."""
     by_id = {} if records is None or not len(records) else {
         str(r["id"]): r for r in records.to_dict("records")}
     texts: list[Any] = []
     sources: list[str] = []
-    for r in full.to_dict("records"):
+    for n, r in enumerate(full.to_dict("records")):
         status, label = str(r.get("Label Status")), r.get("Ground Truth Answer")
         if status not in ERROR_STATUSES:
             texts.append(r.get("Ground Truth Explanation"))
             sources.append("upstream")
+            continue
+        doc = derivations[n] if derivations is not None else None
+        if doc is not None:
+            text, source = _derived_text(r, doc, by_id)
+            texts.append(text)
+            sources.append(source)
             continue
         if str(label).strip() == "N/A":
             text = _record_text(r.get("Correction IDs"), by_id)
@@ -131,6 +177,24 @@ def explain(full: pd.DataFrame, records: pd.DataFrame) -> tuple[list[Any], list[
         texts.append(text)
         sources.append("reference-calculator" if text else "none")
     return texts, sources
+
+
+def _derived_text(r: dict[str, Any], doc: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> tuple[str | None, str]:
+    """(explanation, source) of a changed row of a release with derivations."""
+    if doc.get("status") not in DERIVED:
+        return None, "none"
+    if str(r.get("Ground Truth Answer")).strip() == "N/A":
+        text = _record_text(r.get("Correction IDs"), by_id)
+        why = str(doc.get("reason") or "").strip()
+        if why:
+            text = (text + " " if text else "The note cannot answer this question as asked, so the label is N/A. ") + \
+                f"Under {doc['definition']}: {why}."
+        return text, "ledger"
+    return recorded_derivation(int(r["Calculator ID"]), _entities_json(r), doc), "reference-calculator"
+
+
+def _entities_json(r: dict[str, Any]) -> dict[str, Any]:
+    return _entities(r.get("Relevant Entities")) or {}
 
 
 def stated_result(text: Any) -> str | None:

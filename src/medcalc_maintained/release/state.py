@@ -1,7 +1,8 @@
 """The state of a release (what it is, for comparing two releases) and the next version.
 
 The next version is derived from what changed since the previous release (:func:`derive_bump`):
-MAJOR for a schema or label-space change, MINOR for label changes, PATCH for the card only.
+MAJOR for a breaking schema or a label-space change, MINOR for new columns or label changes, PATCH
+for the card only.
 """
 
 from __future__ import annotations
@@ -79,13 +80,37 @@ def card_sha256(card_template: str) -> str:
     return hashlib.sha256(card_template.encode("utf-8")).hexdigest()
 
 
+def schema_changes(previous: dict[str, Any], current: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(breaking, additive) schema changes: a removed config, changed splits, a removed, renamed or
+    retyped column break readers (MAJOR); a new config or a new column does not (MINOR)."""
+    a, b = previous.get("schema") or {}, current.get("schema") or {}
+    breaking: list[str] = []
+    additive: list[str] = []
+    for cfg in sorted(set(a) | set(b)):
+        if cfg not in b:
+            breaking.append(f"config {cfg!r} removed")
+            continue
+        if cfg not in a:
+            additive.append(f"config {cfg!r} added")
+            continue
+        if a[cfg].get("splits") != b[cfg].get("splits"):
+            breaking.append(f"splits of config {cfg!r} changed")
+        old = {n: t for n, t in a[cfg].get("columns") or []}
+        new = {n: t for n, t in b[cfg].get("columns") or []}
+        gone = [n for n in old if n not in new]
+        retyped = [f"{n} ({old[n]} -> {new[n]})" for n in old if n in new and old[n] != new[n]]
+        if gone:
+            breaking.append(f"config {cfg!r} removes column(s) {', '.join(gone)}")
+        if retyped:
+            breaking.append(f"config {cfg!r} retypes column(s) {', '.join(retyped)}")
+        added = [n for n in new if n not in old]
+        if added:
+            additive.append(f"config {cfg!r} adds column(s) {', '.join(added)}")
+    return breaking, additive
+
+
 def _major_reasons(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    reasons: list[str] = []
-    if previous.get("schema") != current.get("schema"):
-        a, b = previous.get("schema") or {}, current.get("schema") or {}
-        for cfg in sorted(set(a) | set(b)):
-            if a.get(cfg) != b.get(cfg):
-                reasons.append(f"schema of config {cfg!r} changed")
+    reasons: list[str] = list(schema_changes(previous, current)[0])
     if previous.get("rows_sha256") != current.get("rows_sha256"):
         reasons.append("the set of rows changed")
     if previous.get("calculators") != current.get("calculators"):
@@ -102,16 +127,20 @@ def _major_reasons(previous: dict[str, Any], current: dict[str, Any]) -> list[st
 def derive_bump(previous: dict[str, Any], current: dict[str, Any]) -> tuple[str | None, list[str]]:
     """The kind of change from the ``previous`` release state to the ``current`` one, with reasons.
 
-    MAJOR: a schema change (configs, splits, columns or their types), a change of the set of rows
-    or calculators, or a change of the label space (a class of label, e.g. ``N/A``, appearing in or
-    disappearing from an output type). MINOR: any label, limit or label-status change. PATCH: the
-    card template only. ``None``: nothing changed.
+    MAJOR: a breaking schema change (a config removed, splits changed, a column removed, renamed or
+    retyped), a change of the set of rows or calculators, or a change of the label space (a class
+    of label, e.g. ``N/A``, appearing in or disappearing from an output type). MINOR: a new config
+    or column (backward compatible), any label, limit or label-status change. PATCH: the card
+    template only. ``None``: nothing changed.
     """
     reasons = _major_reasons(previous, current)
     if reasons:
         return "major", reasons
+    minor = schema_changes(previous, current)[1]
     if previous.get("labels_sha256") != current.get("labels_sha256"):
-        return "minor", ["labels, limits or label statuses changed"]
+        minor.append("labels, limits or label statuses changed")
+    if minor:
+        return "minor", minor
     if previous.get("card_sha256") != current.get("card_sha256"):
         return "patch", ["the dataset card changed"]
     return None, []

@@ -43,8 +43,10 @@ import pyarrow.parquet as pq
 
 from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_atomic
-from medcalc_maintained.core.versions import UNRELEASED, version_key
+from medcalc_maintained.core.versions import UNRELEASED, has_derivations, version_key
 from medcalc_maintained.ledger import apply
+from medcalc_maintained.ledger.derivation import label_derivation
+from medcalc_maintained.quality.definitions import entities_of
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.severity import change_level
 from medcalc_maintained.release import explanations, git, mini
@@ -52,6 +54,7 @@ from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
 
 CONFIGS = ("default", "full", "original", "corrections", "mini")
+DERIVATION_STATUS, DERIVATION = "Derivation Status", "Derivation"  # full, from DERIVATIONS_FROM on
 UPSTREAM_COLUMNS = [
     "Row Number", "Calculator ID", "Calculator Name", "Category", "Output Type", "Note ID", "Note Type",
     "Patient Note", "Question", "Relevant Entities", "Ground Truth Answer", "Lower Limit", "Upper Limit",
@@ -64,6 +67,9 @@ CORRECTION_COLUMNS = [
     "proposed_by_specialty", "blinded", "decided_at",
     "rationale", "evidence", "scoring_timepoint", "guideline_version", "second_opinion", "ledger_file",
 ]
+# the derivation of each record, in ``corrections`` from DERIVATIONS_FROM on
+DERIVATION_RECORD_COLUMNS = ["definition", "inputs", "override_reason", "justification", "adjudicated_value",
+                             "adjudicated_definition", "reconstruction"]
 INT_COLUMNS = {"uid", "calculator_id", "Row Number", "Calculator ID"}  # integers, as upstream publishes them
 BOOL_COLUMNS = {"blinded"}
 TABLES_FORMAT = 2  # bump when the stored tables' layout or content rules change
@@ -174,6 +180,18 @@ class Tables:
         baseline) is a parquet file with the config's columns and no rows."""
         return {c: list(self.splits) for c in CONFIGS}
 
+    def identities(self) -> dict[str, dict[str, dict[str, str]]]:
+        """Every config's rows by identity (``split:uid``; a record's ``id`` in ``corrections``), each
+        row a short sha256 per column value: two releases' config is unchanged only when its rows
+        and their values (on the columns both have) are equal."""
+        out: dict[str, dict[str, dict[str, str]]] = {}
+        for c in CONFIGS:
+            frame = self.combined(c)
+            keys = frame["id"].astype(str) if c == "corrections" else frame["split"].astype(str) + ":" + frame["uid"].astype(str)
+            out[c] = {k: {x: hashlib.sha256(("\x00" if is_missing(v) else str(v)).encode()).hexdigest()[:16]
+                          for x, v in r.items()} for k, r in zip(keys, frame.to_dict("records"))}
+        return out
+
     def empty_configs(self) -> list[str]:
         """The configs without any row in this release."""
         return [c for c in CONFIGS if not any(len(self.tables[c][s]) for s in self.splits)]
@@ -213,10 +231,13 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
         or (r.release != UNRELEASED and version_key(r.release) <= key))]
     names = {(str(s), int(u)): str(n) for s, u, n in zip(instances["split"], instances["uid"], instances["Calculator Name"])}
     rows_of = _severity_inputs(instances)
+    columns = CORRECTION_COLUMNS + (DERIVATION_RECORD_COLUMNS if has_derivations(version) else [])
     rows = []
     frame = ledger.records_frame(chosen) if chosen else pd.DataFrame()
     for d in frame.to_dict("records"):
         row = {c: d.get(c) for c in CORRECTION_COLUMNS}
+        if has_derivations(version):
+            row.update(_derivation_fields(d))
         row["uid"] = int(d["uid"])
         row["Calculator Name"] = names.get((str(d["split"]), int(d["uid"])), "")
         row["blinded"] = bool(d.get("blinded"))
@@ -224,15 +245,29 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
         row["change_severity"] = _record_severity(d, rows_of.get((str(d["split"]), int(d["uid"]))))
         if d.get("release") == UNRELEASED:
             row["release"] = version  # a draft: unreleased records are shown under the draft version
-        for c in CORRECTION_COLUMNS:
+        for c in columns:
             if c not in ("uid", "blinded"):
                 row[c] = None if is_missing(row[c]) else str(row[c])
         rows.append(row)
-    out = pd.DataFrame(rows, columns=CORRECTION_COLUMNS)
+    out = pd.DataFrame(rows, columns=columns)
     if len(out):
         out["_k"] = out["release"].map(version_key)
         out = out.sort_values(["_k", "split", "uid", "id"], kind="stable").drop(columns="_k")
     return out.reset_index(drop=True)
+
+
+def _derivation_fields(d: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`DERIVATION_RECORD_COLUMNS` of one flattened record (``inputs`` as JSON text)."""
+    def get(key: str) -> Any:
+        v = d.get(key)
+        return None if not isinstance(v, (list, dict)) and is_missing(v) else v
+    override, adjudicated = get("override") or {}, get("adjudicated") or {}
+    inputs = get("inputs")
+    return {"definition": get("definition"),
+            "inputs": json.dumps(inputs, ensure_ascii=False, sort_keys=True) if inputs else None,
+            "override_reason": override.get("reason"), "justification": get("justification"),
+            "adjudicated_value": adjudicated.get("value"), "adjudicated_definition": adjudicated.get("definition"),
+            "reconstruction": get("reconstruction")}
 
 
 def _severity_inputs(instances: pd.DataFrame) -> dict[tuple[str, int], tuple[Any, str, Any]]:
@@ -261,6 +296,25 @@ def _read_instances(project: Project, release: Release) -> pd.DataFrame:
     return instances
 
 
+def derivations(maintained: pd.DataFrame, instances: pd.DataFrame,
+                records: list[ledger.Record]) -> list[dict[str, Any] | None]:
+    """The ``Derivation`` document of every verified row of ``maintained`` (``None`` for an
+    unverified row): its label against the derivation its last applied record states."""
+    ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
+    by_id = {r.id: r.data for r in records if r.valid}
+    out: list[dict[str, Any] | None] = []
+    for r in maintained.to_dict("records"):
+        if str(r["Label Status"]) == "unverified":
+            out.append(None)
+            continue
+        ids = [i for i in str(r.get("Correction IDs") or "").split(";") if i]
+        rec = by_id.get(ids[-1]) if ids else None
+        d = label_derivation(int(r["Calculator ID"]), entities_of(ents.get((str(r["split"]), int(r["uid"])))),
+                             r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]), rec)
+        out.append(d.document())
+    return out
+
+
 def build_tables(project: Project, release: Release, releases_path: Path | None = None,
                  include_unreleased: bool = False) -> Tables:
     """Every config of ``release`` from the upstream instances and the ledger (raises on ledger
@@ -272,9 +326,13 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         records, _ = ledger.collect(paths)
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
-    texts, sources = explanations.explain(maintained, corrections)
+    docs = derivations(maintained, instances, records) if has_derivations(release.version) else None
+    texts, sources = explanations.explain(maintained, corrections, docs)
     maintained["Ground Truth Explanation"] = texts
     maintained[explanations.SOURCE_COLUMN] = sources
+    if docs is not None:
+        maintained[DERIVATION_STATUS] = [None if d is None else d["status"] for d in docs]
+        maintained[DERIVATION] = [None if d is None else json.dumps(d, sort_keys=True, ensure_ascii=False) for d in docs]
     upstream = instances.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     splits = sorted(str(s) for s in upstream["split"].unique())
     tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}

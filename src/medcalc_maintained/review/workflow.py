@@ -84,7 +84,7 @@ def _import_target(project: Project, packet: Path, out: Path | None) -> Path:
     if out is None:
         return project.ledger_dir / f"{_slug(Path(packet).stem)}.yaml"
     out = Path(out) if Path(out).is_absolute() else project.root / out
-    return ledger_target(out, project.ledger_dir, generated=[project.campaign_ledger])
+    return ledger_target(out, project.ledger_dir, generated=project.generated_ledgers)
 
 
 def import_(project: Project, packet: Path, *, out: Path | None = None, decided_at: str | None = None,

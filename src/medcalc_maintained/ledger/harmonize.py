@@ -1,0 +1,131 @@
+"""Policy records: labels brought back to what their status and their declared definition say.
+
+The campaign records of release 2.0.0 carry two kinds of label that contradict the project's own
+rules. This module decides them under the declared policy, as ledger records of the next maintained
+release (``source: policy``, reviewer role ``policy``), so that the earlier release stays as it was
+published and every change is a record with its reason:
+
+``harmonize``
+    a *definition contradiction* (the campaign's reconstruction class ``definition-contradiction``):
+    the adjudicated label follows a definition other than the row's declared one (e.g. CDC-2016
+    opioid factors on a row declaring ``cdc-2022-mme``), or is ``N/A`` although the declared
+    definition's own convention computes a value (Child-Pugh's unmentioned ascites). The label
+    becomes the declared definition's value from the adjudicated inputs (the upstream entities
+    patched by the record's inputs); the record keeps the adjudicated value and the definition it
+    followed under ``adjudicated``. A harmonized value that agrees with the upstream label is the
+    upstream label, text for text (``confirmed``).
+``restore``
+    a ``confirmed`` row whose label text is not the upstream one (2.0.0 shipped the audit's
+    recomputed number, e.g. ``25.24`` for upstream's ``25.238``, inside the tolerance): a confirmed
+    label is upstream's, value for value, so the record sets the upstream text back.
+
+A contradiction whose declared definition computes no value from the adjudicated inputs becomes
+``N/A`` with that reason as its justification.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from medcalc_maintained.calculators.policy import load_policy
+from medcalc_maintained.core.answers import format_answer, labels_agree, parse_answer
+from medcalc_maintained.core.labels import label_style
+from medcalc_maintained.ledger.derivation import derive
+from medcalc_maintained.quality.definitions import entities_of
+
+POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": None}
+POLICY_FILE = "src/medcalc_maintained/calculators/definitions.yaml"
+
+
+def _row_index(instances: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(str(r["split"]), int(r["uid"])): r for r in instances.to_dict("records")}
+
+
+def _base(rec: Mapping[str, Any], row: Mapping[str, Any], rid: str, release: str, decided_at: str) -> dict[str, Any]:
+    return {"id": rid, "uid": int(rec["uid"]), "split": str(rec["split"]), "release": release,
+            "old_value": str(rec["new_value"]), "decision": "accepted", "source": "policy",
+            "reviewer": dict(POLICY_REVIEWER), "blinded": False, "decided_at": decided_at}
+
+
+def harmonized(rec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str, str]:
+    """(new label, label status) of a definition contradiction under the declared definition:
+    ``N/A`` (abstain) when the declared definition computes no value from the adjudicated inputs
+    (e.g. a GCS with a component not testable under ``gcs-1974-not-testable-undefined``)."""
+    cid, otype, upstream = int(row["Calculator ID"]), str(row["Output Type"]), str(row["Ground Truth Answer"])
+    d = derive(cid, entities_of(row.get("entities")), rec.get("inputs"), None)
+    if d.value is None:
+        return "N/A", "abstain"
+    if parse_answer(upstream, otype).is_valid and labels_agree(d.value, upstream, otype):
+        return upstream, "confirmed"
+    return format_answer(d.value, otype, label_style(upstream, otype)), "corrected"
+
+
+def _harmonize_record(rec: Mapping[str, Any], row: Mapping[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    new, status = harmonized(rec, row)
+    cid = int(row["Calculator ID"])
+    declared = load_policy()[cid]["version"]
+    extra: dict[str, Any] = {}
+    followed = rec.get("definition") or "the reviewer's reading (N/A)"
+    was = str(rec["new_value"])
+    why = (f"Definition harmonization: the adjudicated label {was} follows {followed}, but the row declares "
+           f"{declared} ({POLICY_FILE}, calculator {cid}), which gives {new} from the adjudicated inputs.")
+    if status == "abstain":
+        shown = derive(cid, entities_of(row.get("entities")), rec.get("inputs"), None).shown
+        why = (f"Definition harmonization: the adjudicated label {was} follows {followed}, but the row declares "
+               f"{declared} ({POLICY_FILE}, calculator {cid}), under which the adjudicated inputs give {shown}: N/A.")
+        extra["justification"] = f"the declared {declared} gives {shown}"
+    elif was.strip().upper() == "N/A":
+        why = (f"Definition harmonization: the adjudicated label is N/A, but the declared {declared} "
+               f"({POLICY_FILE}, calculator {cid}) decides the missing criterion by its own convention and gives "
+               f"{new} from the adjudicated inputs.")
+    return {**base, "new_value": new, "label_status": status,
+            "error_type": {"confirmed": None, "abstain": "unanswerable"}.get(status, rec.get("error_type") or "other"),
+            "rationale": why,
+            "evidence": [f"{POLICY_FILE}: calculator {cid} declares {declared}",
+                         f"adjudicated by ledger record {rec['id']}: {was}"],
+            "guideline_version": declared, "definition": declared,
+            **({"inputs": rec["inputs"]} if rec.get("inputs") else {}),
+            "adjudicated": {"value": was, "definition": rec.get("definition")},
+            "reconstruction": "definition-contradiction", **extra}
+
+
+def _restore_record(rec: Mapping[str, Any], row: Mapping[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    upstream = str(row["Ground Truth Answer"])
+    return {**base, "new_value": upstream, "label_status": "confirmed", "error_type": None,
+            "rationale": (f"A confirmed label is the upstream label, value for value: the audit confirmed upstream's "
+                          f"{upstream} and {rec['new_value']} was its recomputation inside the tolerance."),
+            "evidence": [f"confirmed by ledger record {rec['id']}: {rec['new_value']} agrees with upstream {upstream}"],
+            **({"inputs": rec["inputs"]} if rec.get("inputs") else {}),
+            **({"guideline_version": rec["guideline_version"]} if rec.get("guideline_version") else {}),
+            "reconstruction": rec.get("reconstruction")}
+
+
+def policy_records(records: Iterable[Mapping[str, Any]], instances: pd.DataFrame, *, release: str, id_prefix: str,
+                   decided_at: str) -> list[dict[str, Any]]:
+    """The ``harmonize`` and ``restore`` records for the accepted ``records`` (the campaign's), in
+    record order."""
+    rows = _row_index(instances)
+    out: list[dict[str, Any]] = []
+    for rec in records:
+        if rec.get("decision") != "accepted":
+            continue
+        row = rows.get((str(rec["split"]), int(rec["uid"])))
+        if row is None:
+            continue
+        base = _base(rec, row, f"{id_prefix}-{len(out) + 1:05d}", release, decided_at)
+        if rec.get("reconstruction") == "definition-contradiction":
+            out.append(_harmonize_record(rec, row, base))
+        elif rec.get("label_status") == "confirmed" and str(rec["new_value"]) != str(row["Ground Truth Answer"]):
+            out.append(_restore_record(rec, row, base))
+    return out
+
+
+def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of the policy records by rule and status."""
+    kinds = pd.Series(["harmonize" if r.get("adjudicated") else "restore" for r in records], dtype="string")
+    status = pd.Series([r["label_status"] for r in records], dtype="string")
+    by = pd.crosstab(kinds, status) if len(records) else pd.DataFrame()
+    return {"records": len(records),
+            "by_rule": {str(k): {str(s): int(v) for s, v in row.items() if v} for k, row in by.iterrows()}}
