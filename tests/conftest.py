@@ -125,9 +125,13 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
     for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "expectations", root / "expectations")
+    from medcalc_maintained.ledger.apply import build
+
+    # the maintained labels as stage apply makes them from this ledger (campaign + policy records)
+    maintained = build(real_instances, [campaign_ledger, policy_ledger])
     for rel, frame in (("data/interim/instances.parquet", real_instances),
                        ("data/audit/recompute.parquet", real_recompute),
-                       ("data/maintained/instances.parquet", real_maintained)):
+                       ("data/maintained/instances.parquet", maintained)):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(root / rel, index=False)
     (root / "data" / "campaign").mkdir(parents=True)

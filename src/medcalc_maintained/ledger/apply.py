@@ -209,7 +209,9 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         if not step.applied:
             continue
         i = index[step.key]
-        labels[i] = format_answer(rec["new_value"], otypes[i], styles[i])
+        # the upstream label's own text stays verbatim (a confirmed label is upstream's, text for text)
+        labels[i] = (rows.originals[i] if str(rec["new_value"]) == rows.originals[i]
+                     else format_answer(rec["new_value"], otypes[i], styles[i]))
         status[i] = rec["label_status"]
         source[i] = rec["source"]
         ids[i].append(rec.id)

@@ -202,5 +202,25 @@ def label_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any
                            f"{d.definition} gives {d.shown} from the recorded inputs, not {label}")
 
 
-__all__ = ["DERIVED", "UNDERIVED", "Derivation", "LabelDerivation", "label_derivation", "alternative_of", "definition_problem", "derive", "entities_of", "entity_value",
+def row_derivations(maintained: Any, instances: Any, records: Iterable[Any]) -> list[dict[str, Any] | None]:
+    """The ``Derivation`` document (:meth:`LabelDerivation.document`) of every verified row of a
+    maintained frame (``None`` for an unverified row): its label against the derivation its last
+    applied record states. ``instances`` gives each row's upstream ``entities``; ``records`` are
+    the ledger's records (:class:`~medcalc_maintained.ledger.records.Record`)."""
+    ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
+    by_id = {r.id: r.data for r in records if r.valid}
+    out: list[dict[str, Any] | None] = []
+    for r in maintained.to_dict("records"):
+        if str(r["Label Status"]) == "unverified":
+            out.append(None)
+            continue
+        ids = [i for i in str(r.get("Correction IDs") or "").split(";") if i]
+        d = label_derivation(int(r["Calculator ID"]), entities_of(ents.get((str(r["split"]), int(r["uid"])))),
+                             r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]),
+                             by_id.get(ids[-1]) if ids else None)
+        out.append(d.document())
+    return out
+
+
+__all__ = ["DERIVED", "row_derivations", "UNDERIVED", "Derivation", "LabelDerivation", "label_derivation", "alternative_of", "definition_problem", "derive", "entities_of", "entity_value",
            "input_problems", "patch", "reproduces"]

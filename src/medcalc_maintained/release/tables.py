@@ -45,8 +45,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_atomic
 from medcalc_maintained.core.versions import UNRELEASED, has_derivations, version_key
 from medcalc_maintained.ledger import apply
-from medcalc_maintained.ledger.derivation import label_derivation
-from medcalc_maintained.quality.definitions import entities_of
+from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.severity import change_level
 from medcalc_maintained.release import explanations, git, mini
@@ -296,25 +295,6 @@ def _read_instances(project: Project, release: Release) -> pd.DataFrame:
     return instances
 
 
-def derivations(maintained: pd.DataFrame, instances: pd.DataFrame,
-                records: list[ledger.Record]) -> list[dict[str, Any] | None]:
-    """The ``Derivation`` document of every verified row of ``maintained`` (``None`` for an
-    unverified row): its label against the derivation its last applied record states."""
-    ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
-    by_id = {r.id: r.data for r in records if r.valid}
-    out: list[dict[str, Any] | None] = []
-    for r in maintained.to_dict("records"):
-        if str(r["Label Status"]) == "unverified":
-            out.append(None)
-            continue
-        ids = [i for i in str(r.get("Correction IDs") or "").split(";") if i]
-        rec = by_id.get(ids[-1]) if ids else None
-        d = label_derivation(int(r["Calculator ID"]), entities_of(ents.get((str(r["split"]), int(r["uid"])))),
-                             r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]), rec)
-        out.append(d.document())
-    return out
-
-
 def build_tables(project: Project, release: Release, releases_path: Path | None = None,
                  include_unreleased: bool = False) -> Tables:
     """Every config of ``release`` from the upstream instances and the ledger (raises on ledger
@@ -326,7 +306,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         records, _ = ledger.collect(paths)
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
-    docs = derivations(maintained, instances, records) if has_derivations(release.version) else None
+    docs = row_derivations(maintained, instances, records) if has_derivations(release.version) else None
     texts, sources = explanations.explain(maintained, corrections, docs)
     maintained["Ground Truth Explanation"] = texts
     maintained[explanations.SOURCE_COLUMN] = sources

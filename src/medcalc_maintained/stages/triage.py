@@ -21,6 +21,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import (DataError, read_csv_for_people, read_parquet, write_atomic, write_csv_for_people,
                                          write_json)
+from medcalc_maintained.ledger import derivation
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import definitions
@@ -51,7 +52,8 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
     rl = read_parquet(project.relabel_labels, "relabel labels", "relabel")
     flags = read_parquet(project.audit_flags, "audit flags", "audit")
     maintained = read_parquet(project.maintained, "maintained instances", "apply")
-    deferred = tr.deferred_reviews(load(project.ledger_paths))
+    records = load(project.ledger_paths)
+    deferred = tr.deferred_reviews(records)
     findings_path = project.findings
     findings = read_parquet(findings_path, "check findings", "recompute") if findings_path.is_file() else None
     queue = tr.score(inst, rec, rl, flags, cfg, deferred, relabel_path=str(project.relabel_labels),
@@ -59,6 +61,7 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
     if project.policy_contradictions.is_file():  # maintained labels against the declared policy: re-review first
         contradictions = read_csv_for_people(project.policy_contradictions)
         queue = definitions.mark_queue(queue, definitions.requeue(contradictions))
+    queue = definitions.mark_queue(queue, underived_rows(maintained, inst, records), "underived")
     queue = impact.rank(queue, inst, rec, icfg)  # triage.ranking: harm (expected harm) or evidence
     queue = tr.route(queue, maintained, cfg, deferred)
     # the ranking is judged in its own order: the re-reviews of policy contradictions routed first
@@ -68,8 +71,17 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
     summary["ranking"] = icfg.ranking
     summary["severity_found"] = impact.severity_metrics(queue, maintained, cfg.budget, icfg.ranking)
     summary["policy_contradictions_routed"] = int((queue.get("policy_contradiction", False) & queue["in_budget"]).sum())
+    summary["underived_routed"] = int((queue.get("underived", False) & queue["in_budget"]).sum())
     paths = write_outputs(queue, summary, curve, Path(out_dir) if out_dir else project.triage_dir)
     return TriageRun(cfg, queue, summary, curve, paths)
+
+
+def underived_rows(maintained: pd.DataFrame, instances: pd.DataFrame, records: list[Any]) -> dict[tuple[str, int], str]:
+    """Verified rows whose label no recorded derivation reproduces (an override or unexplained),
+    ``(split, uid) -> reason``: re-reviewed after the policy contradictions."""
+    docs = derivation.row_derivations(maintained, instances, records)
+    return {(str(s), int(u)): f"label has no derivation ({d['status']}): {d['reason']}"
+            for s, u, d in zip(maintained["split"], maintained["uid"], docs) if d and d["status"] in derivation.UNDERIVED}
 
 
 def plot(curve: pd.DataFrame, summary: dict[str, Any], path: Path) -> Path:
@@ -105,7 +117,7 @@ def plot(curve: pd.DataFrame, summary: dict[str, Any], path: Path) -> Path:
 
 def write_outputs(queue: pd.DataFrame, summary: dict[str, Any], curve: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
-    q = queue[tr.QUEUE_COLUMNS + [c for c in impact.IMPACT_COLUMNS if c in queue.columns]].copy()
+    q = queue[tr.QUEUE_COLUMNS + [c for c in (*impact.IMPACT_COLUMNS, *definitions.MARKERS) if c in queue.columns]].copy()
     q["relabel_rel_err"] = q["relabel_rel_err"].round(4)
     paths = {
         "queue": write_csv_for_people(out_dir / QUEUE, q),

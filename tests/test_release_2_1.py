@@ -1,0 +1,185 @@
+"""Release 2.1.0: definition contradictions decided under the declared definition by policy records,
+confirmed labels restored to upstream's text, derivations shipped in ``full`` and checked by the
+blocking release contract ``label_reproduces_definition``; changelogs computed from the data."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from medcalc_maintained.cli import app
+from medcalc_maintained.ledger import harmonize
+from medcalc_maintained.release.card import SECTIONS, change_kind, change_sections, config_change
+from medcalc_maintained.release.state import derive_bump
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def upstream_labels(v1_test_csv) -> dict[int, str]:
+    up = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
+    return dict(zip(up["Row Number"].astype(int), up["Ground Truth Answer"]))
+
+
+@pytest.fixture(scope="module")
+def policy(campaign_records, real_instances) -> dict[int, dict]:
+    records = harmonize.policy_records(campaign_records, real_instances, release="2.1.0", id_prefix="policy2026",
+                                       decided_at="2026-11-24")
+    return {int(r["uid"]): r for r in records}
+
+
+@pytest.mark.parametrize("uid, adjudicated, followed", [(997, "389", "cdc_2016"), (1003, "301", "cdc_2016"),
+                                                        (739, "-3", "delta_gap_minus_delta_bicarbonate")])
+def test_contradictions_take_the_declared_definitions_value_and_keep_the_adjudicated_one(policy, upstream_labels, uid,
+                                                                                           adjudicated, followed):
+    # the issue's blind re-derivation: v1.0 was right under the declared cdc-2022-mme / AG - 12
+    rec = policy[uid]
+    assert rec["new_value"] == upstream_labels[uid] and rec["old_value"] == adjudicated
+    assert rec["label_status"] == "confirmed" and rec["error_type"] is None
+    assert rec["source"] == "policy" and rec["reviewer"]["role"] == "policy"
+    assert rec["adjudicated"] == {"value": adjudicated, "definition": followed}
+    assert rec["release"] == "2.1.0" and "definitions.yaml" in rec["evidence"][0]
+
+
+def test_a_declared_definition_without_a_value_makes_the_label_na(policy):
+    # GCS with a component not testable: gcs-1974-not-testable-undefined gives no total
+    for uid in (856, 857):
+        assert policy[uid]["new_value"] == "N/A" and policy[uid]["label_status"] == "abstain"
+        assert "not testable" in policy[uid]["justification"]
+
+
+def test_every_confirmed_label_is_restored_to_upstreams_text(policy, campaign_records, upstream_labels):
+    differ = [r for r in campaign_records if r["label_status"] == "confirmed"
+              and r.get("reconstruction") != "definition-contradiction"
+              and str(r["new_value"]) != upstream_labels[int(r["uid"])]]
+    assert len(differ) == 332  # the issue's count of confirmed rows that shipped another value in 2.0.0
+    for r in differ:
+        rec = policy[int(r["uid"])]
+        assert rec["new_value"] == upstream_labels[int(r["uid"])] and rec["old_value"] == r["new_value"]
+        assert rec["label_status"] == "confirmed" and "adjudicated" not in rec
+
+
+# --------------------------------------------------------------------------------------------
+# the built release
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, pipeline_project):
+    root = tmp_path_factory.mktemp("r21") / "project"
+    shutil.copytree(pipeline_project, root)
+    out = root / "build" / "v2.1.0"
+    r = _cli(root, "release", "build", "--out", str(out), "--version", "2.1.0")
+    assert r.exit_code == 0, r.output
+    return root, out
+
+
+def _cli(root, *args: str):
+    return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
+
+
+def _full(out) -> pd.DataFrame:
+    return pq.read_table(out / "data" / "full" / "test-00000-of-00001.parquet").to_pandas()
+
+
+def _validate(root, out) -> tuple[int, str]:
+    r = _cli(root, "validate", str(out))
+    return r.exit_code, r.output
+
+
+def test_release_ships_the_harmonized_labels_with_their_derivations(built, upstream_labels):
+    root, out = built
+    full = _full(out).set_index("Row Number")
+    for uid in (997, 1003, 739):
+        assert full.at[uid, "Ground Truth Answer"] == upstream_labels[uid]
+        doc = json.loads(full.at[uid, "Derivation"])
+        assert full.at[uid, "Derivation Status"] == doc["status"] == "reproduced"
+    confirmed = full[full["Label Status"] == "confirmed"]
+    assert [u for u, lab in confirmed["Ground Truth Answer"].items() if lab != upstream_labels[u]] == []
+    assert full["Derivation"][full["Label Status"] == "unverified"].isna().all()
+    log = (out / "CHANGELOG.md").read_text(encoding="utf-8")
+    section = log.split("### Definition harmonization")[1].split("\n### ")[0]
+    assert "| 997 |" in section and "389 → 290" in section and "cdc_2016" in section
+    assert "Confirmed labels restored to upstream's value (332)" in log
+
+
+def test_the_release_contract_passes_and_a_tampered_derivation_breaks_it_naming_the_row(built, tmp_path):
+    root, out = built
+    code, output = _validate(root, out)
+    assert code == 0, output
+    bad = tmp_path / "bad"
+    shutil.copytree(out, bad)
+    path = bad / "data" / "full" / "test-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    df = table.to_pandas()
+    i = int(df.index[df["Row Number"] == 997][0])
+    doc = json.loads(df.at[i, "Derivation"])
+    doc["definition"] = "cdc_2016"  # the shipped 290 is not what CDC-2016 gives: 389
+    df.at[i, "Derivation"] = json.dumps(doc)
+    pq.write_table(pa.Table.from_pandas(df, schema=table.schema, preserve_index=False), path)
+    code, output = _validate(root, bad)
+    assert code != 0
+    line = next(x for x in output.splitlines() if "label_reproduces_definition" in x)
+    assert line.startswith("BLOCKING") and "uid 997" in line
+
+
+# --------------------------------------------------------------------------------------------
+# semver and changelog rules on synthetic states
+
+
+def _state(cols: list[list[str]], labels: str = "a") -> dict:
+    return {"schema": {"full": {"splits": ["test"], "columns": cols}}, "rows_sha256": "r", "calculators": [],
+            "label_space": {}, "labels_sha256": labels, "card_sha256": "c"}
+
+
+def test_an_added_column_is_minor_and_a_removed_or_retyped_one_major():
+    base = [["uid", "int64"], ["Ground Truth Answer", "string"]]
+    assert derive_bump(_state(base), _state(base + [["Derivation", "string"]]))[0] == "minor"
+    assert derive_bump(_state(base), _state(base[:1]))[0] == "major"
+    assert derive_bump(_state(base), _state([["uid", "string"], base[1]]))[0] == "major"
+    assert derive_bump(_state(base), _state(base, labels="b")) == ("minor", ["labels, limits or label statuses changed"])
+
+
+def test_a_swapped_mini_row_is_not_unchanged():
+    a = {"test:858": {"x": "1"}, "test:1": {"x": "2"}}
+    b = {"test:862": {"x": "3"}, "test:1": {"x": "2"}}
+    assert config_change(a, b) == "changed: 1 row out, 1 row in"
+    assert config_change(a, dict(a)) == "unchanged"
+    assert config_change(a, {"test:858": {"x": "9"}, "test:1": {"x": "2"}}) == "changed: 1 row with other values"
+
+
+_record = st.fixed_dictionaries({
+    "old": st.sampled_from(["1", "2", "N/A", "3.5"]), "new": st.sampled_from(["1", "2", "N/A", "3.5"]),
+    "status": st.sampled_from(["confirmed", "corrected", "abstain"]),
+    "source": st.sampled_from(["physician", "pipeline", "policy", "contributor"]),
+    "adjudicated": st.sampled_from([None, "4"]), "inputs": st.sampled_from([None, "[]", '[{"name": "x"}]']),
+})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_record, max_size=25))
+def test_every_number_in_the_changelog_equals_the_rows_it_lists(recs):
+    rows = [{"id": f"R{n}", "split": "test", "uid": n, "Calculator Name": "c", "old_value": r["old"], "new_value": r["new"],
+             "label_status": r["status"], "source": r["source"], "adjudicated_value": r["adjudicated"],
+             "inputs": r["inputs"], "error_type": None, "reviewer_id": "x", "reviewer_role": "y",
+             "reviewer_specialty": None, "decided_at": "2026-11-24", "rationale": "r", "change_severity": "L1"}
+            for n, r in enumerate(recs)]
+    accepted = pd.DataFrame(rows, columns=list(rows[0]) if rows else ["id"])
+    text = "\n".join(change_sections(accepted, {}))
+    kinds = [change_kind(r) for r in rows]
+    for key, title, _ in SECTIONS:
+        n = kinds.count(key)
+        if n or key == "change":
+            assert f"### {title} ({n})" in text
+            body = text.split(f"### {title} ({n})")[1].split("\n### ")[0]
+            assert sum(1 for line in body.splitlines() if line.startswith("| R")) == n
+    changed = sum(kinds.count(k) for k, _, _ in SECTIONS)
+    assert text.startswith(f"{changed} label(s) changed in this release")
+    assert kinds.count("reconfirmed") == (int(text.split("### Re-confirmed (")[1].split(")")[0]) if "Re-confirmed" in text else 0)
