@@ -128,8 +128,31 @@ def _print_report(report) -> None:
                          f"{r['difference']:+.1%}", f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}",
                          f"{r['mcnemar_p']:.3g}")
         console.print(comp)
+    if len(report.decomposition):
+        _print_decomposition(report)
     for note in report.notes:
         console.print(f"[dim]{note}[/]")
+
+
+def _print_decomposition(report) -> None:
+    grid = Table(title=f"accuracy on the {report.n_common} common rows: label version x grader")
+    labels = report.decomposition[report.decomposition["change"] == "labels"]
+    versions = list(dict.fromkeys([*labels["from"], *labels["to"]]))
+    grid.add_column("labels")
+    for g in report.graders:
+        grid.add_column(g, justify="right")
+    common = dict(zip(report.common["label_set"], report.common["accuracy"]))
+    for v in versions:
+        grid.add_row(v, *(f"{common[f'{v} [{g}]']:.1%}" for g in report.graders))
+    console.print(grid)
+    dec = Table(title="the accuracy change due to labels and the change due to grading, separately")
+    for col in ("change", "held fixed", "from", "to", "accuracy from", "accuracy to", "difference", "95% CI"):
+        dec.add_column(col, justify="left" if col in ("change", "held fixed", "from", "to") else "right")
+    for r in report.decomposition.to_dict("records"):
+        dec.add_row(r["change"], r["held_fixed"], r["from"], r["to"], f"{r['accuracy_from']:.1%}",
+                    f"{r['accuracy_to']:.1%}", f"{r['difference']:+.1%}",
+                    f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}")
+    console.print(dec)
 
 
 def _print_evaluation(run) -> None:
@@ -146,6 +169,7 @@ def evaluate_command(
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
     n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
+    grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule; repeat it: ours (default), upstream (MedCalc-Bench's check_correctness), helm (HELM's MedCalcBenchMetric, with its category defect), opencompass. With several, each label version is scored once per grader, and with two or more versions the change due to labels and the change due to grading are reported separately."),
     max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="Longest prediction line (JSONL) or field (CSV) accepted; a longer one is refused with exit 2 naming file and line (default: params compare.evaluate.max_line_bytes, 1 MiB)."),
 ) -> None:
     """Grade PREDICTIONS under each label version: per version on the rows it labels that have a
@@ -171,12 +195,22 @@ def evaluate_command(
     (L2/L3), skipped counts; common rows; McNemar per pair), per_calculator.csv and
     per_status.csv (own and common rows), graded.csv, flips.csv (common rows whose correctness
     differs between versions), skipped.csv, accuracy.png.
+
+    **Graders** (`--grader`, repeatable; `scoring/graders.py`): `ours` (the rule above),
+    `upstream` (MedCalc-Bench's `check_correctness`: no abstention), `helm` (HELM's
+    `MedCalcBenchMetric`, whose range check knows only the categories `physical` and `dosage
+    conversion`, so every `lab` and `dosage` row scores 0: the output names this defect and counts
+    its rows), `opencompass` (upstream's rule after OpenCompass's answer extraction). With any
+    grader but `ours` alone, each version is scored as `VERSION [GRADER]`; with two versions and two
+    graders a 2x2 table of accuracy on the common rows and the change due to labels (per grader)
+    and due to grading (per version), each with a paired bootstrap 95% interval, are printed and
+    written to decomposition.csv and evaluation.json.
     """
     from medcalc_maintained.stages import evaluate_example as stage
 
     try:
         run = stage.evaluate(guarded(out), predictions, against, out_dir=out, seed=seed, n_boot=n_boot,
-                             subset=subset, max_line_bytes=max_line_bytes, force=force)
+                             subset=subset, max_line_bytes=max_line_bytes, force=force, graders=grader)
     except (DataError, ValueError) as exc:
         fail(exc)
     _print_evaluation(run)
