@@ -269,6 +269,56 @@ def analyze_command(
     _print_analyze(run)
 
 
+@compare_app.command("report")
+def report_command(
+    run: Optional[list[str]] = typer.Option(None, "--run", help="ARM=DIR of a `compare train` output (its checkpoint-N directories are evaluated); give both arms. Without --run: the CPU smoke of the compare-report stage (both arms trained with the --smoke settings, one checkpoint per step)."),
+    base_model: Optional[Path] = typer.Option(None, "--base-model", help="Checkpoint of step 0 (the model both arms started from) for --run."),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per held-out answer with --run (default: params compare.train.max_completion_length)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.report.out)."),
+) -> None:
+    """Evaluate each arm's checkpoints on held-out rows under the maintained and the original labels.
+
+    Held-out rows: the `compare.report.heldout` config (`mini`) of the new release; when the
+    instances have no `compare.train.split` split, the arms train on the other test rows (the
+    output says which). Every checkpoint answers every held-out prompt greedily; reported per arm
+    and step with seeded bootstrap 95% intervals: accuracy under both label versions, accuracy on
+    changed vs unchanged rows (reward flips), and the old-label share on changed rows (active
+    noise); per calculator the flip rate and old-label share. Writes metrics.json (scalars),
+    report.json, curves.csv, per_calculator.csv, curves.png. Needs the `train` extra.
+    """
+    from medcalc_maintained.stages import compare_report as stage
+
+    try:
+        project = guarded(out)
+        if run:
+            runs = {}
+            for item in run:
+                arm, sep, path = item.partition("=")
+                if not sep or arm not in stage.ARMS or not Path(path).is_dir():
+                    raise ValueError(f"--run {item!r}: expected ARM=DIR with ARM one of {', '.join(stage.ARMS)} "
+                                     "and DIR an existing directory")
+                runs[arm] = Path(path)
+            report, note, where = stage.report_runs(project, runs, base_model=base_model,
+                                                    max_new_tokens=max_new_tokens, out=out)
+        else:
+            report, note, where = stage.smoke(project, out=out)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    console.print(f"[dim]{note}[/]")
+    table = Table(title=f"held-out accuracy per checkpoint ({report.summary['heldout_rows']} rows, "
+                        f"{report.summary['changed_rows']} changed)")
+    for col in ("arm", "step", "maintained labels (95% CI)", "original labels (95% CI)", "changed", "unchanged",
+                "old-label share"):
+        table.add_column(col)
+    for r in report.curves.to_dict("records"):
+        table.add_row(r["arm"], str(r["step"]),
+                      f"{r['accuracy_new']:.1%} ({r['accuracy_new_ci_low']:.1%}–{r['accuracy_new_ci_high']:.1%})",
+                      f"{r['accuracy_old']:.1%} ({r['accuracy_old_ci_low']:.1%}–{r['accuracy_old_ci_high']:.1%})",
+                      f"{r['accuracy_changed']:.1%}", f"{r['accuracy_unchanged']:.1%}", f"{r['old_label_share']:.1%}")
+    console.print(table)
+    console.print(f"wrote {where}/: metrics.json, report.json, curves.csv, per_calculator.csv, curves.png")
+
+
 @compare_app.command("run")
 def run_command() -> None:
     """The `compare` stage: `compare analyze` and `compare export` with the parameters of params.yaml."""
