@@ -89,3 +89,16 @@ def test_smoke_outputs_of_the_pipeline():
     assert "declared held-out split of the test rows" in report["note"]
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     assert "compare-report" in stages["stages"] and stages["plots"]
+
+
+def test_gpu_check_skips_without_cuda():
+    import subprocess
+    import sys
+
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: gpu-check would train")
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py")], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0 and "gpu-check: skipped: no CUDA device" in res.stdout
+    assert "Traceback" not in res.stderr
