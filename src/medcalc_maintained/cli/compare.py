@@ -128,8 +128,31 @@ def _print_report(report) -> None:
                          f"{r['difference']:+.1%}", f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}",
                          f"{r['mcnemar_p']:.3g}")
         console.print(comp)
+    if len(report.decomposition):
+        _print_decomposition(report)
     for note in report.notes:
         console.print(f"[dim]{note}[/]")
+
+
+def _print_decomposition(report) -> None:
+    grid = Table(title=f"accuracy on the {report.n_common} common rows: label version x grader")
+    labels = report.decomposition[report.decomposition["change"] == "labels"]
+    versions = list(dict.fromkeys([*labels["from"], *labels["to"]]))
+    grid.add_column("labels")
+    for g in report.graders:
+        grid.add_column(g, justify="right")
+    common = dict(zip(report.common["label_set"], report.common["accuracy"]))
+    for v in versions:
+        grid.add_row(v, *(f"{common[f'{v} [{g}]']:.1%}" for g in report.graders))
+    console.print(grid)
+    dec = Table(title="the accuracy change due to labels and the change due to grading, separately")
+    for col in ("change", "held fixed", "from", "to", "accuracy from", "accuracy to", "difference", "95% CI"):
+        dec.add_column(col, justify="left" if col in ("change", "held fixed", "from", "to") else "right")
+    for r in report.decomposition.to_dict("records"):
+        dec.add_row(r["change"], r["held_fixed"], r["from"], r["to"], f"{r['accuracy_from']:.1%}",
+                    f"{r['accuracy_to']:.1%}", f"{r['difference']:+.1%}",
+                    f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}")
+    console.print(dec)
 
 
 def _print_evaluation(run) -> None:
@@ -146,6 +169,7 @@ def evaluate_command(
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
     n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
+    grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule; repeat it: ours (default), upstream (MedCalc-Bench's check_correctness), helm (HELM's MedCalcBenchMetric, with its category defect), opencompass. With several, each label version is scored once per grader, and with two or more versions the change due to labels and the change due to grading are reported separately."),
     max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="Longest prediction line (JSONL) or field (CSV) accepted; a longer one is refused with exit 2 naming file and line (default: params compare.evaluate.max_line_bytes, 1 MiB)."),
 ) -> None:
     """Grade PREDICTIONS under each label version: per version on the rows it labels that have a
@@ -171,12 +195,22 @@ def evaluate_command(
     (L2/L3), skipped counts; common rows; McNemar per pair), per_calculator.csv and
     per_status.csv (own and common rows), graded.csv, flips.csv (common rows whose correctness
     differs between versions), skipped.csv, accuracy.png.
+
+    **Graders** (`--grader`, repeatable; `scoring/graders.py`): `ours` (the rule above),
+    `upstream` (MedCalc-Bench's `check_correctness`: no abstention), `helm` (HELM's
+    `MedCalcBenchMetric`, whose range check knows only the categories `physical` and `dosage
+    conversion`, so every `lab` and `dosage` row scores 0: the output names this defect and counts
+    its rows), `opencompass` (upstream's rule after OpenCompass's answer extraction). With any
+    grader but `ours` alone, each version is scored as `VERSION [GRADER]`; with two versions and two
+    graders a 2x2 table of accuracy on the common rows and the change due to labels (per grader)
+    and due to grading (per version), each with a paired bootstrap 95% interval, are printed and
+    written to decomposition.csv and evaluation.json.
     """
     from medcalc_maintained.stages import evaluate_example as stage
 
     try:
         run = stage.evaluate(guarded(out), predictions, against, out_dir=out, seed=seed, n_boot=n_boot,
-                             subset=subset, max_line_bytes=max_line_bytes, force=force)
+                             subset=subset, max_line_bytes=max_line_bytes, force=force, graders=grader)
     except (DataError, ValueError) as exc:
         fail(exc)
     _print_evaluation(run)
@@ -233,6 +267,56 @@ def analyze_command(
     except (DataError, ValueError) as exc:
         fail(exc)
     _print_analyze(run)
+
+
+@compare_app.command("report")
+def report_command(
+    run: Optional[list[str]] = typer.Option(None, "--run", help="ARM=DIR of a `compare train` output (its checkpoint-N directories are evaluated); give both arms. Without --run: the CPU smoke of the compare-report stage (both arms trained with the --smoke settings, one checkpoint per step)."),
+    base_model: Optional[Path] = typer.Option(None, "--base-model", help="Checkpoint of step 0 (the model both arms started from) for --run."),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per held-out answer with --run (default: params compare.train.max_completion_length)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.report.out)."),
+) -> None:
+    """Evaluate each arm's checkpoints on held-out rows under the maintained and the original labels.
+
+    Held-out rows: the `compare.report.heldout` config (`mini`) of the new release; when the
+    instances have no `compare.train.split` split, the arms train on the other test rows (the
+    output says which). Every checkpoint answers every held-out prompt greedily; reported per arm
+    and step with seeded bootstrap 95% intervals: accuracy under both label versions, accuracy on
+    changed vs unchanged rows (reward flips), and the old-label share on changed rows (active
+    noise); per calculator the flip rate and old-label share. Writes metrics.json (scalars),
+    report.json, curves.csv, per_calculator.csv, curves.png. Needs the `train` extra.
+    """
+    from medcalc_maintained.stages import compare_report as stage
+
+    try:
+        project = guarded(out)
+        if run:
+            runs = {}
+            for item in run:
+                arm, sep, path = item.partition("=")
+                if not sep or arm not in stage.ARMS or not Path(path).is_dir():
+                    raise ValueError(f"--run {item!r}: expected ARM=DIR with ARM one of {', '.join(stage.ARMS)} "
+                                     "and DIR an existing directory")
+                runs[arm] = Path(path)
+            report, note, where = stage.report_runs(project, runs, base_model=base_model,
+                                                    max_new_tokens=max_new_tokens, out=out)
+        else:
+            report, note, where = stage.smoke(project, out=out)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    console.print(f"[dim]{note}[/]")
+    table = Table(title=f"held-out accuracy per checkpoint ({report.summary['heldout_rows']} rows, "
+                        f"{report.summary['changed_rows']} changed)")
+    for col in ("arm", "step", "maintained labels (95% CI)", "original labels (95% CI)", "changed", "unchanged",
+                "old-label share"):
+        table.add_column(col)
+    for r in report.curves.to_dict("records"):
+        table.add_row(r["arm"], str(r["step"]),
+                      f"{r['accuracy_new']:.1%} ({r['accuracy_new_ci_low']:.1%}–{r['accuracy_new_ci_high']:.1%})",
+                      f"{r['accuracy_old']:.1%} ({r['accuracy_old_ci_low']:.1%}–{r['accuracy_old_ci_high']:.1%})",
+                      f"{r['accuracy_changed']:.1%}", f"{r['accuracy_unchanged']:.1%}", f"{r['old_label_share']:.1%}")
+    console.print(table)
+    console.print(f"wrote {where}/: metrics.json, report.json, curves.csv, per_calculator.csv, curves.png")
 
 
 @compare_app.command("run")

@@ -50,7 +50,7 @@ from medcalc_maintained.scoring.predictions import read_predictions
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 # optional columns, with the names they are kept under
 OPTIONAL_COLUMNS = {"Label Status": ("Label Status",), "calculator_id": ("calculator_id", "Calculator ID"),
-                    "entities": ("entities", "Relevant Entities")}
+                    "entities": ("entities", "Relevant Entities"), "category": ("category", "Category")}
 STATUSES = ("correct", "wrong", "abstained", "unparsable")
 SKIP_REASONS = ("no prediction", "unlabelled in this version", "not in this label set")
 
@@ -209,11 +209,17 @@ class EvaluationReport:
     n_boot: int
     sources: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    graders: list[str] = field(default_factory=lambda: ["ours"])
+    # with several graders: the accuracy change due to labels and due to grading (evaluate_tables.decomposition)
+    decomposition: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_dict(self) -> dict[str, Any]:
         def records(df: pd.DataFrame) -> list[dict[str, Any]]:
             return json.loads(df.to_json(orient="records"))
 
+        extra: dict[str, Any] = {}
+        if self.graders != ["ours"]:
+            extra = {"graders": self.graders, "decomposition": records(self.decomposition)}
         return {
             "n_predictions": self.n_predictions,
             "label_sets": self.sources,
@@ -223,6 +229,7 @@ class EvaluationReport:
             "comparisons": records(self.comparisons),
             "flips": len(self.flips),
             "notes": self.notes,
+            **extra,
         }
 
     def write(self, out_dir: os.PathLike | str) -> dict[str, Path]:
@@ -233,6 +240,8 @@ class EvaluationReport:
         paths = {"json": write_text_atomic(out / "evaluation.json", json.dumps(self.to_dict(), indent=2) + "\n")}
         for name in ("per_calculator", "per_status", "graded", "flips", "skipped"):
             paths[name] = write_csv_for_people(out / f"{name}.csv", getattr(self, name))
+        if len(self.decomposition):
+            paths["decomposition"] = write_csv_for_people(out / "decomposition.csv", self.decomposition)
         paths["plot"] = plot_report(self, out / "accuracy.png")
         return paths
 
@@ -248,11 +257,16 @@ def _label_sets(sources) -> tuple[dict[str, pd.DataFrame], dict[str, frozenset[i
 
 def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot: int, seed: int,
              out_dir: os.PathLike | str | None = None, subset: frozenset[int] | None = None,
-             max_line_bytes: int | None = None, notes: list[str] | None = None) -> EvaluationReport:
+             max_line_bytes: int | None = None, notes: list[str] | None = None,
+             graders: list[str] | None = None) -> EvaluationReport:
     """Grade the predictions under every label set; see the module doc for the rules.
 
     ``subset`` restricts every set to those uids (``--subset``); ``n_boot`` and ``seed`` are
-    ``compare.evaluate.n_boot`` / ``.seed`` in the pipeline."""
+    ``compare.evaluate.n_boot`` / ``.seed`` in the pipeline. ``graders`` (``--grader``, default
+    ``["ours"]``): the rules of :mod:`medcalc_maintained.scoring.graders`; with any other than ours
+    alone, each label set is scored once per grader as ``NAME [GRADER]``, and with two or more
+    label sets and graders the change due to labels and the change due to grading are reported
+    separately (:attr:`EvaluationReport.decomposition`)."""
     from medcalc_maintained.scoring import evaluate_tables as tab
 
     if not sources:
@@ -261,8 +275,13 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
         raise ValueError(f"n_boot must be an integer of at least 100, got {n_boot!r}")
     preds = predictions if isinstance(predictions, dict) else read_predictions(predictions, max_line_bytes=max_line_bytes)
     sets, universes, origins = _label_sets(sources)
+    graders = _check_graders(graders)
+    versions = list(sets)
+    cells: dict[tuple[str, str], str] = {}
+    if graders != ["ours"]:
+        sets, universes, origins, cells = _per_grader(sets, universes, origins, graders)
     names = list(sets)
-    graded, skipped = tab.grade_all(preds, sets, universes, subset)
+    graded, skipped = tab.grade_all(preds, sets, universes, subset, {name: g for (_, g), name in cells.items()})
     if graded.empty:
         raise DataError(predictions if not isinstance(predictions, dict) else "predictions",
                         "no prediction uid is labelled by any label set (are the predictions for another split?)")
@@ -277,13 +296,57 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
     uids = tab.common_uids(graded, names)
     common = graded[graded["uid"].isin(uids)]
     notes.append(f"common rows (scored under every label set): {len(uids)}")
+    if "helm" in graders:
+        notes.extend(_helm_defect_notes(sets, cells, versions, graded))
+    decomposition = (tab.decomposition(common, cells, versions, graders, rng, n_boot)
+                     if len(versions) > 1 and len(graders) > 1 else pd.DataFrame())
     return _finish(EvaluationReport(
         accuracy=acc, common=tab.common_accuracy(common, names, rng, n_boot),
         comparisons=tab.comparisons(common, names, rng, n_boot),
         per_calculator=tab.by_group(graded, common, "calculator", rng, n_boot),
         per_status=tab.by_group(graded, common, "label_status", rng, n_boot),
         flips=tab.flips(common, names), graded=graded, skipped=skipped, n_predictions=len(preds),
-        n_common=len(uids), seed=seed, n_boot=n_boot, sources=origins, notes=notes), out_dir)
+        n_common=len(uids), seed=seed, n_boot=n_boot, sources=origins, notes=notes, graders=graders,
+        decomposition=decomposition), out_dir)
+
+
+def _check_graders(graders: list[str] | None) -> list[str]:
+    from medcalc_maintained.scoring.graders import grader
+
+    graders = list(graders or ["ours"])
+    for g in graders:
+        grader(g)  # a ValueError naming the known graders
+    if len(set(graders)) != len(graders):
+        raise ValueError(f"--grader: a grader is given twice ({', '.join(graders)})")
+    return graders
+
+
+def _per_grader(sets, universes, origins, graders):
+    """Each label set once per grader, named ``NAME [GRADER]``; ``cells[(NAME, GRADER)]`` is that name."""
+    cells = {(n, g): f"{n} [{g}]" for n in sets for g in graders}
+    return ({cells[(n, g)]: df for n, df in sets.items() for g in graders},
+            {cells[(n, g)]: u for n, u in universes.items() for g in graders},
+            {cells[(n, g)]: f"{o}, graded by {g}" for n, o in origins.items() for g in graders}, cells)
+
+
+def _helm_defect_notes(sets, cells, versions, graded) -> list[str]:
+    """Name HELM's category defect with the number of rows it zeroes in each version's scored rows."""
+    from medcalc_maintained.scoring.graders import HELM_DEFECT_CATEGORIES, HELM_RANGE_CATEGORIES
+
+    notes = []
+    for v in versions:
+        name = cells[(v, "helm")]
+        scored = set(graded.loc[graded["label_set"] == name, "uid"])
+        cat = sets[name]["category"]
+        hit = int(sum(cat.loc[u] in HELM_DEFECT_CATEGORIES for u in scored))
+        share = hit / len(scored) if scored else 0.0
+        notes.append(
+            f"grader helm, {v}: HELM category defect: {hit} of {len(scored)} scored rows ({share:.1%}) are in the "
+            f"categories {' and '.join(HELM_DEFECT_CATEGORIES)}, which HELM's MedCalcBenchMetric does not handle "
+            f"(its range check knows only {' and '.join(repr(c) for c in HELM_RANGE_CATEGORIES)}); they score 0 "
+            "whatever the answer (stanford-crfm/helm src/helm/benchmark/metrics/medcalc_bench_metrics.py; "
+            "reproduced only under --grader helm)")
+    return notes
 
 
 def _finish(report: EvaluationReport, out_dir: os.PathLike | str | None) -> EvaluationReport:

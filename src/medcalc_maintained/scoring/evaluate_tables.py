@@ -28,10 +28,30 @@ GRADED_COLUMNS = ["label_set", "uid", "calculator", "label_status", "label", "ou
 SHOWN_ANSWER_CHARS = 200  # the answer column of graded.csv shows at most this many characters
 
 
+def _graded_status(name: str | None, output: str, rec: dict) -> tuple[str, object]:
+    """``(status, parsed)`` of one prediction under grader ``name`` (``None``/``ours``: ours).
+
+    Another grader decides only correct or not; the status of an answer it calls wrong is ours
+    (``wrong``/``abstained``/``unparsable``), or ``wrong`` where ours would have called it correct."""
+    status, parsed = grade(output, rec["Ground Truth Answer"], rec["Lower Limit"], rec["Upper Limit"],
+                           rec["Output Type"])
+    if name in (None, "ours"):
+        return status, parsed
+    from medcalc_maintained.scoring.graders import grader
+
+    row = {**rec, "Calculator ID": rec.get("calculator_id", ""), "Category": rec.get("category", "")}
+    if grader(name)(row, output):
+        return "correct", parsed
+    return ("wrong" if status == "correct" else status), parsed
+
+
 def grade_all(preds: dict[int, str], sets: dict[str, pd.DataFrame], universes: dict[str, frozenset[int] | None],
-              subset: frozenset[int] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(graded, skipped)``: one row per scored (label set, uid), one per skipped one with its reason."""
+              subset: frozenset[int] | None, graders: dict[str, str] | None = None
+              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(graded, skipped)``: one row per scored (label set, uid), one per skipped one with its reason.
+    ``graders`` names the grader of each set (:mod:`medcalc_maintained.scoring.graders`; default ours)."""
     rows, skipped = [], []
+    graders = graders or {}
     for name, labels in sets.items():
         for rec in labels.to_dict("records"):
             uid = rec["uid"]
@@ -40,8 +60,7 @@ def grade_all(preds: dict[int, str], sets: dict[str, pd.DataFrame], universes: d
             if uid not in preds:
                 skipped.append({"label_set": name, "uid": uid, "reason": "no prediction"})
                 continue
-            status, parsed = grade(preds[uid], rec["Ground Truth Answer"], rec["Lower Limit"], rec["Upper Limit"],
-                                   rec["Output Type"])
+            status, parsed = _graded_status(graders.get(name), preds[uid], rec)
             rows.append({"label_set": name, "uid": uid, "calculator": rec["Calculator Name"],
                          "label_status": rec["Label Status"], "label": rec["Ground Truth Answer"],
                          "output_type": rec["Output Type"], "answer": graded_answer(preds[uid])[:SHOWN_ANSWER_CHARS],
@@ -141,3 +160,35 @@ def flips(common: pd.DataFrame, names: list[str]) -> pd.DataFrame:
              **{f"{k}_{n}": (bool(wide.loc[u, (k, n)]) if k == "correct" else wide.loc[u, (k, n)])
                 for n in names for k in ("label", "correct")}} for u in flipped]
     return pd.DataFrame(rows, columns=cols)
+
+
+DECOMPOSITION_COLUMNS = ["change", "held_fixed", "from", "to", "n_paired", "accuracy_from", "accuracy_to",
+                         "difference", "diff_ci_low", "diff_ci_high"]
+
+
+def decomposition(common: pd.DataFrame, cells: dict[tuple[str, str], str], versions: list[str],
+                  graders: list[str], rng: np.random.Generator, n_boot: int) -> pd.DataFrame:
+    """The accuracy change due to labels and the change due to grading, separately, on the common rows.
+
+    ``cells[(version, grader)]`` is the scored set of that version graded by that grader. For every
+    pair of versions (A before B) and every grader: ``labels`` = acc(B) - acc(A) under that grader;
+    for every pair of graders (g before h) and every version: ``grading`` = acc(h) - acc(g) under
+    those labels. Each with a paired bootstrap interval over the common rows."""
+    def correct(name: str) -> np.ndarray:
+        return common[common["label_set"] == name].set_index("uid")["correct"].sort_index().to_numpy(bool)
+
+    def row(change: str, fixed: str, a: str, b: str, set_a: str, set_b: str) -> dict:
+        ca, cb = correct(set_a), correct(set_b)
+        n = len(ca)
+        both, a_only = int((ca & cb).sum()), int((ca & ~cb).sum())
+        b_only, neither = int((~ca & cb).sum()), int((~ca & ~cb).sum())
+        lo, hi = bootstrap_difference_ci(both, b_only, a_only, neither, rng, n_boot)  # acc(b) - acc(a)
+        return {"change": change, "held_fixed": fixed, "from": a, "to": b, "n_paired": n,
+                "accuracy_from": ca.mean() if n else float("nan"), "accuracy_to": cb.mean() if n else float("nan"),
+                "difference": (b_only - a_only) / n if n else float("nan"), "diff_ci_low": lo, "diff_ci_high": hi}
+
+    out = [row("labels", f"grader {g}", a, b, cells[(a, g)], cells[(b, g)])
+           for a, b in itertools.combinations(versions, 2) for g in graders]
+    out += [row("grading", f"labels {v}", g, h, cells[(v, g)], cells[(v, h)])
+            for g, h in itertools.combinations(graders, 2) for v in versions]
+    return pd.DataFrame(out, columns=DECOMPOSITION_COLUMNS)

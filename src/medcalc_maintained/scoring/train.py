@@ -334,10 +334,14 @@ def _smoke_setup(p: TrainParams, arm_dataset, output_dir: str | os.PathLike | No
     p.activation_checkpointing = False
     p.save_steps = max(p.save_steps, p.max_steps + 1)
     p.validate()
+    return _Setup(out, dataset, tokenizer, str(init_dir), smoke_generation_kwargs(tokenizer, s["answer_bias"]))
+
+
+def smoke_generation_kwargs(tokenizer, answer_bias: float) -> dict[str, Any] | None:
+    """The smoke model's generation bias towards the ``<answer>`` tags and digits (``answer_bias``)."""
     bias_tokens = ["<answer>", "</answer>", *"0123456789"]
-    generation_kwargs = {"sequence_bias": [[[tokenizer.convert_tokens_to_ids(t)], float(s["answer_bias"])]
-                                           for t in bias_tokens]} if s["answer_bias"] else None
-    return _Setup(out, dataset, tokenizer, str(init_dir), generation_kwargs)
+    return {"sequence_bias": [[[tokenizer.convert_tokens_to_ids(t)], float(answer_bias)]
+                              for t in bias_tokens]} if answer_bias else None
 
 
 def _checkpoint_setup(arm_dataset, model_path: str | os.PathLike | None,
@@ -396,7 +400,7 @@ def _grpo_config(trl, p: TrainParams, setup: _Setup, smoke: bool):
 
 def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str, Any] | TrainParams,
              smoke: bool = False, output_dir: str | os.PathLike | None = None,
-             progress: bool = True) -> TrainResult:
+             progress: bool = True, save_steps: int | None = None) -> TrainResult:
     """Train with GRPO on ``arm_dataset`` and save the policy; return what happened.
 
     ``arm_dataset``: a ``datasets.Dataset`` with the columns of :data:`DATASET_COLUMNS`.
@@ -404,6 +408,8 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
     ``params``: the ``compare.train`` section (``project.section("compare.train")``) or its
     :class:`TrainParams`. ``output_dir``: where checkpoints, the final model and
     ``train_result.json`` go (required unless ``smoke``: then a fresh temporary directory by default).
+    ``save_steps`` overrides ``compare.train.save_steps`` (also in a smoke run, which otherwise
+    saves no intermediate checkpoint): ``compare report`` evaluates every ``checkpoint-N``.
     """
     p = TrainParams.from_dict(asdict(params) if isinstance(params, TrainParams) else params)
     check_dataset(arm_dataset)
@@ -411,6 +417,8 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
     from medcalc_maintained.scoring.reward import make_trl_reward
 
     setup = _smoke_setup(p, arm_dataset, output_dir) if smoke else _checkpoint_setup(arm_dataset, model_path, output_dir)
+    if save_steps is not None:
+        p.save_steps = save_steps
     from medcalc_maintained.scoring.safe_grpo import SafeGRPOTrainer
 
     trainer = SafeGRPOTrainer(

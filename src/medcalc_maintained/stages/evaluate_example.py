@@ -109,19 +109,21 @@ def write_run(report: EvaluationReport, out: Path, *, force: bool = False) -> Pa
 
 def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir: Path | None = None,
              seed: int | None = None, n_boot: int | None = None, subset: str | None = None,
-             max_line_bytes: int | None = None, force: bool = False, stage: bool = False) -> EvaluationRun:
+             max_line_bytes: int | None = None, force: bool = False, stage: bool = False,
+             graders: list[str] | None = None) -> EvaluationRun:
     """``evaluate``: grade ``predictions`` under each ``--against`` item (see
     :func:`medcalc_maintained.scoring.labels.resolve_against`), restricted to config ``subset``.
 
     Seed, resamples and line limit default to ``compare.evaluate``. The command writes a new
     directory (:func:`write_run`, default :func:`new_run_dir`); the stage (``stage=True``) writes
-    its DVC outputs in ``project.evaluation_dir``."""
+    its DVC outputs in ``project.evaluation_dir``. ``graders``: ``--grader`` (default ours)."""
     params = project.section("compare.evaluate")
     sources = resolve_against(project, against)
     uids, notes = subset_uids(sources, subset) if subset else (None, [])
     report = grade(predictions, sources, seed=params["seed"] if seed is None else seed,
                    n_boot=params["n_boot"] if n_boot is None else n_boot, subset=uids, notes=notes,
-                   max_line_bytes=params["max_line_bytes"] if max_line_bytes is None else max_line_bytes)
+                   max_line_bytes=params["max_line_bytes"] if max_line_bytes is None else max_line_bytes,
+                   graders=graders)
     if stage:
         out = Path(out_dir) if out_dir else project.evaluation_dir
         report.write(out)
