@@ -14,7 +14,8 @@ Kinds returned by :func:`parse_answer`:
 
 ``decimal`` / ``integer``  a number (``value`` is a float; ``integer`` when it is integer-like);
 ``date``                   a calendar date (``value`` is a :class:`datetime.date`);
-``gestational_age``        ``(W weeks, D days)``; ``value`` is the total in days, ``weeks``/``days`` kept;
+``gestational_age``        ``(W weeks, D days)``, whatever the declared output type (2024-06 types these
+                           rows ``date``, v1.0 ``integer``); ``value`` is the total in days, ``weeks``/``days`` kept;
 ``abstain``                the abstention label ``N/A`` (also ``NA``, ``unknown``, ``Not applicable``, empty);
 ``invalid``                anything else: it is reported, never guessed.
 
@@ -139,6 +140,11 @@ def parse_answer(raw: Any, output_type: str = "decimal") -> Answer:
     if text.lower().rstrip(".") in _ABSTAIN or text.lower() in _ABSTAIN:
         return Answer("abstain", None, text)
 
+    ga = _GA.match(text) or _GA_LOOSE.match(text)
+    if ga:  # the same answer whatever the declared type (2024-06 types gestational age ``date``)
+        w, d = int(ga.group("w")), int(ga.group("d"))
+        return Answer("gestational_age", float(w * 7 + d), text, weeks=w, days=d)
+
     if output_type == "date":
         m = _US_DATE.match(text)
         if m:
@@ -152,11 +158,6 @@ def parse_answer(raw: Any, output_type: str = "decimal") -> Answer:
             return Answer("date", dt.date(y, mo, d), text)
         except ValueError as exc:
             return Answer("invalid", None, text, reason=f"impossible date: {exc}")
-
-    m = _GA.match(text) or _GA_LOOSE.match(text)
-    if m:
-        w, d = int(m.group("w")), int(m.group("d"))
-        return Answer("gestational_age", float(w * 7 + d), text, weeks=w, days=d)
 
     m = _NUMBER_WITH_UNIT.match(text)
     if m and m.group("num") not in ("", "+", "-", ".") and re.search(r"\d", m.group("num")):
