@@ -275,3 +275,13 @@ def test_the_2024_06_gestational_age_rows_are_ingested(old_test_csv):
     assert len(ga) == 20 and set(ga["Output Type"]) == {"date"} and set(ga["gt_kind"]) == {"gestational_age"}
     assert result.quarantine.empty
     assert len(result.instances) == 1047 and result.instances["calculator_id"].nunique() == 55
+
+
+@pytest.mark.parametrize("text", ["None", "none", " NONE "])
+def test_the_text_none_is_unparsable_not_an_abstention(text):
+    from medcalc_maintained.core.answers import parse_model_answer
+
+    assert parse_answer(text, "decimal").kind == "invalid"
+    assert parse_model_answer(text, "integer") is None
+    assert not is_correct(text, "N/A", "N/A", "N/A", "decimal")   # graded wrong, not a correct abstention
+    assert parse_answer(None, "decimal").kind == "abstain"           # a missing cell is still empty

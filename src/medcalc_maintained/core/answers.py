@@ -16,7 +16,8 @@ Kinds returned by :func:`parse_answer`:
 ``date``                   a calendar date (``value`` is a :class:`datetime.date`);
 ``gestational_age``        ``(W weeks, D days)``, whatever the declared output type (2024-06 types these
                            rows ``date``, v1.0 ``integer``); ``value`` is the total in days, ``weeks``/``days`` kept;
-``abstain``                the abstention label ``N/A`` (also ``NA``, ``unknown``, ``Not applicable``, empty);
+``abstain``                the abstention label ``N/A`` (also ``NA``, ``unknown``, ``Not applicable``, empty;
+                           the text ``None`` is not one: it is ``invalid``, as a program's null printed);
 ``invalid``                anything else: it is reported, never guessed.
 
 Grading follows MedCalc-Bench: a decimal is correct when it lies in ``[lower, upper]`` (the ±5%
@@ -48,7 +49,7 @@ TOLERANCE = 0.05  # MedCalc-Bench's ±5% band for decimal answers
 OUTPUT_TYPES = ("decimal", "integer", "date")
 KINDS = ("decimal", "integer", "date", "gestational_age", "abstain", "invalid")
 
-_ABSTAIN = {"", "n/a", "na", "n.a.", "nan", "none", "unknown", "not applicable", "not available", "abstain"}
+_ABSTAIN = {"", "n/a", "na", "n.a.", "nan", "unknown", "not applicable", "not available", "abstain"}
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _NUMBER_WITH_UNIT = re.compile(
     r"^\s*(?P<num>" + _NUMBER + r")\s*(?P<unit>(?:[a-zA-Zµμ%/^²³·\s]|[a-zA-Z]\d)*)\s*$"
