@@ -255,3 +255,33 @@ def test_decimal_format_round_trip_within_rounding(x):
     assume(abs(x) > 1e-3)
     back = parse_answer(format_answer(repr(x), "decimal"), "decimal").value
     assert back == pytest.approx(x, abs=5e-4)
+
+
+@pytest.mark.parametrize("otype", ["integer", "decimal", "date"])
+def test_gestational_age_is_the_same_answer_whatever_the_declared_type(otype):
+    # upstream 2024-06 types its 20 gestational-age rows `date`; v1.0 types them `integer`
+    a = parse_answer("('17 weeks', '1 days')", otype)
+    assert (a.kind, a.value, a.weeks, a.days) == ("gestational_age", 120.0, 17, 1)
+    assert is_correct("(17 weeks, 1 days)", "('17 weeks', '1 days')", None, None, otype)
+    assert not is_correct("('17 weeks', '2 days')", "('17 weeks', '1 days')", None, None, otype)
+    assert format_answer(a, otype) == "('17 weeks', '1 days')"
+
+
+def test_the_2024_06_gestational_age_rows_are_ingested(old_test_csv):
+    from medcalc_maintained.stages.ingest import ingest
+
+    result = ingest([("test", old_test_csv)])
+    ga = result.instances[result.instances["Calculator Name"].str.contains("Gestational Age")]
+    assert len(ga) == 20 and set(ga["Output Type"]) == {"date"} and set(ga["gt_kind"]) == {"gestational_age"}
+    assert result.quarantine.empty
+    assert len(result.instances) == 1047 and result.instances["calculator_id"].nunique() == 55
+
+
+@pytest.mark.parametrize("text", ["None", "none", " NONE "])
+def test_the_text_none_is_unparsable_not_an_abstention(text):
+    from medcalc_maintained.core.answers import parse_model_answer
+
+    assert parse_answer(text, "decimal").kind == "invalid"
+    assert parse_model_answer(text, "integer") is None
+    assert not is_correct(text, "N/A", "N/A", "N/A", "decimal")   # graded wrong, not a correct abstention
+    assert parse_answer(None, "decimal").kind == "abstain"           # a missing cell is still empty

@@ -215,3 +215,27 @@ def test_tool_descriptions_name_the_declared_definition_version():
     policy = yaml.safe_load((ROOT / "src" / "medcalc_maintained" / "calculators" / "definitions.yaml").read_text())
     for cid in load_all():
         assert f"maintained labels: {policy['calculators'][cid]['version']}:" in describe(cid)
+
+
+@pytest.mark.parametrize("raw", ['Infinity', '-Infinity', 'NaN', '1e400', '"Infinity"', '"1e400"'])
+def test_non_finite_inputs_are_tool_errors_naming_the_input(raw):
+    import json
+
+    from medcalc_maintained.tools.mcp_server import handle_call
+
+    # the arguments as the server's JSON reader gives them: 1e400 becomes infinity
+    args = json.loads('{"Systolic Blood Pressure": {"value": %s, "unit": "mmHg"},'
+                      ' "Diastolic Blood Pressure": {"value": 80, "unit": "mmHg"}}' % raw)
+    r = handle_call("mean_arterial_pressure_map", args, None)
+    assert r.is_error and r.structured_content is None
+    assert "input 'Systolic Blood Pressure'" in r.content[0].text and "not a finite number" in r.content[0].text
+
+
+def test_an_overflowing_result_is_a_tool_error_naming_the_inputs():
+    from medcalc_maintained.tools.mcp_server import handle_call
+
+    # BMI = weight / height^2 = 1e308 kg / (1e-5 m)^2 overflows to infinity
+    r = handle_call("body_mass_index_bmi", {"weight": {"value": 1e308, "unit": "kg"},
+                                            "height": {"value": 0.001, "unit": "cm"}}, None)
+    assert r.is_error and "'weight'" in r.content[0].text and "'height'" in r.content[0].text
+    assert "not a finite number" in r.content[0].text

@@ -167,6 +167,12 @@ def test_following_2024_06_builds_a_major_release(project_root, v1_test_csv):
     assert summary["rows"] + summary["quarantined_rows"] == 1047
     assert (project.rebase_dir / "quarantine.csv").is_file()
     assert full["instance_key"].is_unique and len(full) == summary["rows"]
+    # nothing is lost: the 20 gestational-age rows (typed `date` in 2024-06) are read, not quarantined
+    assert (len(full), full["Calculator ID"].nunique(), summary["quarantined_rows"]) == (1047, 55, 0)
+    assert (full["Calculator Name"] == "Estimated Gestational Age").sum() == 20
+    assert "Every row of upstream MedCalc-Bench 2024-06 parsed: no row is quarantined" in section
+    assert "Every row of upstream MedCalc-Bench 2024-06 parsed" in (built.out / "README.md").read_text(encoding="utf-8")
+    assert len(json.loads((built.out / "manifest.json").read_text(encoding="utf-8"))["previous"]["calculators"]["test"]) == 55
     # the release's contracts pass but for one QC gate: the held records leave more rows unverified
     # than the 20% ceiling (publishing waits for them to be re-decided, or declares its gates)
     rep = validate(built.out, project=project)

@@ -9,6 +9,9 @@ from __future__ import annotations
 import typer
 
 from medcalc_maintained.cli import compare, ledger, llm, mcp, pipeline, release, review, upstream
+from medcalc_maintained.cli.help_format import install as _install_help_format
+
+_install_help_format()
 
 app = typer.Typer(
     help=(

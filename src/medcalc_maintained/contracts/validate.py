@@ -30,7 +30,7 @@ ID_COLUMNS = {
     "instances": ["split", "uid"],
     "qc": ["split", "uid"],
     "ledger": ["id"],
-    "calculators": ["split", "Calculator ID"],
+    "calculators": ["split", "Calculator ID", "Calculator Name"],
     **release_views.ID_COLUMNS,
 }
 
@@ -79,6 +79,9 @@ class Target:
     files: pd.DataFrame | None = None
     gates: dict[str, Any] | None = None
     release: dict[str, pd.DataFrame] = field(default_factory=dict)  # release-only views
+    # calculators that must keep their minimum (split, Calculator ID, Calculator Name): the previous
+    # release's for a release, upstream's for the pipeline outputs
+    calculators: pd.DataFrame | None = None
 
 
 # --- loading targets ---------------------------------------------------------------------------
@@ -106,7 +109,8 @@ def load_target(target: Path | None, project: Project) -> Target:
         data, views = release_views.release_views(release)
         views["instances@default"] = data  # turned into an instance view by build_views
         return Target(str(release), data.config("full"), data.config("original"), data.config("corrections"),
-                      views.pop("files"), release_gates(release, project), views)
+                      views.pop("files"), release_gates(release, project), views,
+                      previous_calculators(data.manifest))
     if target is not None and not Path(target).is_dir():
         raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")
     mpath, upath = project.maintained, project.instances  # the base upstream version apply used
@@ -120,7 +124,23 @@ def load_target(target: Path | None, project: Project) -> Target:
     frame = ledger.records_frame(records)
     if problems and frame.empty:
         raise DataError(problems[0].path, problems[0].problem)
-    return Target("pipeline outputs", maintained, upstream, frame)
+    return Target("pipeline outputs", maintained, upstream, frame, calculators=upstream)
+
+
+def previous_calculators(manifest: dict[str, Any]) -> pd.DataFrame | None:
+    """The calculators of the previous release per split, as the build recorded them in
+    ``manifest.json`` (``previous.calculators``: split -> ["<id>:<name>", ...])."""
+    prev = manifest.get("previous") if isinstance(manifest, dict) else None
+    calcs = prev.get("calculators") if isinstance(prev, dict) else None
+    if not isinstance(calcs, dict):
+        return None
+    rows = []
+    for split, items in calcs.items():
+        for item in items if isinstance(items, list) else []:
+            cid, _, name = str(item).partition(":")
+            if cid.strip().isdigit():
+                rows.append({"split": str(split), "Calculator ID": int(cid), "Calculator Name": name})
+    return pd.DataFrame(rows, columns=["split", "Calculator ID", "Calculator Name"])
 
 
 # --- running suites ------------------------------------------------------------------------------
@@ -156,7 +176,7 @@ def build_views(t: Target, gates: dict[str, dict[str, Any]]) -> dict[str, pd.Dat
     }
     views["qc"] = _view(contracts.qc_view, views["instances"], views["instances"],
                         float(gates["near_duplicate"].get("threshold", 0.9)))
-    views["calculators"] = _view(contracts.calculator_counts, t.maintained, t.maintained)
+    views["calculators"] = _view(contracts.calculator_counts, t.maintained, t.maintained, t.calculators)
     if t.files is not None:
         views["files"] = t.files
     for name, view in t.release.items():

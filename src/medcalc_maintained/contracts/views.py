@@ -289,12 +289,24 @@ def qc_view(instances: pd.DataFrame, near_dup_threshold: float) -> pd.DataFrame:
     return df
 
 
-def calculator_counts(instances: pd.DataFrame) -> pd.DataFrame:
-    """Rows with a gradable label (not N/A) per split and calculator."""
-    gradable = instances[~instances["Ground Truth Answer"].astype(str).str.upper().eq("N/A")]
-    counts = gradable.groupby(["split", "Calculator ID"]).size()
-    full = instances.groupby(["split", "Calculator ID"]).size().rename("all").to_frame()
+def calculator_counts(instances: pd.DataFrame, expected: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Rows with a gradable label (not N/A) per split and calculator: every calculator of
+    ``instances`` and every one of ``expected`` (``split``, ``Calculator ID``, ``Calculator Name``:
+    those of the previous release, or of upstream), which has 0 rows when ``instances`` lost it."""
+    keys = ["split", "Calculator ID"]
+    inst = instances.assign(**{"Calculator ID": pd.to_numeric(instances["Calculator ID"]).astype("int64")})
+    gradable = inst[~inst["Ground Truth Answer"].astype(str).str.upper().eq("N/A")]
+    counts = gradable.groupby(keys).size()
+    names = inst.groupby(keys)["Calculator Name"].first() if "Calculator Name" in inst.columns else None
+    full = inst.groupby(keys).size().rename("all").to_frame()
+    if expected is not None and len(expected):
+        exp = expected.assign(**{"Calculator ID": pd.to_numeric(expected["Calculator ID"]).astype("int64")})
+        exp = exp.drop_duplicates(keys).set_index(keys)
+        full = full.reindex(full.index.union(exp.index)).fillna(0).astype({"all": "int64"})
+        names = exp["Calculator Name"] if names is None else names.combine_first(exp["Calculator Name"])
     full["gradable_rows"] = counts.reindex(full.index).fillna(0).astype(int)
+    if names is not None:
+        full["Calculator Name"] = names.reindex(full.index).astype("string")
     return full.reset_index()
 
 

@@ -14,8 +14,10 @@ Kinds returned by :func:`parse_answer`:
 
 ``decimal`` / ``integer``  a number (``value`` is a float; ``integer`` when it is integer-like);
 ``date``                   a calendar date (``value`` is a :class:`datetime.date`);
-``gestational_age``        ``(W weeks, D days)``; ``value`` is the total in days, ``weeks``/``days`` kept;
-``abstain``                the abstention label ``N/A`` (also ``NA``, ``unknown``, ``Not applicable``, empty);
+``gestational_age``        ``(W weeks, D days)``, whatever the declared output type (2024-06 types these
+                           rows ``date``, v1.0 ``integer``); ``value`` is the total in days, ``weeks``/``days`` kept;
+``abstain``                the abstention label ``N/A`` (also ``NA``, ``unknown``, ``Not applicable``, empty;
+                           the text ``None`` is not one: it is ``invalid``, as a program's null printed);
 ``invalid``                anything else: it is reported, never guessed.
 
 Grading follows MedCalc-Bench: a decimal is correct when it lies in ``[lower, upper]`` (the ±5%
@@ -47,7 +49,7 @@ TOLERANCE = 0.05  # MedCalc-Bench's ±5% band for decimal answers
 OUTPUT_TYPES = ("decimal", "integer", "date")
 KINDS = ("decimal", "integer", "date", "gestational_age", "abstain", "invalid")
 
-_ABSTAIN = {"", "n/a", "na", "n.a.", "nan", "none", "unknown", "not applicable", "not available", "abstain"}
+_ABSTAIN = {"", "n/a", "na", "n.a.", "nan", "unknown", "not applicable", "not available", "abstain"}
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _NUMBER_WITH_UNIT = re.compile(
     r"^\s*(?P<num>" + _NUMBER + r")\s*(?P<unit>(?:[a-zA-Zµμ%/^²³·\s]|[a-zA-Z]\d)*)\s*$"
@@ -139,6 +141,11 @@ def parse_answer(raw: Any, output_type: str = "decimal") -> Answer:
     if text.lower().rstrip(".") in _ABSTAIN or text.lower() in _ABSTAIN:
         return Answer("abstain", None, text)
 
+    ga = _GA.match(text) or _GA_LOOSE.match(text)
+    if ga:  # the same answer whatever the declared type (2024-06 types gestational age ``date``)
+        w, d = int(ga.group("w")), int(ga.group("d"))
+        return Answer("gestational_age", float(w * 7 + d), text, weeks=w, days=d)
+
     if output_type == "date":
         m = _US_DATE.match(text)
         if m:
@@ -152,11 +159,6 @@ def parse_answer(raw: Any, output_type: str = "decimal") -> Answer:
             return Answer("date", dt.date(y, mo, d), text)
         except ValueError as exc:
             return Answer("invalid", None, text, reason=f"impossible date: {exc}")
-
-    m = _GA.match(text) or _GA_LOOSE.match(text)
-    if m:
-        w, d = int(m.group("w")), int(m.group("d"))
-        return Answer("gestational_age", float(w * 7 + d), text, weeks=w, days=d)
 
     m = _NUMBER_WITH_UNIT.match(text)
     if m and m.group("num") not in ("", "+", "-", ".") and re.search(r"\d", m.group("num")):

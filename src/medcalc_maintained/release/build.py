@@ -106,8 +106,22 @@ def draft_release(project: Project, plan: Releases, template: str) -> tuple[Rele
     return Release(version, dt.date.today().isoformat(), kind or "patch", text, latest.default_rows, None), reasons
 
 
+def previous_of(previous: Tables | None) -> dict[str, Any] | None:
+    """What the manifest records of the previous release: its version and its calculators per
+    split (``"<id>:<name>"``), so that a calculator it had is counted by the ``min_per_calculator``
+    gate of this release even when no row of it is left."""
+    if previous is None:
+        return None
+    calcs = {}
+    for s in previous.splits:
+        full = previous.tables["full"][s]
+        calcs[s] = sorted({f"{int(i)}:{n}" for i, n in zip(full["Calculator ID"], full["Calculator Name"])},
+                          key=lambda x: (int(x.split(":")[0]), x))
+    return {"version": previous.release.version, "calculators": calcs}
+
+
 def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], state: dict[str, Any],
-              draft: bool, reasons: list[str]) -> dict[str, Any]:
+              draft: bool, reasons: list[str], previous: dict[str, Any] | None = None) -> dict[str, Any]:
     manifest = {
         "name": plan.repo_id,
         "version": rel.version,
@@ -123,6 +137,8 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
         "files": files,
         "state": state,
     }
+    if previous is not None:
+        manifest["previous"] = previous
     if draft:
         manifest["draft"] = True
         manifest["draft_reasons"] = reasons
@@ -176,7 +192,8 @@ def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str
 
 def write_build(out: Path, project: Project, plan: Releases, t: Tables, template: str, *, draft: bool = False,
                 reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None,
-                rows: dict[str, Any] | None = None, identities: dict[str, Any] | None = None) -> BuildResult:
+                rows: dict[str, Any] | None = None, identities: dict[str, Any] | None = None,
+                previous: dict[str, Any] | None = None) -> BuildResult:
     """Write the release of tables ``t`` into ``out``; the directory is replaced only when every
     file was written (``rows``, ``identities``: row counts and row identities of earlier releases
     for the changelog)."""
@@ -195,12 +212,13 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         write_croissant(t, plan, tmp)
         say("rendering the card and the changelog")
         estimates = unverified_estimate.read(project.unverified_estimate)
-        (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates), encoding="utf-8")
+        (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates,
+                                                   follow.quarantine_text(project, rel)), encoding="utf-8")
         changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities)
         (tmp / "CHANGELOG.md").write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
         files = {f: sha256_file(tmp / f) for f in _files(tmp)}
         state = release_state(t.tables, template)
-        manifest = _manifest(plan, rel, t, files, state, draft, reasons)
+        manifest = _manifest(plan, rel, t, files, state, draft, reasons, previous)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
         swap_in_dir(tmp, out)  # one atomic exchange: out is always a complete build
@@ -248,7 +266,7 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     rows = release_rows(project, plan, t, previous)
     identities = release_identities(project, plan, t, previous)
     return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
-                       identities=identities)
+                       identities=identities, previous=previous_of(previous))
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:

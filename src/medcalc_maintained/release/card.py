@@ -433,8 +433,9 @@ def extra_context(t: Tables) -> dict[str, str]:
 
 
 def render_card(template: str, path: Path, t: Tables, plan: Releases,
-                estimates: dict[str, Any] | None = None) -> str:
-    """``estimates``: stage triage-simulate's unverified estimate by release (``None``: not run)."""
+                estimates: dict[str, Any] | None = None, quarantine: str = "") -> str:
+    """``estimates``: stage triage-simulate's unverified estimate by release (``None``: not run);
+    ``quarantine``: the text on the upstream rows left out because they do not parse."""
     from medcalc_maintained.release import unverified_estimate
 
     front, body = split_card(template, path)
@@ -454,6 +455,7 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
+    ctx["quarantine"] = quarantine or "No upstream row is reported as quarantined."
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
     if unknown:
         raise DataError(path, f"unknown placeholder(s) {unknown}; known: {sorted(ctx)}")

@@ -14,8 +14,11 @@ its own date and text, add it to ``releases.yaml`` with ``upstream: <version>``.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import bump
@@ -23,6 +26,7 @@ from medcalc_maintained.project import Project
 from medcalc_maintained.release.plan import Release, Releases, load_releases
 
 SPLIT = "test"  # the split the row map and the rebase cover
+_GIVEN = re.compile(r"^cannot parse .* as (\w+):", re.S)  # the reason without the cell's own value
 
 
 def upstream_of(project: Project, release: Release) -> str:
@@ -72,6 +76,40 @@ def plan_for(project: Project) -> Releases:
     return plan.with_draft(Release(version, latest.date, "major", text, latest.default_rows, None, chosen))
 
 
+def quarantine_path(project: Project, release: Release) -> Path:
+    """``quarantine.csv`` of the upstream ``release`` is built on: ingest's, or the rebase's."""
+    return (project.rebase_dir if _followed(project, release) else project.instances.parent) / "quarantine.csv"
+
+
+def quarantined(project: Project, release: Release) -> pd.DataFrame:
+    """The quarantined row problems of ``release``'s upstream (empty when the file is absent)."""
+    path = quarantine_path(project, release)
+    if not path.is_file():
+        return pd.DataFrame(columns=["split", "row_number", "column", "reason"])
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def quarantine_text(project: Project, release: Release) -> str:
+    """One paragraph (and a table of reasons) on the upstream rows left out of ``release``
+    because they do not parse: the card and the changelog of a followed version say it."""
+    q = quarantined(project, release)
+    up = upstream_of(project, release)
+    if q.empty:
+        return f"Every row of upstream MedCalc-Bench {up} parsed: no row is quarantined (left out)."
+    rows = q.drop_duplicates(["split", "row_number"])
+    q = q.assign(reason=[_GIVEN.sub(r"cannot parse as \1:", r) for r in q["reason"]])
+    by_reason = (q.drop_duplicates(["split", "row_number", "column", "reason"]).groupby(["column", "reason"]).size()
+                 .sort_values(ascending=False, kind="stable"))
+    table = ["| column | reason | rows |", "|:--|:--|--:|"] + [f"| {_cell(c)} | {_cell(r)} | {n} |"
+                                                              for (c, r), n in by_reason.items()]
+    return (f"{len(rows)} row(s) of upstream MedCalc-Bench {up} are quarantined: they do not parse and are not in "
+            "this release (`quarantine.csv` of the pipeline lists them):\n\n" + "\n".join(table))
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
 def _read(path: Path) -> dict[str, Any] | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -94,6 +132,7 @@ def changelog_section(project: Project, release: Release, previous: Release | No
     out = [f"### Upstream changes (MedCalc-Bench {old} -> {new}, {SPLIT} split)", "",
            "What upstream changed, paired row by row with the row-identity rule (not our corrections): "
            f"{diff['old_rows']} rows before, {diff['new_rows']} after.", "",
+           f"{quarantine_text(project, release)}", "",
            "| rows | count |", "|:--|--:|"]
     for k in ("matched_unchanged", "matched_changed", "added", "removed", "ambiguous", "ambiguous_new"):
         out.append(f"| {k.replace('_', ' ')} | {diff.get(k, 0)} |")

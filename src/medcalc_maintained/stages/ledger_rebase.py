@@ -9,8 +9,9 @@ Otherwise, in ``<upstream.rebase_out>``:
 
 ``instances.parquet``   the followed version's instances (ingest's reading, with ``instance_key``)
 ``quarantine.csv``      its rows that do not parse (not ingested; records on them are conflicts).
-                        Unlike ``ingest``, ``ingest.max_quarantine`` is not enforced here: 2024-06
-                        has 20 gestational-age answers under output type ``date``
+                        The ceiling is ingest's: more than ``ingest.max_quarantine`` quarantined
+                        problems fail the stage (naming the file, rows and reasons) before anything
+                        is written. The release changelog and card count these rows with reasons
 ``ledger/``             the rebased ledger: the ``carried`` records, uid renumbered
 ``held/``               ``upstreamed``, ``conflict`` and ``orphaned`` records, unchanged, never applied
 ``rebase_report.csv``   every record: class, reason, old/new uid, both upstream labels
@@ -55,12 +56,25 @@ def read_row_map(project: Project, split: str = SPLIT) -> Diff:
     return Diff(rm, summary, [])
 
 
+def check_quarantine(quarantine: pd.DataFrame, path, limit: int) -> None:
+    """Raise :class:`DataError` when more than ``limit`` problems are quarantined: the ceiling of
+    stage ``ingest`` (``ingest.max_quarantine``), naming the rows and their reasons."""
+    if len(quarantine) <= limit:
+        return
+    rows = quarantine.drop_duplicates(["split", "row_number"])
+    reasons = quarantine.groupby("reason", sort=True).size().sort_values(ascending=False, kind="stable")
+    listed = "; ".join(f"{n}x {r}" for r, n in reasons.head(3).items())
+    raise DataError(path, f"{len(quarantine)} row problem(s) on {len(rows)} row(s) would be quarantined, more than "
+                    f"ingest.max_quarantine={limit} (rows {', '.join(map(str, rows['row_number'].head(10)))}"
+                    f"{', ...' if len(rows) > 10 else ''}): {listed}")
+
+
 def run(project: Project) -> dict[str, Any]:
     """Rebase (or, on the base version, record the no-op); returns the summary."""
     out = project.rebase_dir
-    if out.exists():
-        shutil.rmtree(out)
     if project.follows_base:
+        if out.exists():
+            shutil.rmtree(out)
         summary = {"base": project.upstream_base, "onto": project.upstream_version, "noop": True,
                    "records": len(load([p for p in project.ledger_paths if p.exists()]))}
         write_json(out / "rebase_summary.json", summary)
@@ -72,6 +86,9 @@ def run(project: Project) -> dict[str, Any]:
         raise DataError(project.params_file, f"split {SPLIT!r} is needed in both upstream versions", field="upstream.splits")
     diff = read_row_map(project)
     ingested = ingest(new_sources)
+    check_quarantine(ingested.quarantine, new[SPLIT], int(project.param("ingest.max_quarantine")))
+    if out.exists():
+        shutil.rmtree(out)
     inst = ingested.instances
     result = rebase(project.ledger_paths, diff, read_upstream_csv(old[SPLIT]), read_upstream_csv(new[SPLIT]), inst, out,
                     onto=project.upstream_version, split=SPLIT)

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import math
+
 import re
 from typing import Any
 
@@ -206,6 +208,23 @@ def _entity(spec: InputSpec, v: Any) -> Any:
     return v
 
 
+def _non_finite(v: Any, depth: int = 0) -> Any:
+    """The first number inside ``v`` (a number, or text that reads as one) that is not finite:
+    ``Infinity``, ``NaN``, or ``1e400`` (which a JSON reader turns into infinity); else ``None``."""
+    if depth > 8 or isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return v if isinstance(v, float) and not math.isfinite(v) else None
+    if isinstance(v, str):
+        try:
+            x = float(v.strip())
+        except (ValueError, OverflowError):
+            return None
+        return v if not math.isfinite(x) else None
+    items = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else ()
+    return next((bad for bad in (_non_finite(i, depth + 1) for i in items) if bad is not None), None)
+
+
 def arguments_to_entities(calculator_id: int, arguments: dict[str, Any] | None) -> dict[str, Any]:
     """The ``Relevant Entities`` dict a calculator reads, from tool arguments; raises
     :class:`ToolInputError` for an unknown, missing, ill-typed or impossible argument."""
@@ -222,6 +241,9 @@ def arguments_to_entities(calculator_id: int, arguments: dict[str, Any] | None) 
                                  f"{', '.join(s.name for s in declared_inputs(calculator_id))}", [str(key)])
         if v is None:
             continue
+        bad = _non_finite(v)
+        if bad is not None:
+            raise _bad(spec, f"{bad!r} is not a finite number")
         given.add(spec.name)
         if spec.accessor == "opioid_list":
             entities.update(_opioid_entities(spec, v))
@@ -251,6 +273,10 @@ def call_calculator(calculator_id: int, arguments: dict[str, Any] | None) -> dic
         parts = [f"input {n!r}: {'missing' if n in result.missing else 'invalid'}"
                  + (f"; expected {expected_text(specs[n])}" if n in specs else "") for n in names]
         raise ToolInputError("; ".join(parts) + "; no value computed", names)
+    if _non_finite(result.value) is not None or _overflows(result.value):
+        names = sorted(entities) or ["(inputs)"]
+        raise ToolInputError(f"the result {result.value!r} is not a finite number: an input is out of range "
+                             f"(inputs {', '.join(repr(n) for n in names)}); no value computed", names)
     warnings = []
     for n in result.implausible:
         spec = specs.get(n)
@@ -266,6 +292,15 @@ def call_calculator(calculator_id: int, arguments: dict[str, Any] | None) -> dic
     return {"calculator_id": calc.calculator_id, "calculator": calc.name, "output_type": calc.output_type,
             "value": result.value, "steps": steps, "warnings": warnings, "citation": citation(calculator_id),
             "definition_version": definition_version(calculator_id)}
+
+
+def _overflows(value: Any) -> bool:
+    """Whether a computed value is a number too large to be a measurement result (an overflow of
+    an intermediate step that stayed finite)."""
+    try:
+        return abs(float(str(value))) > 1e15
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def list_calculators() -> list[dict[str, Any]]:
