@@ -159,13 +159,21 @@ def config_files_view(data: ReleaseData) -> pd.DataFrame:
 
 def layouts(manifest: dict[str, Any]) -> dict[str, list[str]]:
     """The column layout of each config: fixed for default, original and corrections (the release
-    tables' layouts), as recorded in the manifest's release state for full."""
-    from medcalc_maintained.release.tables import CORRECTION_COLUMNS, DEFAULT_COLUMNS, UPSTREAM_COLUMNS
+    tables' layouts; corrections with the derivation columns from 2.1.0 on), as recorded in the
+    manifest's release state for full."""
+    from medcalc_maintained.core.versions import has_derivations
+    from medcalc_maintained.release.tables import (CORRECTION_COLUMNS, DEFAULT_COLUMNS, DERIVATION_RECORD_COLUMNS,
+                                                   UPSTREAM_COLUMNS)
+
+    try:
+        derived = has_derivations(str(manifest.get("version")))
+    except ValueError:
+        derived = False
 
     state_schema = (manifest.get("state") or {}).get("schema") or {}
     out = {c: [col for col, _t in (state_schema.get(c) or {}).get("columns") or []] for c in state_schema}
     out.update({"default": list(DEFAULT_COLUMNS), "mini": list(DEFAULT_COLUMNS), "original": list(UPSTREAM_COLUMNS),
-                "corrections": list(CORRECTION_COLUMNS)})
+                "corrections": list(CORRECTION_COLUMNS) + (list(DERIVATION_RECORD_COLUMNS) if derived else [])})
     return out
 
 

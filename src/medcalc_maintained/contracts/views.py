@@ -9,6 +9,8 @@ plain, reviewable built-in expectations over named facts. Each function returns 
 
 from __future__ import annotations
 
+import json
+
 import math
 import re
 from collections import Counter
@@ -134,13 +136,31 @@ def _absent(v: Any) -> bool:
         return False
 
 
+def _as_record(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``corrections`` config row (``inputs`` as JSON text, ``override_reason``) in the ledger's
+    record shape, for the record rules."""
+    out = dict(row)
+    if isinstance(out.get("inputs"), str):
+        try:
+            out["inputs"] = json.loads(out["inputs"])
+        except json.JSONDecodeError:
+            pass  # left as text: the rules report it
+    if "override_reason" in out:
+        out["override"] = {"reason": out.pop("override_reason")}
+    return out
+
+
 def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]]) -> None:
     """The value rules of :mod:`ledger.rules` per record, split into named facts."""
     otypes = up["Output Type"].astype(str).to_dict()
     calc = up["Calculator ID"].to_dict() if "Calculator ID" in up.columns else {}
     notes = up["Patient Note"].to_dict() if "Patient Note" in up.columns else {}
     styles = {k: label_style(v, otypes[k]) for k, v in up["Ground Truth Answer"].astype(str).items()}
-    ents = up["entities"].to_dict() if "entities" in up.columns else {}
+    if "entities" in up.columns:
+        ents = up["entities"].to_dict()
+    else:  # a release's `original` config: the upstream literal
+        from medcalc_maintained.release.explanations import _entities
+        ents = {k: _entities(v) or {} for k, v in up.get("Relevant Entities", pd.Series(dtype=object)).to_dict().items()}
     valid, in_range, old_fits, holds = [], [], [], []
     for k, rec in zip(keys, df.to_dict("records")):
         if k not in otypes:
@@ -156,7 +176,7 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
         valid.append(fits)
         in_range.append(fits and "new_value" not in found)
         old_fits.append("old_value" not in found)
-        present = {f: v for f, v in rec.items() if not _absent(v)}  # the fields the record has
+        present = _as_record({f: v for f, v in rec.items() if not _absent(v)})  # the fields the record has
         holds.append(k in calc and not rules.derivation_problems(
             present, calculator_id=calc[k], output_type=otypes[k], style=styles[k], note=notes.get(k), entities=ents.get(k)))
     df["new_value_valid"], df["new_value_in_range"], df["old_value_fits"] = valid, in_range, old_fits
