@@ -59,7 +59,7 @@ def project(tmp_path_factory, pipeline_project) -> Path:
 @pytest.fixture(scope="module")
 def builds(project) -> dict[str, Path]:
     out = {}
-    for version in ("1.0.0", "2.0.0"):
+    for version in ("1.0.0", "2.0.0", "2.1.0"):
         d = project / "build" / f"v{version}"
         r = cli(project, "release", "build", "--out", str(d), "--version", version)
         assert r.exit_code == 0, r.output
@@ -71,7 +71,7 @@ def builds(project) -> dict[str, Path]:
 def published(project, builds) -> Path:
     # olah serves a local mirror from <mirrors>/<repo type>/<org>/<name>
     repo = project / "mirrors" / "datasets" / "org" / "medcalc-maintained"
-    for version in ("1.0.0", "2.0.0"):
+    for version in ("1.0.0", "2.0.0", "2.1.0"):
         r = cli(project, "release", "publish", "--release-dir", str(builds[version]), "--target", f"file://{repo}")
         assert r.exit_code == 0, r.output
     return repo
@@ -155,9 +155,10 @@ def load_through_hub(url: str, home: Path, requests: list[tuple[str, str]]) -> d
 
 
 def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_test_csv, campaign_dir):
-    assert set(git(published, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0"}
-    assert git(published, "rev-list", "--count", "main") == "2"  # one commit per release
-    got = load_through_hub(hub, tmp_path / "hf-home", [("default", "v2.0"), ("default", "v1.0"), ("full", "v2.0.0")])
+    assert set(git(published, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0", "v2.1.0", "v2.1"}
+    assert git(published, "rev-list", "--count", "main") == "3"  # one commit per release
+    got = load_through_hub(hub, tmp_path / "hf-home", [("default", "v2.0"), ("default", "v1.0"), ("full", "v2.0.0"),
+                                                       ("default", "v2.1"), ("full", "v2.1")])
 
     v2 = got["default@v2.0"]
     assert len(v2) == 887
@@ -185,6 +186,18 @@ def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_t
 
     full = got["full@v2.0.0"]
     assert len(full) == 1047 and (full["Label Status"] == "unverified").sum() == 160
+    assert "Derivation" not in full.columns  # 2.0.0 loads as it was published
+
+    # 2.1.0: the harmonized labels (MME under the declared CDC 2022 factors is v1.0's value again),
+    # confirmed labels are upstream's text, and full carries each verified row's derivation
+    v21 = got["default@v2.1"].set_index("Row Number")
+    upstream_by_uid = upstream.set_index(upstream["Row Number"].astype(int))["Ground Truth Answer"]
+    assert len(v21) == 887 and v21.at[997, "Ground Truth Answer"] == upstream_by_uid[997] == "290"
+    confirmed = v21[v21["Label Status"] == "confirmed"]
+    assert (confirmed["Ground Truth Answer"] != upstream_by_uid[confirmed.index]).sum() == 0
+    full21 = got["full@v2.1"]
+    verified = full21[full21["Label Status"] != "unverified"]
+    assert verified["Derivation"].notna().all() and full21["Derivation"][full21["Label Status"] == "unverified"].isna().all()
 
 
 def test_publishing_an_existing_tag_fails_and_leaves_repo_unchanged(project, builds, published):
@@ -239,30 +252,30 @@ def pa_concat(a, b):
 
 
 def test_patch_release_gets_no_short_tag(project, builds, tmp_path, v1_test_csv, campaign_dir):
-    """A card-only change after 2.0.0 is derived as a patch; publishing 2.0.1 creates v2.0.1 and
-    leaves v2.0 on the first release of the 2.0 line."""
+    """A card-only change after 2.1.0 is derived as a patch; publishing 2.1.1 creates v2.1.1 and
+    leaves v2.1 on the first release of the 2.1 line."""
     copy = tmp_path / "proj"
     shutil.copytree(project, copy, ignore=shutil.ignore_patterns("build", "mirrors", "*.git", "olah*"))
     card = copy / "dataset_card.md"
     card.write_text(card.read_text().replace("## Intended use", "## Intended use and scope"))
-    r = cli(copy, "release", "next-version", "--previous", str(builds["2.0.0"]))
+    r = cli(copy, "release", "next-version", "--previous", str(builds["2.1.0"]))
     assert r.exit_code == 0, r.output
-    assert "next version: 2.0.1 (patch)" in r.output
+    assert "next version: 2.1.1 (patch)" in r.output
     releases = copy / "releases.yaml"
     releases.write_text(releases.read_text() + (
-        '  - version: 2.0.1\n    date: "2026-11-23"\n    kind: patch\n    default_rows: verified\n'
+        '  - version: 2.1.1\n    date: "2026-11-25"\n    kind: patch\n    default_rows: verified\n'
         "    description: Card wording only.\n"))
-    out = copy / "build" / "v2.0.1"
+    out = copy / "build" / "v2.1.1"
     assert cli(copy, "release", "build", "--out", str(out)).exit_code == 0
     repo = tmp_path / "patch.git"
-    for d in (builds["1.0.0"], builds["2.0.0"], out):
+    for d in (builds["1.0.0"], builds["2.0.0"], builds["2.1.0"], out):
         r = cli(copy, "release", "publish", "--release-dir", str(d), "--target", f"file://{repo}")
         assert r.exit_code == 0, r.output
-    assert git(repo, "rev-parse", "v2.0^{commit}") == git(repo, "rev-parse", "v2.0.0^{commit}")
-    assert git(repo, "rev-parse", "v2.0.1^{commit}") == git(repo, "rev-parse", "main")
-    assert git(repo, "rev-parse", "v2.0.1^{commit}") != git(repo, "rev-parse", "v2.0^{commit}")
+    assert git(repo, "rev-parse", "v2.1^{commit}") == git(repo, "rev-parse", "v2.1.0^{commit}")
+    assert git(repo, "rev-parse", "v2.1.1^{commit}") == git(repo, "rev-parse", "main")
+    assert git(repo, "rev-parse", "v2.1.1^{commit}") != git(repo, "rev-parse", "v2.1^{commit}")
     # same labels in both: only the card and the manifest differ between the two commits
-    changed = set(git(repo, "diff", "--name-only", "v2.0.0", "v2.0.1").split())
+    changed = set(git(repo, "diff", "--name-only", "v2.1.0", "v2.1.1").split())
     assert changed == {"README.md", "CHANGELOG.md", "manifest.json", "croissant.json"}  # croissant: version, description
 
 
