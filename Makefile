@@ -25,6 +25,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,train]'
 	@touch $(STAMP)
 
+# the harness extras (lm-eval, inspect) for the slow adapter tests; `make run` does not need them
+HARNESS_STAMP := $(VENV)/.harnesses
+$(HARNESS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect]'
+	@touch $(HARNESS_STAMP)
+
 venv: $(STAMP)
 
 data: $(STAMP)
@@ -41,7 +47,7 @@ summary: $(STAMP)
 
 run: repro validate summary
 
-test: data
+test: data $(HARNESS_STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 test-fast: data

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from medcalc_maintained.cli import compare, ledger, llm, mcp, pipeline, release, review, upstream
+from medcalc_maintained.cli import compare, harness, ledger, llm, mcp, pipeline, release, review, upstream
 from medcalc_maintained.cli.help_format import install as _install_help_format
 
 _install_help_format()
@@ -30,5 +30,5 @@ def _root() -> None:
     """Maintain MedCalc-Bench labels like code (see the README for the pipeline)."""
 
 
-for _module in (pipeline, llm, ledger, review, release, compare, mcp, upstream):
+for _module in (pipeline, llm, ledger, review, release, compare, mcp, upstream, harness):
     _module.register(app)

@@ -1,0 +1,50 @@
+"""``harness``: files that run a release inside an evaluation harness (argument parsing and printing
+only; the adapters are :mod:`medcalc_maintained.harnesses`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from medcalc_maintained.cli.common import console, fail
+
+harness_app = typer.Typer(help="Run a release in the evaluation harness you already use (lm-evaluation-harness, Inspect).",
+                          no_args_is_help=True)
+
+
+def _guard(out: Path) -> None:
+    """Inside a project checkout, refuse an ``--out`` over the ledger or the pipeline's paths."""
+    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.project import Project
+
+    try:
+        project = Project.load()
+    except (DataError, OSError):
+        return  # outside a checkout (an installed package): no project paths to protect
+    project.guard_out(out)
+
+
+@harness_app.command("lm-eval")
+def lm_eval_command(
+    revision: str = typer.Option(..., "--revision", help="Release tag to load, e.g. v2.0 or v1.0.0."),
+    out: Path = typer.Option(..., "--out", help="Directory to write the task YAMLs and utils.py into."),
+    force: bool = typer.Option(False, "--force", help="Replace the files of an existing task directory."),
+) -> None:
+    """Write an lm-evaluation-harness task directory for one release: tasks `medcalc_maintained`
+    (config default), `medcalc_maintained_full` and `medcalc_maintained_mini`, each loading
+    org/medcalc-maintained at REVISION and grading with our answer semantics. Then run
+    `lm_eval --include_path OUT --tasks medcalc_maintained ...` (needs the `lm-eval` extra)."""
+    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.harnesses.lm_eval_task import TASKS, write_task_dir
+
+    try:
+        _guard(out)
+        files = write_task_dir(out, revision, force=force)
+    except (DataError, ValueError, FileExistsError) as exc:
+        fail(exc)
+    console.print(f"wrote {len(files)} files to {out}: tasks {', '.join(TASKS.values())} at {revision}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(harness_app, name="harness")
