@@ -240,3 +240,29 @@ def test_reconstruction_report_counts_match_its_rows(campaign_records):
     assert sum(n for by in summary["counts"].values() for n in by.values()) == 887
     for klass, shown in summary["examples"].items():
         assert len(shown) == min(10, int((table["reconstruction"] == klass).sum()))
+
+
+@pytest.mark.slow
+def test_review_import_refuses_a_gcs_the_declared_definition_cannot_give(real_instances, real_recompute,
+                                                                          campaign_ledger, tmp_path):
+    """uid 862: the eye response is not testable, so gcs-1974-not-testable-undefined gives no total;
+    a physician's packet answer of 13 is refused with the row and the rule, and nothing is written."""
+    from triage_support import fill
+
+    from medcalc_maintained.quality.triage import Reviewer
+    from medcalc_maintained.review import adjudicate, packet as pkt
+    from medcalc_maintained.review.packet import PacketError
+
+    md = Reviewer("md-em-1", "physician", "emergency medicine")
+    corrections = tmp_path / "corrections"
+    corrections.mkdir()
+    packet = pkt.export_packet(real_instances, [("test", 862)], md, tmp_path / "packet.xlsx")
+    fill(packet, {"test-00862": {"answer": 13, "comment": "Eyes scored 1 as not testable."}}, packet)
+    with pytest.raises(PacketError) as err:
+        adjudicate.import_packet(
+            packet, instances=real_instances, ledger_paths=[campaign_ledger, corrections], relabel=None,
+            recompute=real_recompute, reviewers=[md], adjudication=adjudicate.Adjudication((), "review"),
+            out=corrections / "review.yaml", decided_at="2026-02-01")
+    text = str(err.value)
+    assert "00862" in text and "gcs-1974-not-testable-undefined" in text and "not testable" in text
+    assert list(corrections.iterdir()) == []

@@ -27,6 +27,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import Answer, format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import row_style, status_of
+from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import check_and_apply
 from medcalc_maintained.ledger.error_types import classify_error, explain, gather
 from medcalc_maintained.quality.definitions import entities_of, guideline_version
@@ -185,6 +186,24 @@ def _at_packet_rows(exc: LedgerError, out: Path, packet: Packet, records: list[d
         for p in exc.problems])
 
 
+def _underivable(packet: Packet, records: list[dict[str, Any]], instances: pd.DataFrame, where: str) -> list[PacketProblem]:
+    """One problem per answer the row's declared definition cannot produce (e.g. a GCS total with a
+    component not testable under ``gcs-1974-not-testable-undefined``): such a value needs a named
+    alternative definition or an override, which a packet answer cannot state (``propose`` can)."""
+    rows = {(str(s), int(u)): r for s, u, r in zip(instances["split"], instances["uid"], instances.to_dict("records"))}
+    out = []
+    for it, rec in zip(packet.items, records):
+        row = rows.get((str(it.split), int(it.uid)))
+        if row is None:
+            continue
+        p = rules.underivable_problem(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
+                                      entities=row.get("entities"))
+        if p:
+            out.append(PacketProblem(where, REVIEW, f"A{it.row}", f"row {row_id(it.split, it.uid)}: {p} (with "
+                                     "`medcalc-maintained propose --definition` or `--override-reason`)"))
+    return out
+
+
 def import_packet(path: Path, *, instances: pd.DataFrame, ledger_paths: list[Path], relabel: pd.DataFrame | None,
                   recompute: pd.DataFrame | None, reviewers: list[Reviewer], adjudication: Adjudication,
                   out: Path, decided_at: str, partial: bool = False,
@@ -228,6 +247,9 @@ def _import_locked(packet: Packet, *, instances: pd.DataFrame, ledger_paths: lis
              for it, rec in zip(packet.items, records) if rec["id"] in taken]
     if clash:
         raise PacketError(clash)
+    underivable = _underivable(packet, records, instances, where)
+    if underivable:
+        raise PacketError(underivable)
     batch = {"name": out.stem, "description": f"Single-blind physician review by {reviewer.id}"
              + (f" ({reviewer.specialty})" if reviewer.specialty else ""), "source_files": [packet.path.name]}
     header = (f"Imported by `medcalc-maintained review import {packet.path.name}`.\n"
