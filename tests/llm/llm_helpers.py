@@ -21,7 +21,7 @@ FAST_BATCH = {"poll_interval_s": 0.05, "max_wait_s": 30, "max_requests_per_job":
 def stage_params(stage: str, **over: Any) -> dict[str, Any]:
     tools = ["google_search"] if stage == "audit" else ["google_search", "code_execution"]
     p: dict[str, Any] = {
-        "backend": "rules" if stage == "audit" else "replay", "out": f"out/{stage}", "split": "test", "runs": 5, "threshold": 4,
+        "backend": "rules" if stage == "audit" else "replay", "out": f"stage-out/{stage}", "split": "test", "runs": 5, "threshold": 4,
         "cache_dir": "cache",
         "gemini": {"model": "gemini-test", "thinking_budget": 256, "temperature": 1.0, "seed": SEED,
                    "tools": tools, "timeout_s": 1, "base_url": None},
