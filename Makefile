@@ -40,11 +40,16 @@ summary: $(STAMP)
 
 run: repro validate summary
 
+# Both cores of the project's machines (pytest-xdist); each test file runs whole on one worker, so
+# a module's fixtures are built once. PYTEST_WORKERS=0 runs everything in this process.
+PYTEST_WORKERS ?= 2
+XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
+
 test: data
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 test-fast: data
-	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 clean:
 	rm -rf build .pytest_cache

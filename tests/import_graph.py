@@ -10,6 +10,7 @@ under ``if TYPE_CHECKING:`` never run and are left out.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = "medcalc_maintained"
@@ -26,6 +27,17 @@ def _calculator_modules(tree: ast.Module) -> list[str]:
 DYNAMIC = {f"{PACKAGE}.calculators": _calculator_modules}
 
 
+@functools.lru_cache(maxsize=None)
+def _parse(path: Path, mtime_ns: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def parse(path: Path) -> ast.Module:
+    """The syntax tree of ``path`` (parsed once per version of the file)."""
+    return _parse(path, path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=None)
 def module_file(src: Path, name: str) -> Path | None:
     """The file of module ``name`` under ``src`` (the package directory), or None."""
     parts = name.split(".")
@@ -65,7 +77,7 @@ def imports_of(src: Path, name: str, tree: ast.AST | None = None) -> set[str]:
     """The package's modules that module ``name`` (or the given part ``tree`` of it) imports."""
     path = module_file(src, name)
     if tree is None:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse(path)
     package = name if path is not None and path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in _import_nodes(tree):
@@ -143,7 +155,7 @@ def command_roots(src: Path, cli_module: str, function: str) -> set[str]:
         if (mod, fn) in seen:
             continue
         seen.add((mod, fn))
-        tree = ast.parse(module_file(src, mod).read_text(encoding="utf-8"))
+        tree = parse(module_file(src, mod))
         functions, bound = _functions(tree), _top_level_names(src, mod, tree)
         node = functions.get(fn)
         if node is None:  # a value (a console, a constant), not a function

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from import_graph import PACKAGE, closure, graph, module_file
+from import_graph import PACKAGE, closure, graph, module_file, parse
 from paths import ROOT
 
 SRC = ROOT / "src" / "medcalc_maintained"
@@ -46,7 +46,7 @@ def docstring_only(path: Path) -> bool:
     """An ``__init__.py`` that holds nothing but its docstring runs nothing: no stage lists it."""
     if path.name != "__init__.py":
         return False
-    body = ast.parse(path.read_text(encoding="utf-8")).body
+    body = parse(path).body
     return all(
         isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str) for n in body)
 
