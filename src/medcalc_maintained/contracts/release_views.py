@@ -159,7 +159,8 @@ def config_files_view(data: ReleaseData) -> pd.DataFrame:
 def layouts(manifest: dict[str, Any]) -> dict[str, list[str]]:
     """The column layout of each config: fixed for default, original and corrections (the release
     tables' layouts), as recorded in the manifest's release state for full."""
-    from medcalc_maintained.release.tables import CORRECTION_COLUMNS, DEFAULT_COLUMNS, UPSTREAM_COLUMNS
+    from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
+    from medcalc_maintained.release.tables import CORRECTION_COLUMNS, DEFAULT_COLUMNS
 
     state_schema = (manifest.get("state") or {}).get("schema") or {}
     out = {c: [col for col, _t in (state_schema.get(c) or {}).get("columns") or []] for c in state_schema}

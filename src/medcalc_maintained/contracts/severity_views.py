@@ -29,7 +29,7 @@ FULL_COLUMN, CORRECTIONS_COLUMN = "Change Severity", "change_severity"
 
 
 def _entities(text: Any) -> dict:
-    from medcalc_maintained.stages.ingest import parse_entities
+    from medcalc_maintained.core.rows import parse_entities
 
     try:
         return parse_entities(str(text)) if text is not None and str(text).strip() else {}

@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 
 from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_atomic
+from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
 from medcalc_maintained.core.versions import UNRELEASED, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.project import Project
@@ -52,11 +53,6 @@ from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
 
 CONFIGS = ("default", "full", "original", "corrections", "mini")
-UPSTREAM_COLUMNS = [
-    "Row Number", "Calculator ID", "Calculator Name", "Category", "Output Type", "Note ID", "Note Type",
-    "Patient Note", "Question", "Relevant Entities", "Ground Truth Answer", "Lower Limit", "Upper Limit",
-    "Ground Truth Explanation",
-]
 DEFAULT_COLUMNS = UPSTREAM_COLUMNS + ["Label Status", explanations.SOURCE_COLUMN]
 CORRECTION_COLUMNS = [
     "id", "release", "split", "uid", "Calculator Name", "old_value", "new_value", "decision", "label_status",
