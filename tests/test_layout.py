@@ -50,3 +50,22 @@ def test_every_dvc_stage_has_a_module_of_its_name_and_no_stage_depends_on_the_cl
         deps = [str(d) for d in stage.get("deps", [])]
         assert any(d.endswith(f"stages/{name.replace('-', '_')}.py") for d in deps), (name, deps)
         assert not any("/cli" in d for d in deps), (name, deps)
+
+
+def test_no_library_module_imports_a_stage():
+    """Stages stand on the library, never the reverse: only ``stages/`` and the command line
+    import a stage module (the upstream row lives in ``core/rows.py``)."""
+    from import_graph import PACKAGE, graph
+
+    upward = sorted(f"{mod} -> {imp}" for mod, imports in graph(SRC).items() for imp in imports
+                    if imp.startswith(f"{PACKAGE}.stages.")
+                    and not mod.startswith((f"{PACKAGE}.stages", f"{PACKAGE}.cli")))
+    assert upward == []
+
+
+def test_the_upstream_columns_and_the_entities_literal_have_one_definition():
+    defined = sorted(f"{p.relative_to(SRC)}: {line.strip()}" for p in _modules()
+                     for line in p.read_text(encoding="utf-8").splitlines()
+                     if re.match(r"\s*(UPSTREAM_COLUMNS\s*=|def parse_entities\b|def read_upstream_csv\b)", line))
+    assert defined == ["core/rows.py: UPSTREAM_COLUMNS = [", "core/rows.py: def parse_entities(text: str) -> dict[str, Any]:",
+                       "core/rows.py: def read_upstream_csv(path: Path) -> pd.DataFrame:"]

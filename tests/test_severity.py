@@ -1,4 +1,4 @@
-"""Decision thresholds (calculators/thresholds.yaml) and the severity of a label change (quality/severity).
+"""Decision thresholds (calculators/thresholds.yaml) and the severity of a label change (calculators/severity).
 
 Expected levels come from the published cut-offs quoted in each test, not from the code: e.g.
 CURB-65 0-1 home / 2 short stay / >=3 hospital (BTS 2009), CHA2DS2-VASc anticoagulation at >=2 in
@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from medcalc_maintained.calculators import load_all
+from medcalc_maintained.calculators.severity import LEVELS, change_table, level_counts, per_calculator, severity
 from medcalc_maintained.calculators.thresholds import action_edges, load, thresholds
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.quality.severity import LEVELS, change_table, level_counts, per_calculator, severity
 
 MALE, FEMALE = {"sex": "Male"}, {"sex": "Female"}
 
@@ -306,8 +306,8 @@ def _edges():
 def test_every_band_edge_of_the_file(cid, label, lo, hi, edge, strict):
     # `min: x` puts x in the upper band, `above: x` in the lower one; the level of crossing the edge is
     # L3 when the two bands decide different actions, else L2 (a diagnostic class only)
+    from medcalc_maintained.calculators.severity import _crossing
     from medcalc_maintained.calculators.thresholds import band_of
-    from medcalc_maintained.quality.severity import _crossing
 
     t = thresholds()[cid]
     bands = dict(t.band_sets())[label]

@@ -196,7 +196,7 @@ def test_stage_run_writes_its_outputs_under_the_project(project_root, evidence):
     run = stage.run(p, budget=7)
     assert run.paths == {"queue": p.triage_dir / "queue.csv", "metrics": p.triage_dir / "metrics.json",
                          "curve": p.triage_dir / "errors_found.csv", "plot": p.triage_dir / "errors_found.png"}
-    q = stage.read_queue(p.triage_queue)
+    q = tr.read_queue(p.triage_queue)
     from medcalc_maintained.quality.impact import IMPACT_COLUMNS
 
     assert q.columns.tolist() == tr.QUEUE_COLUMNS + IMPACT_COLUMNS and len(q) == 1047 and int(q["in_budget"].sum()) == 7

@@ -143,9 +143,9 @@ def test_harm_weights_come_from_the_recompute_evidence_or_the_prior_never_the_re
     # CURB-65 (id 45): 1 -> 2 changes care (home treatment -> short stay), so a recompute
     # aggregation mismatch proposing 2 is an L3 change; every other row gets the calculator's
     # prior, the mean weight of L1 up to its worst level
+    from medcalc_maintained.calculators.severity import LEVELS
     from medcalc_maintained.calculators.thresholds import thresholds
     from medcalc_maintained.quality.impact import ImpactConfig
-    from medcalc_maintained.quality.severity import LEVELS
 
     icfg = ImpactConfig.from_section({"impact": {"weights": {"L0": 0.0, "L1": 1.0, "L2": 10.0, "L3": 100.0},
                                                  "saturation": 6.0}}, "params.yaml")

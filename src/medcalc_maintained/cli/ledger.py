@@ -90,7 +90,8 @@ def rebase_cmd(
         return
     if out is None:
         _fail(DataError("ledger rebase", "--out is required with --onto"))
-    from medcalc_maintained.stages.ingest import ingest, read_upstream_csv
+    from medcalc_maintained.core.rows import read_upstream_csv
+    from medcalc_maintained.stages.ingest import ingest
     from medcalc_maintained.upstream import diff as d
     from medcalc_maintained.upstream.rebase import rebase
 

@@ -7,7 +7,7 @@ Facts (``expectations/release.json``):
 ``severity_consistent``  it agrees with whether the label changed: ``L0`` when the two labels are
                          the same value, never ``L0`` when they are different labels
                          (``core.answers.labels_agree`` fails: outside tolerance, or one abstains);
-``severity_matches``     it equals the level :func:`medcalc_maintained.quality.severity.change_level`
+``severity_matches``     it equals the level :func:`medcalc_maintained.calculators.severity.change_level`
                          computes from the values, the calculator and the row's entities (``full``:
                          original -> maintained label; ``corrections``: ``old_value`` ->
                          ``new_value``, the calculator and entities of the record's row in ``full``).
@@ -19,8 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators.severity import LEVELS, change_level
 from medcalc_maintained.core.answers import labels_agree, parse_answer, same_value
-from medcalc_maintained.quality.severity import LEVELS, change_level
 
 VIEW = "change_severity"
 ID_COLUMNS = {VIEW: ["config", "split", "uid", "id"]}
@@ -29,7 +29,7 @@ FULL_COLUMN, CORRECTIONS_COLUMN = "Change Severity", "change_severity"
 
 
 def _entities(text: Any) -> dict:
-    from medcalc_maintained.stages.ingest import parse_entities
+    from medcalc_maintained.core.rows import parse_entities
 
     try:
         return parse_entities(str(text)) if text is not None and str(text).strip() else {}

@@ -7,7 +7,7 @@ confirmed | unverified), ``Original Ground Truth Answer``, ``Label Source``, ``C
 ``Error Type`` and ``Guideline Version`` (the definition version the label assumes: the applied
 record's ``guideline_version``, else the definition policy's version of the calculator) and
 ``Change Severity`` (``L0``-``L3`` of the change from the original to the maintained label,
-:func:`medcalc_maintained.quality.severity.change_level`; ``L0`` for an unchanged label). Rows
+:func:`medcalc_maintained.calculators.severity.change_level`; ``L0`` for an unchanged label). Rows
 without an accepted record keep their upstream label as ``unverified``.
 
 Severity is derived, never trusted: a record may state ``change_severity`` (optional), and a
@@ -30,7 +30,7 @@ from medcalc_maintained.core.versions import UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
 from medcalc_maintained.calculators.policy import guideline_version
-from medcalc_maintained.quality.severity import change_level
+from medcalc_maintained.calculators.severity import change_level
 
 
 @dataclass

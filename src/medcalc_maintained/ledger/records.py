@@ -233,9 +233,9 @@ def records_frame(records: list[Record]) -> pd.DataFrame:
 
 def state_change_severity(rec: dict[str, Any], calculator_id: Any, output_type: str, entities: Any = None) -> dict[str, Any]:
     """Set a new record's ``change_severity`` to the level of its ``old_value`` -> ``new_value``
-    (:func:`medcalc_maintained.quality.severity.record_level`); left out when the level cannot be
+    (:func:`medcalc_maintained.calculators.severity.record_level`); left out when the level cannot be
     worked out (apply then derives nothing). Returns ``rec``."""
-    from medcalc_maintained.quality.severity import record_level
+    from medcalc_maintained.calculators.severity import record_level
 
     level = record_level(calculator_id, rec["old_value"], rec["new_value"], output_type, entities)
     if level is not None:

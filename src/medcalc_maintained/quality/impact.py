@@ -7,7 +7,7 @@ review. Each queue row gets
                        :mod:`medcalc_maintained.quality.triage`: ``min(1, priority / saturation)``
                        (``triage.impact.saturation``: the priority at which the evidence is taken as
                        certain; 0 without evidence);
-``expected_severity``  the level (``quality/severity.py``) the change would have if the label is
+``expected_severity``  the level (``calculators/severity.py``) the change would have if the label is
                        wrong, from the row's own evidence: the change from the current label to the
                        relabel's label (when the relabel labelled the row and disagrees), else to
                        the recompute's value (when the recompute found an aggregation mismatch),
@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medcalc_maintained.calculators.severity import LEVELS, SEVERE, change_level
 from medcalc_maintained.calculators.thresholds import thresholds
 from medcalc_maintained.core.answers import parse_answer, same_value
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
-from medcalc_maintained.quality.severity import LEVELS, SEVERE, change_level
 
 RANKINGS = ("harm", "evidence")
 IMPACT_COLUMNS = ["p_wrong", "expected_severity", "severity_source", "severity_weight", "harm"]

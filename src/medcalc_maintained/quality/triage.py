@@ -32,13 +32,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer, rel_err
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, read_csv_for_people
 
 RECOMPUTE_FINDINGS = ("aggregation_mismatch", "implausible_input", "not_computable")
 # the weights the priority uses (their values are parameters: triage.weights)
@@ -427,3 +428,16 @@ def route(queue: pd.DataFrame, maintained: pd.DataFrame | None, cfg: TriageConfi
 
 __all__ = ["TriageConfig", "Reviewer", "score", "route", "deferred_reviews", "relabel_evidence", "audit_evidence",
            "relabel_part", "sort_queue", "QUEUE_COLUMNS", "RECOMPUTE_FINDINGS", "WEIGHTS"]
+
+
+def read_queue(path: Path) -> pd.DataFrame:
+    """``queue.csv`` as written by the stage (reviewer and specialty as text)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "triage queue not found (run `medcalc-maintained triage` first)")
+    q = read_csv_for_people(path, dtype={"reviewer": "string", "specialty": "string", "split": "string"},
+                    keep_default_na=False)
+    require_columns(q, ["split", "uid", "in_budget", "reviewer"], str(path))
+    q["in_budget"] = q["in_budget"].astype(str).str.lower().eq("true")
+    q["uid"] = q["uid"].astype(int)
+    return q

@@ -42,23 +42,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from medcalc_maintained import ledger
+from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_atomic
+from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
 from medcalc_maintained.core.versions import UNRELEASED, has_derivations, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality.severity import change_level
 from medcalc_maintained.release import explanations, git, mini
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
 
 CONFIGS = ("default", "full", "original", "corrections", "mini")
 DERIVATION_STATUS, DERIVATION = "Derivation Status", "Derivation"  # full, from DERIVATIONS_FROM on
-UPSTREAM_COLUMNS = [
-    "Row Number", "Calculator ID", "Calculator Name", "Category", "Output Type", "Note ID", "Note Type",
-    "Patient Note", "Question", "Relevant Entities", "Ground Truth Answer", "Lower Limit", "Upper Limit",
-    "Ground Truth Explanation",
-]
 DEFAULT_COLUMNS = UPSTREAM_COLUMNS + ["Label Status", explanations.SOURCE_COLUMN]
 CORRECTION_COLUMNS = [
     "id", "release", "split", "uid", "Calculator Name", "old_value", "new_value", "decision", "label_status",
@@ -277,7 +273,7 @@ def _severity_inputs(instances: pd.DataFrame) -> dict[tuple[str, int], tuple[Any
 
 def _record_severity(d: dict[str, Any], row: tuple[Any, str, Any] | None) -> str | None:
     """``change_severity`` of a record: the level it states (apply has refused every stated level
-    that differs from ``old_value`` -> ``new_value``, ``quality/severity.py``), computed only for a
+    that differs from ``old_value`` -> ``new_value``, ``calculators/severity.py``), computed only for a
     record that states none. ``None`` for a row that does not exist."""
     if row is None:
         return None

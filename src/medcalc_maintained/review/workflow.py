@@ -13,11 +13,10 @@ import pandas as pd
 from medcalc_maintained.core.io import DataError, read_parquet
 from medcalc_maintained.ledger.write import ledger_target
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality.triage import Reviewer, TriageConfig
+from medcalc_maintained.quality.triage import Reviewer, TriageConfig, read_queue
 from medcalc_maintained.review.adjudicate import Adjudication, import_packet
 from medcalc_maintained.review.packet import export_packet, select_rows
 from medcalc_maintained.review.reader import Packet
-from medcalc_maintained.stages.triage import read_queue
 
 
 @dataclass

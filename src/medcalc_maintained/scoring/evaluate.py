@@ -7,7 +7,7 @@ label sets) returns an :class:`EvaluationReport` with
 * per label version, on the rows it labels that have a prediction: accuracy with a seeded
   bootstrap 95% interval, the statuses of the errors, how many errors are *severe* (the answer
   falls in another decision band than the label: level L2/L3 of
-  :func:`medcalc_maintained.quality.severity.severity`), and the rows skipped with their reason
+  :func:`medcalc_maintained.calculators.severity.severity`), and the rows skipped with their reason
   (``no prediction``; ``unlabelled in this version``: a row of the version its ``default`` config
   leaves out, e.g. an unverified row; ``not in this label set``);
 * on the *common* rows (scored under every version): accuracy side by side, McNemar's exact
@@ -138,7 +138,7 @@ def _entities(text: str) -> dict:
 def error_severity(rec: dict[str, Any], parsed: Answer | None) -> str:
     """The severity level (L0-L3) of answering ``parsed`` where the label is ``rec``'s; '' when it
     cannot be told (unparsable answer, no calculator id, a calculator without thresholds)."""
-    from medcalc_maintained.quality.severity import severity
+    from medcalc_maintained.calculators.severity import severity
 
     if parsed is None or not str(rec.get("calculator_id", "")).strip().isdigit():
         return ""

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.quality.severity import LEVELS, SEVERE
+from medcalc_maintained.calculators.severity import LEVELS, SEVERE
 from medcalc_maintained.scoring.evaluate import (
     STATUSES,
     bootstrap_accuracy_ci,

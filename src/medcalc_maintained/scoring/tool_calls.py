@@ -34,7 +34,7 @@ from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import graded_answer, parse_model_answer, same_value
 from medcalc_maintained.core.io import DataError, read_jsonl
 from medcalc_maintained.scoring.evaluate import grade_output
-from medcalc_maintained.stages.ingest import parse_entities
+from medcalc_maintained.core.rows import parse_entities
 from medcalc_maintained.tools import calculator_tools as T
 
 INPUT_RTOL = 0.01  # relative tolerance of a numeric input (rounding in unit conversions)

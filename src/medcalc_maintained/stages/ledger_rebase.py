@@ -32,9 +32,10 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_json
+from medcalc_maintained.core.rows import read_upstream_csv
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
-from medcalc_maintained.stages.ingest import ingest, read_upstream_csv
+from medcalc_maintained.stages.ingest import ingest
 from medcalc_maintained.upstream.diff import Diff
 from medcalc_maintained.upstream.rebase import rebase
 

@@ -19,8 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import (DataError, read_csv_for_people, read_parquet, write_atomic, write_csv_for_people,
-                                         write_json)
+from medcalc_maintained.core.io import read_csv_for_people, read_parquet, write_atomic, write_csv_for_people, write_json
 from medcalc_maintained.ledger import derivation
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
@@ -126,16 +125,3 @@ def write_outputs(queue: pd.DataFrame, summary: dict[str, Any], curve: pd.DataFr
     }
     paths["plot"] = plot(curve, summary, out_dir / PLOT)
     return paths
-
-
-def read_queue(path: Path) -> pd.DataFrame:
-    """``queue.csv`` as written by the stage (reviewer and specialty as text)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "triage queue not found (run `medcalc-maintained triage` first)")
-    q = read_csv_for_people(path, dtype={"reviewer": "string", "specialty": "string", "split": "string"},
-                    keep_default_na=False)
-    tr.require_columns(q, ["split", "uid", "in_budget", "reviewer"], str(path))
-    q["in_budget"] = q["in_budget"].astype(str).str.lower().eq("true")
-    q["uid"] = q["uid"].astype(int)
-    return q

@@ -31,7 +31,7 @@ from medcalc_maintained.core.io import DataError, read_csv_for_people, read_parq
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import allocation, error_model as em, impact, replay
-from medcalc_maintained.quality.severity import LEVELS
+from medcalc_maintained.calculators.severity import LEVELS
 
 ROWS, RATES, ESTIMATE, METRICS = "rows.csv", "calculator_rates.csv", "unverified_estimate.json", "metrics.json"
 RELIABILITY, ERRORS, ESTIMATION = "reliability.csv", "errors_found.csv", "estimation_error.csv"

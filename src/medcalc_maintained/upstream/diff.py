@@ -28,7 +28,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import labels_agree, parse_answer, same_value
 from medcalc_maintained.core.io import write_atomic, write_json
-from medcalc_maintained.stages.ingest import read_upstream_csv
+from medcalc_maintained.core.rows import read_upstream_csv
 from medcalc_maintained.upstream.identity import THRESHOLD, Match, match_frames, normalise
 
 FIELDS = ["uid", "note", "question", "label", "label_beyond_tolerance", "limits", "output_type", "entities",

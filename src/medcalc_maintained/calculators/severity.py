@@ -1,6 +1,6 @@
 """Clinical severity of a label change: what replacing ``old`` by ``new`` would change for a patient.
 
->>> from medcalc_maintained.quality.severity import severity
+>>> from medcalc_maintained.calculators.severity import severity
 >>> severity(45, "1", "2", "integer")[0]        # CURB-65 home treatment -> short stay
 'L3'
 >>> severity(45, "3", "4", "integer")[0]        # both "hospital, severe pneumonia"

@@ -1,0 +1,173 @@
+"""The static import graph of the package, read from the source files (nothing is imported).
+
+``closure(src, roots)`` is every module of ``medcalc_maintained`` that importing ``roots`` can run:
+the imports at the top of each module and inside its functions (all of them may run), the
+packages above each module (their ``__init__.py`` runs first), and the imports a module makes by
+name at run time, which are read from the module that makes them (:data:`DYNAMIC`). Imports
+under ``if TYPE_CHECKING:`` never run and are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+PACKAGE = "medcalc_maintained"
+
+
+def _calculator_modules(tree: ast.Module) -> list[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets):
+            return [f"{PACKAGE}.calculators.{name}" for name in ast.literal_eval(node.value)]
+    raise AssertionError("calculators/__init__.py no longer defines MODULES: update DYNAMIC in tests/import_graph.py")
+
+
+# Modules that import others by a computed name (importlib.import_module), and how to read which.
+DYNAMIC = {f"{PACKAGE}.calculators": _calculator_modules}
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(path: Path, mtime_ns: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def parse(path: Path) -> ast.Module:
+    """The syntax tree of ``path`` (parsed once per version of the file)."""
+    return _parse(path, path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=None)
+def module_file(src: Path, name: str) -> Path | None:
+    """The file of module ``name`` under ``src`` (the package directory), or None."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = src.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def module_name(src: Path, path: Path) -> str:
+    rel = path.relative_to(src).with_suffix("")
+    parts = [PACKAGE, *rel.parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _import_nodes(node: ast.AST):
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child):
+            for sub in child.orelse:
+                yield from _import_nodes(sub)
+            continue
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child
+        yield from _import_nodes(child)
+
+
+def imports_of(src: Path, name: str, tree: ast.AST | None = None) -> set[str]:
+    """The package's modules that module ``name`` (or the given part ``tree`` of it) imports."""
+    path = module_file(src, name)
+    if tree is None:
+        tree = parse(path)
+    package = name if path is not None and path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _import_nodes(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+            continue
+        if node.level:
+            anchor = package.split(".")
+            anchor = anchor[: len(anchor) - node.level + 1]
+            base = ".".join(anchor + ([node.module] if node.module else []))
+        else:
+            base = node.module or ""
+        found.add(base)
+        for alias in node.names:
+            if module_file(src, f"{base}.{alias.name}") is not None:
+                found.add(f"{base}.{alias.name}")
+    if name in DYNAMIC and isinstance(tree, ast.Module):
+        found.update(DYNAMIC[name](tree))
+    return {m for m in found if module_file(src, m) is not None}
+
+
+def _with_parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def closure(src: Path, roots) -> set[str]:
+    """Every package module that importing ``roots`` can run (``roots`` included)."""
+    seen: set[str] = set()
+    todo = [p for r in roots for p in _with_parents(r)]
+    while todo:
+        name = todo.pop()
+        if name in seen or module_file(src, name) is None:
+            continue
+        seen.add(name)
+        for imported in imports_of(src, name):
+            todo.extend(_with_parents(imported))
+    return seen
+
+
+def graph(src: Path) -> dict[str, set[str]]:
+    """Every module of the package -> the package modules it imports."""
+    return {module_name(src, p): imports_of(src, module_name(src, p))
+            for p in sorted(src.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.AST]:
+    return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _top_level_names(src: Path, name: str, tree: ast.Module) -> dict[str, tuple[str, str | None]]:
+    """Names bound by the module's top-level imports -> (module, attribute or None)."""
+    bound: dict[str, tuple[str, str | None]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                bound[alias.asname or alias.name] = (sub, None) if module_file(src, sub) else (node.module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = (alias.name, None)
+    return bound
+
+
+def command_roots(src: Path, cli_module: str, function: str) -> set[str]:
+    """The library modules a command-line function runs: the imports inside it and inside the
+    command-line functions it calls (followed across the ``cli`` modules), and the modules of the
+    names it uses from its module's top-level imports. The ``cli`` modules themselves only parse
+    arguments and print, and are left out."""
+    roots: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    todo = [(cli_module, function)]
+    while todo:
+        mod, fn = todo.pop()
+        if (mod, fn) in seen:
+            continue
+        seen.add((mod, fn))
+        tree = parse(module_file(src, mod))
+        functions, bound = _functions(tree), _top_level_names(src, mod, tree)
+        node = functions.get(fn)
+        if node is None:  # a value (a console, a constant), not a function
+            continue
+        roots.update(imports_of(src, mod, node))
+        for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+            if used in functions:
+                todo.append((mod, used))
+            elif used in bound:
+                target, attr = bound[used]
+                if target.startswith(f"{PACKAGE}.cli") and attr is not None:
+                    todo.append((target, attr))
+                elif module_file(src, target) is not None:
+                    roots.add(target)
+    return {r for r in roots if not (r == f"{PACKAGE}.cli" or r.startswith(f"{PACKAGE}.cli."))}
