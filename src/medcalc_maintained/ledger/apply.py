@@ -154,6 +154,12 @@ def _change_severities(df: pd.DataFrame, labels: list[str], otypes: list[str], e
     return out
 
 
+def _label_text(new: Any, original: str, otype: str, style: str | None) -> str:
+    """The released text of a record's ``new_value``: the upstream label's own text stays verbatim
+    (a confirmed label is upstream's, text for text), any other value in the canonical form."""
+    return original if str(new) == original else format_answer(new, otype, style)
+
+
 def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
                     prior: list[LedgerProblem] | None = None) -> pd.DataFrame:
     """Apply accepted records, in release order, to upstream ``instances``; return maintained rows.
@@ -209,9 +215,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         if not step.applied:
             continue
         i = index[step.key]
-        # the upstream label's own text stays verbatim (a confirmed label is upstream's, text for text)
-        labels[i] = (rows.originals[i] if str(rec["new_value"]) == rows.originals[i]
-                     else format_answer(rec["new_value"], otypes[i], styles[i]))
+        labels[i] = _label_text(rec["new_value"], rows.originals[i], otypes[i], styles[i])
         status[i] = rec["label_status"]
         source[i] = rec["source"]
         ids[i].append(rec.id)
