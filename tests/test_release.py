@@ -64,8 +64,8 @@ def state(rows=BASE, card=CARD, **kw):
     ([(1, 2, "decimal", "25.238", "confirmed"), *BASE[1:]], CARD, False, "minor", "labels"),
     # the first N/A of integer outputs is a new label class -> major
     ([BASE[0], (2, 4, "integer", "N/A", "abstain"), BASE[2]], CARD, False, "major", "label space of integer"),
-    # a new column -> major
-    (BASE, CARD, True, "major", "schema of config 'default'"),
+    # a new column is backward compatible -> minor (a removed or retyped one is major: test_release_2_1.py)
+    (BASE, CARD, True, "minor", "config 'default' adds column(s)"),
     # a row removed -> major
     (BASE[:2], CARD, False, "major", "set of rows"),
     # the card template only -> patch
@@ -269,13 +269,18 @@ def test_build_refuses_to_replace_a_directory_that_is_not_a_release(tmp_path, in
 
 def test_next_version_of_the_working_tree(tmp_path, instances):
     root = make_project(tmp_path / "p", instances, [rec()])
+    # after 2.0.0 the next release ships derivations (core/versions.DERIVATIONS_FROM): new columns, minor
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 1 and "nothing changed since 2.0.0" in r.output
+    assert r.exit_code == 0 and "next version: 2.1.0 (minor)" in r.output and "adds column(s)" in r.output, r.output
+    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
+                                            entry("2.1.0", "minor")])
+    r = invoke(root, "release", "next-version")
+    assert r.exit_code == 1 and "nothing changed since 2.1.0" in r.output, r.output
     # an unreleased accepted correction of another row -> minor
     (root / "data" / "corrections" / "more.yaml").write_text(ledger.dump(
         [rec(id="T-0002", uid=2, release=None, old_value="38", new_value="40")], root))
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.1.0 (minor)" in r.output, r.output
+    assert r.exit_code == 0 and "next version: 2.2.0 (minor)" in r.output, r.output
 
 
 def test_draft_build_previews_the_next_release_and_cannot_be_published(tmp_path, instances):
@@ -330,9 +335,9 @@ def test_release_tables_apply_the_ledger_at_most_once_per_release(project_root, 
     project = Project.load(project_root)
     calls = count_applications(monkeypatch)
     written = release_tables.run(project)
-    assert sorted(written) == ["1.0.0", "2.0.0"]
-    assert sorted(calls) == ["1.0.0", "2.0.0"]  # one application per release
-    for v in ("1.0.0", "2.0.0"):
+    assert sorted(written) == ["1.0.0", "2.0.0", "2.1.0"]
+    assert sorted(calls) == ["1.0.0", "2.0.0", "2.1.0"]  # one application per release
+    for v in ("1.0.0", "2.0.0", "2.1.0"):
         for config in ("default", "full", "original", "corrections"):
             assert project.release_table(v, config).is_file()
     # building from the stage's tables applies no ledger record at all
@@ -348,17 +353,17 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
     from medcalc_maintained.stages import release_tables
 
     project = Project.load(project_root)
-    fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0")}
+    fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0", "2.1.0")}
     fly_full = load_config(project, "2.0.0")
     assert not project.release_tables.exists()
     release_tables.run(project)
-    for v in ("1.0.0", "2.0.0"):
+    for v in ("1.0.0", "2.0.0", "2.1.0"):
         res = release_stage.run(project, out=tmp_path / f"tab-{v}", version=v)
         assert snapshot(tmp_path / f"tab-{v}") == snapshot(tmp_path / f"fly-{v}")
         assert res.files == fly[v].files and res.state == fly[v].state and res.rows == fly[v].rows
     # the default output directory is params.release.out
     assert release_stage.run(project).out == project.release_build
-    assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.0.0")
+    assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.1.0")  # the latest release
     # load_config reads the same frame from the stage's file as it builds on the fly
     stored = load_config(project, "2.0.0")
     pd.testing.assert_frame_equal(stored, fly_full)

@@ -97,7 +97,10 @@ def severity_table(records: pd.DataFrame, version: str) -> str:
     if not len(records) or "change_severity" not in records.columns:
         return "No label change in this release."
     ch = records[(records["release"] == version) & (records["decision"] == "accepted")]
-    ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in ch.to_dict("records")]]
+    if "old_value" in ch.columns:
+        ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in ch.to_dict("records")]]
+    else:  # a table without the values (older layouts): the records that are changes by status
+        ch = ch[ch["label_status"].isin(["corrected", "abstain"])]
     if not len(ch):
         return "No label change in this release."
     rows = []
@@ -141,11 +144,14 @@ def rows_summary(rows: dict[str, dict[str, int]] | None, previous: dict[str, dic
     rows and their values are equal."""
     if rows is None:
         return []
-    total = {c: sum(by.values()) for c, by in rows.items()}
+    def in_order(d: dict[str, Any]) -> list[str]:  # the configs' own order, whatever the source (state files sort keys)
+        return sorted(d, key=lambda c: (CONFIGS.index(c) if c in CONFIGS else len(CONFIGS), c))
+
+    total = {c: sum(rows[c].values()) for c in in_order(rows)}
     if previous is None or previous_version is None:
         table = [[c, n] for c, n in total.items()]
         return ["Rows per config (first release):", "", md_table(["config", "rows"], table, ["l", "r"]), ""]
-    before = {c: sum(by.values()) for c, by in previous.items()}
+    before = {c: sum(previous[c].values()) for c in in_order(previous)}
     table = []
     for c in list(total) + [c for c in before if c not in total]:
         a, b = before.get(c, 0), total.get(c, 0)
