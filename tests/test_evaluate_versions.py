@@ -192,7 +192,7 @@ def test_all_rows_against_v1_v2_and_a_built_release(project_root, tmp_path, monk
     from medcalc_maintained.release.tables import load_config
 
     project = Project.load(project_root)
-    built = build(project, project_root / "build" / "release")
+    built = build(project, project_root / "build" / "release", version="2.0.0")
     full1 = load_config(project, "1.0.0", "full")
     full2 = load_config(project, "2.0.0", "full").set_index("uid")
     preds = tmp_path / "all.jsonl"

@@ -84,7 +84,7 @@ def test_major_declared_for_a_label_change_is_refused_and_minor_builds(project, 
     assert r.exit_code == 0, r.output
     log = (tmp_path / "b" / "CHANGELOG.md").read_text()
     section = log[log.index("## 2.1.0"):log.index("## 2.0.0")]
-    assert "Rows per config since 2.0.0:" in section and "| default | 1 | 2 | +1 |" in section
+    assert "Rows per config since 2.0.0:" in section and "| default | 1 | 2 | +1; changed: 1 row in |" in section
     assert "| T-0002 | 2 | " in section and "38 → 40 | L1 | unverified → corrected |" in section
 
 

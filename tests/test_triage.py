@@ -199,7 +199,7 @@ def test_stage_run_writes_its_outputs_under_the_project(project_root, evidence):
     q = tr.read_queue(p.triage_queue)
     from medcalc_maintained.quality.impact import IMPACT_COLUMNS
 
-    assert q.columns.tolist() == tr.QUEUE_COLUMNS + IMPACT_COLUMNS and len(q) == 1047 and int(q["in_budget"].sum()) == 7
+    assert q.columns.tolist() == tr.QUEUE_COLUMNS + IMPACT_COLUMNS + ["underived"] and len(q) == 1047 and int(q["in_budget"].sum()) == 7
     summary = json.loads((p.triage_dir / "metrics.json").read_text())
     assert summary["budget"] == 7 and summary["ranking"] == "harm"
     assert summary["severity_found"]["adjudicated_rows"]["harm"]["reviews"] == 7
