@@ -65,7 +65,7 @@ def plan(project: Project) -> Plan:
     else:
         train = inst[~inst["uid"].isin(held) & inst["uid"].isin(both)]
         note = (f"held-out rows: the {len(held)} rows of {new}'s {config!r} config; no {split!r} split in "
-                f"{project.instances}, so the arms train on the other {len(train)} test rows labelled by both "
+                f"{project.instances.relative_to(project.root).as_posix() if project.instances.is_relative_to(project.root) else project.instances.name}, so the arms train on the other {len(train)} test rows labelled by both "
                 "versions (a declared held-out split of the test rows)")
     heldout = inst[inst["uid"].isin(held)]
 
