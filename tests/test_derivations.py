@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from medcalc_maintained import ledger
@@ -266,3 +267,32 @@ def test_review_import_refuses_a_gcs_the_declared_definition_cannot_give(real_in
     text = str(err.value)
     assert "00862" in text and "gcs-1974-not-testable-undefined" in text and "not testable" in text
     assert list(corrections.iterdir()) == []
+
+
+def _derive(root, *args: str):
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    return CliRunner().invoke(app, ["ledger", "derive", *args], env={"MEDCALC_ROOT": str(root)})
+
+
+def test_ledger_derive_shows_the_row_s_derivation_and_refuses_a_false_quote(project_root, real_instances, tmp_path):
+    # uid 60: the campaign record's reconstructed input (a thromboembolism history) gives the corrected 6
+    r = _derive(project_root, "--uid", "60")
+    assert r.exit_code == 0, r.output
+    assert "Thromboembolism history" in r.output and "label 6: inputs-recorded" in r.output
+    # uid 997 under CDC-2016 factors gives the adjudicated 389, never v1.0's 290
+    r = _derive(project_root, "--uid", "997", "--definition", "cdc_2016", "--label", "290")
+    assert r.exit_code == 1 and "cdc_2016 gives 389" in r.output and "does NOT derive" in " ".join(r.output.split())
+    assert _derive(project_root, "--uid", "997", "--definition", "cdc_2016", "--label", "389").exit_code == 0
+    # an input whose quote is not the note's text at its offsets
+    note = _row(real_instances, 593)["Patient Note"]
+    bad = tmp_path / "inputs.yaml"
+    bad.write_text(yaml.safe_dump({"inputs": [{"name": "White blood cell count", "value": 8300, "unit": "/µL",
+                                               "evidence": {"start": 0, "end": 12, "text": "not the note"}}]}))
+    assert note[:12] != "not the note"
+    r = _derive(project_root, "--uid", "593", "--inputs", str(bad))
+    assert r.exit_code == 1 and "evidence problem" in r.output
+    r = _derive(project_root, "--uid", "99999")
+    assert r.exit_code == 2 and "uid 99999 does not exist" in r.output

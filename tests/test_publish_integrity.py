@@ -11,16 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from medcalc_maintained.cli import app
+from release_support import built_copy, cli
 
 pytestmark = pytest.mark.slow
-runner = CliRunner()
-
-
-def cli(root: Path, *args: str):
-    return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
 
 
 def snapshot(path: Path) -> dict[str, str]:
@@ -30,12 +24,7 @@ def snapshot(path: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, pipeline_project) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("publish-integrity") / "project"
-    shutil.copytree(pipeline_project, root)
-    out = root / "build" / "v2.0.0"
-    r = cli(root, "release", "build", "--out", str(out), "--version", "2.0.0")
-    assert r.exit_code == 0, r.output
-    return root, out
+    return built_copy(tmp_path_factory, pipeline_project, "2.0.0", "publish-integrity")
 
 
 @pytest.mark.parametrize("edit, words", [

@@ -13,14 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from medcalc_maintained.cli import app
 from medcalc_maintained.ledger import harmonize
-from medcalc_maintained.release.card import SECTIONS, change_kind, change_sections, config_change
+from medcalc_maintained.release.card import change_sections, config_change
 from medcalc_maintained.release.state import derive_bump
-
-runner = CliRunner()
+from release_support import built_copy, cli
 
 
 @pytest.fixture(scope="module")
@@ -73,16 +70,7 @@ def test_every_confirmed_label_is_restored_to_upstreams_text(policy, campaign_re
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, pipeline_project):
-    root = tmp_path_factory.mktemp("r21") / "project"
-    shutil.copytree(pipeline_project, root)
-    out = root / "build" / "v2.1.0"
-    r = _cli(root, "release", "build", "--out", str(out), "--version", "2.1.0")
-    assert r.exit_code == 0, r.output
-    return root, out
-
-
-def _cli(root, *args: str):
-    return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
+    return built_copy(tmp_path_factory, pipeline_project, "2.1.0", "r21")
 
 
 def _full(out) -> pd.DataFrame:
@@ -90,7 +78,7 @@ def _full(out) -> pd.DataFrame:
 
 
 def _validate(root, out) -> tuple[int, str]:
-    r = _cli(root, "validate", str(out))
+    r = cli(root, "validate", str(out))
     return r.exit_code, r.output
 
 
@@ -173,13 +161,20 @@ def test_every_number_in_the_changelog_equals_the_rows_it_lists(recs):
             for n, r in enumerate(recs)]
     accepted = pd.DataFrame(rows, columns=list(rows[0]) if rows else ["id"])
     text = "\n".join(change_sections(accepted, {}))
-    kinds = [change_kind(r) for r in rows]
-    for key, title, _ in SECTIONS:
-        n = kinds.count(key)
-        if n or key == "change":
-            assert f"### {title} ({n})" in text
-            body = text.split(f"### {title} ({n})")[1].split("\n### ")[0]
-            assert sum(1 for line in body.splitlines() if line.startswith("| R")) == n
-    changed = sum(kinds.count(k) for k, _, _ in SECTIONS)
-    assert text.startswith(f"{changed} label(s) changed in this release")
-    assert kinds.count("reconfirmed") == (int(text.split("### Re-confirmed (")[1].split(")")[0]) if "Re-confirmed" in text else 0)
+    changed = {r["id"] for r in rows if r["old_value"] != r["new_value"]}
+    reconfirmed = {r["id"] for r in rows if r["old_value"] == r["new_value"] and r["label_status"] != "confirmed"}
+    listed: list[str] = []
+    # every "### <title> (n)" section lists exactly n rows; the label changes are listed once each
+    for part in text.split("\n### ")[1:]:
+        title, rest = part.split("\n", 1)
+        n = int(title.rsplit("(", 1)[1].rstrip(")"))
+        ids = [line.split(" | ")[0].lstrip("| ") for line in rest.splitlines() if line.startswith("| R")]
+        assert len(ids) == n, title
+        if title.startswith("Re-confirmed"):
+            assert set(ids) == reconfirmed
+        else:
+            listed += ids
+    assert sorted(listed) == sorted(changed)
+    assert text.startswith(f"{len(changed)} label(s) changed in this release")
+    confirmations = len(rows) - len(changed) - len(reconfirmed)
+    assert (f"{confirmations} accepted record(s) confirm the upstream label" in text) == (confirmations > 0)

@@ -126,17 +126,18 @@ def rebase_cmd(
 def derive_cmd(
     uid: int = typer.Option(..., "--uid", help="Row Number of the instance."),
     split: str = typer.Option("test", "--split", help="Split of the instance."),
-    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}) and optionally `definition:`."),
+    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}) and optionally `definition:` and, for N/A, `justification:` (default: those of the row's applied ledger record)."),
     definition: Optional[str] = typer.Option(None, "--definition", help="The declared version or a published alternative of calculators/definitions.yaml (overrides the file's)."),
     label: Optional[str] = typer.Option(None, "--label", help="The label to check against the derivation (default: the row's current maintained label)."),
 ) -> None:
     """Show what a row's declared definition (or an alternative) computes from the upstream
     entities patched by recorded inputs, and whether a label reproduces it.
 
-    Prints the row's entities, each input with its evidence check (the quoted text must be the
-    note's own text at the offsets), the derived value and the grading of the label against it
-    (integers exact, decimals inside the label's limits, dates the same day). Exit 0 when the label
-    reproduces the derivation and the evidence holds, 1 when it does not, 2 for bad input.
+    Prints each input with its evidence check (the quoted text must be the note's own text at the
+    offsets) and the label's derivation status, as the release's `Derivation Status` states it
+    (integers exact, decimals inside the label's limits, dates the same day; an N/A derives when the
+    definition gives no value or a justification is recorded). Exit 0 when the label derives and the
+    evidence holds, 1 when it does not, 2 for bad input.
     """
     from medcalc_maintained.core.io import load_yaml
     from medcalc_maintained.ledger import derivation as D
@@ -167,14 +168,14 @@ def derive_cmd(
         _fail(exc)
     recorded = doc.get("inputs") or []
     problems = D.input_problems(cid, recorded, row.get("Patient Note"))
-    result = D.derive(cid, entities_of(ents), recorded, chosen)
     shown = label if label is not None else str(row["Ground Truth Answer"])
-    from medcalc_maintained.core.answers import limits, parse_answer
+    from medcalc_maintained.core.answers import limits
 
     otype = str(row["Output Type"])
     lo, hi = (row["Lower Limit"], row["Upper Limit"]) if label is None else limits(label, otype, None)
-    ok = D.reproduces(result.value, shown, lo, hi, otype) or (
-        parse_answer(shown, otype).is_abstain and result.value is None)
+    result = D.label_derivation(cid, entities_of(ents), shown, lo, hi, otype,
+                                {"inputs": recorded, "definition": chosen, "justification": doc.get("justification")})
+    ok = result.status in D.DERIVED
     console.print(f"{split} uid {uid}: {row['Calculator Name']} (calculator {cid}), {row['Label Status']} label "
                   f"{row['Ground Truth Answer']!s}, upstream {row['Original Ground Truth Answer']!s}", highlight=False)
     if inputs is None and recorded:
@@ -185,14 +186,15 @@ def derive_cmd(
                       f"<- note[{ev.get('start')}:{ev.get('end')}] {str(ev.get('text') or '')[:80]!r}", highlight=False)
     for p in problems:
         console.print(f"  evidence problem: {p}", highlight=False)
-    console.print(f"{result.definition} gives {result.shown}; label {shown} "
-                  f"{'reproduces' if ok else 'does NOT reproduce'} it", highlight=False)
+    console.print(f"label {shown}: {result.status} ({result.reason})"
+                  + ("" if ok else "; it does NOT derive"), highlight=False)
     if problems or not ok:
         raise typer.Exit(1)
 
 
 def _applied_derivation(project: Project, ids: str) -> dict:
-    """``inputs`` and ``definition`` of the last record applied to a row (``{}`` when none)."""
+    """``inputs``, ``definition`` and ``justification`` of the last record applied to a row (``{}``
+    when none)."""
     from medcalc_maintained.ledger import collect
 
     last = [i for i in ids.split(";") if i.strip()][-1:]
@@ -200,7 +202,7 @@ def _applied_derivation(project: Project, ids: str) -> dict:
         return {}
     records, _ = collect(project.ledger_paths)
     hit = [r for r in records if r.valid and r.id == last[0]]
-    return {k: hit[-1].get(k) for k in ("inputs", "definition")} if hit else {}
+    return {k: hit[-1].get(k) for k in ("inputs", "definition", "justification")} if hit else {}
 
 
 def _stage_rebase() -> None:

@@ -114,21 +114,22 @@ def explanations_view(full: pd.DataFrame, original: pd.DataFrame) -> pd.DataFram
 
 
 def _derivation_ok(r: dict[str, Any], doc: dict[str, Any]) -> bool:
+    """The shipped ``Derivation`` re-derived from the row's own ``Relevant Entities`` and note: the
+    quotes are the note's text, the definition is published, and the label's derivation status is
+    the one shipped (an N/A with the shipped reason as its justification)."""
+    from medcalc_maintained.core.rows import entities_or_empty
     from medcalc_maintained.ledger import derivation as D
-    from medcalc_maintained.release.explanations import _entities
 
     if doc.get("status") in D.UNDERIVED:
         return True  # listed by the `derived` fact, never derived
-    cid, otype, label = int(r["Calculator ID"]), str(r.get("Output Type")), r.get("Ground Truth Answer")
-    inputs = doc.get("inputs") or []
-    if not isinstance(inputs, list) or D.input_problems(cid, inputs, _cell(r.get("Patient Note"))):
+    cid, inputs = int(r["Calculator ID"]), doc.get("inputs") or []
+    if not isinstance(inputs, list) or D.input_problems(cid, inputs, _cell(r.get("Patient Note"))) \
+            or D.definition_problem(cid, doc.get("definition")):
         return False
-    if D.definition_problem(cid, doc.get("definition")):
-        return False
-    d = D.derive(cid, _entities(r.get("Relevant Entities")) or {}, inputs, doc.get("definition"))
-    if str(label).strip() == "N/A":
-        return doc.get("status") == "na-justified" and bool(str(doc.get("reason") or "").strip())
-    return doc.get("status") in D.DERIVED and D.reproduces(d.value, label, r.get("Lower Limit"), r.get("Upper Limit"), otype)
+    again = D.label_derivation(cid, entities_or_empty(r.get("Relevant Entities")), r.get("Ground Truth Answer"),
+                               r.get("Lower Limit"), r.get("Upper Limit"), str(r.get("Output Type")),
+                               {"inputs": inputs, "definition": doc.get("definition"), "justification": doc.get("reason")})
+    return again.status == doc.get("status")
 
 
 def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
@@ -137,11 +138,7 @@ def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     from medcalc_maintained.release.tables import DERIVATION, DERIVATION_STATUS
 
     cols = ["split", "uid", "derivation_recorded", "label_reproduces_definition", "derived"]
-    try:
-        applies = has_derivations(str(version))
-    except ValueError:
-        applies = False
-    if full.empty or not applies:
+    if full.empty or not has_derivations(version):
         return pd.DataFrame(columns=cols)
     rows = []
     for r in full.to_dict("records"):

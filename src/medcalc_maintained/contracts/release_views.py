@@ -165,10 +165,7 @@ def layouts(manifest: dict[str, Any]) -> dict[str, list[str]]:
     from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
     from medcalc_maintained.release.tables import CORRECTION_COLUMNS, DEFAULT_COLUMNS, DERIVATION_RECORD_COLUMNS
 
-    try:
-        derived = has_derivations(str(manifest.get("version")))
-    except ValueError:
-        derived = False
+    derived = has_derivations(manifest.get("version"))
 
     state_schema = (manifest.get("state") or {}).get("schema") or {}
     out = {c: [col for col, _t in (state_schema.get(c) or {}).get("columns") or []] for c in state_schema}

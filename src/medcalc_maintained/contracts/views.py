@@ -23,6 +23,7 @@ from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
 from medcalc_maintained.calculators.policy import known_version
 from medcalc_maintained.core.labels import fit_problem, label_style
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.versions import UNRELEASED, release_key as _release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import replay
@@ -159,8 +160,7 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
     if "entities" in up.columns:
         ents = up["entities"].to_dict()
     else:  # a release's `original` config: the upstream literal
-        from medcalc_maintained.release.explanations import _entities
-        ents = {k: _entities(v) or {} for k, v in up.get("Relevant Entities", pd.Series(dtype=object)).to_dict().items()}
+        ents = {k: entities_or_empty(v) for k, v in up.get("Relevant Entities", pd.Series(dtype=object)).to_dict().items()}
     valid, in_range, old_fits, holds = [], [], [], []
     for k, rec in zip(keys, df.to_dict("records")):
         if k not in otypes:

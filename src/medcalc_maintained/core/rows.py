@@ -52,6 +52,15 @@ def parse_entities(text: str) -> dict[str, Any]:
     return _jsonable(value)
 
 
+def entities_or_empty(text: Any) -> dict[str, Any]:
+    """:func:`parse_entities` of a released ``Relevant Entities`` cell, ``{}`` when it is missing
+    or not a readable dict (what the contracts re-derive a shipped label from)."""
+    try:
+        return parse_entities(str(text)) if isinstance(text, str) and text.strip() else {}
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return {}
+
+
 def read_upstream_csv(path: Path) -> pd.DataFrame:
     """Read one upstream CSV as text, checking encoding and structure."""
     path = Path(path)

@@ -25,9 +25,10 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(m[1]), int(m[2]), int(m[3])
 
 
-def has_derivations(version: str) -> bool:
-    """Whether release ``version`` ships derivations (:data:`DERIVATIONS_FROM` on)."""
-    return version_key(version) >= version_key(DERIVATIONS_FROM)
+def has_derivations(version: object) -> bool:
+    """Whether release ``version`` ships derivations (:data:`DERIVATIONS_FROM` on); ``False`` for a
+    value that is not a version (a damaged manifest is reported by its own contract)."""
+    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(DERIVATIONS_FROM)
 
 
 def release_key(release: str) -> tuple:

@@ -222,5 +222,5 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any]) -> 
     return out
 
 
-__all__ = ["DERIVED", "row_derivations", "UNDERIVED", "Derivation", "LabelDerivation", "label_derivation", "alternative_of", "definition_problem", "derive", "entities_of", "entity_value",
-           "input_problems", "patch", "reproduces"]
+__all__ = ["DERIVED", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem", "derive",
+           "entities_of", "entity_value", "input_problems", "label_derivation", "patch", "reproduces", "row_derivations"]

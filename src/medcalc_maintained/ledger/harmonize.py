@@ -25,14 +25,14 @@ A contradiction whose declared definition computes no value from the adjudicated
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core.answers import format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.labels import label_style
-from medcalc_maintained.ledger.derivation import derive
+from medcalc_maintained.ledger.derivation import Derivation, derive
 from medcalc_maintained.quality.definitions import entities_of
 
 POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": None}
@@ -43,52 +43,49 @@ def _row_index(instances: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]
     return {(str(r["split"]), int(r["uid"])): r for r in instances.to_dict("records")}
 
 
-def _base(rec: Mapping[str, Any], row: Mapping[str, Any], rid: str, release: str, decided_at: str) -> dict[str, Any]:
+def _base(rec: Mapping[str, Any], rid: str, release: str, decided_at: str) -> dict[str, Any]:
     return {"id": rid, "uid": int(rec["uid"]), "split": str(rec["split"]), "release": release,
             "old_value": str(rec["new_value"]), "decision": "accepted", "source": "policy",
             "reviewer": dict(POLICY_REVIEWER), "blinded": False, "decided_at": decided_at}
 
 
-def harmonized(rec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str, str]:
-    """(new label, label status) of a definition contradiction under the declared definition:
-    ``N/A`` (abstain) when the declared definition computes no value from the adjudicated inputs
-    (e.g. a GCS with a component not testable under ``gcs-1974-not-testable-undefined``)."""
+def harmonized(rec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str, str, Derivation]:
+    """(new label, label status, the declared definition's derivation) of a definition
+    contradiction: ``N/A`` (abstain) when the declared definition computes no value from the
+    adjudicated inputs (e.g. a GCS with a component not testable under
+    ``gcs-1974-not-testable-undefined``); the upstream text when the value agrees with it."""
     cid, otype, upstream = int(row["Calculator ID"]), str(row["Output Type"]), str(row["Ground Truth Answer"])
     d = derive(cid, entities_of(row.get("entities")), rec.get("inputs"), None)
     if d.value is None:
-        return "N/A", "abstain"
+        return "N/A", "abstain", d
     if parse_answer(upstream, otype).is_valid and labels_agree(d.value, upstream, otype):
-        return upstream, "confirmed"
-    return format_answer(d.value, otype, label_style(upstream, otype)), "corrected"
+        return upstream, "confirmed", d
+    return format_answer(d.value, otype, label_style(upstream, otype)), "corrected", d
 
 
 def _harmonize_record(rec: Mapping[str, Any], row: Mapping[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    new, status = harmonized(rec, row)
-    cid = int(row["Calculator ID"])
-    declared = load_policy()[cid]["version"]
-    extra: dict[str, Any] = {}
-    followed = rec.get("definition") or "the reviewer's reading (N/A)"
-    was = str(rec["new_value"])
-    why = (f"Definition harmonization: the adjudicated label {was} follows {followed}, but the row declares "
-           f"{declared} ({POLICY_FILE}, calculator {cid}), which gives {new} from the adjudicated inputs.")
+    new, status, d = harmonized(rec, row)
+    cid, was = int(row["Calculator ID"]), str(rec["new_value"])
+    declared = f"{d.definition} ({POLICY_FILE}, calculator {cid})"
+    alternative = rec.get("definition") or "the reviewer's reading (N/A)"
+    followed = f"the adjudicated label {was} follows {alternative}"
     if status == "abstain":
-        shown = derive(cid, entities_of(row.get("entities")), rec.get("inputs"), None).shown
-        why = (f"Definition harmonization: the adjudicated label {was} follows {followed}, but the row declares "
-               f"{declared} ({POLICY_FILE}, calculator {cid}), under which the adjudicated inputs give {shown}: N/A.")
-        extra["justification"] = f"the declared {declared} gives {shown}"
+        why = f"{followed}, but the row declares {declared}, under which the adjudicated inputs give {d.shown}: N/A."
     elif was.strip().upper() == "N/A":
-        why = (f"Definition harmonization: the adjudicated label is N/A, but the declared {declared} "
-               f"({POLICY_FILE}, calculator {cid}) decides the missing criterion by its own convention and gives "
-               f"{new} from the adjudicated inputs.")
+        why = (f"the adjudicated label is N/A, but the declared {declared} decides the missing criterion by its own "
+               f"convention and gives {new} from the adjudicated inputs.")
+    else:
+        why = f"{followed}, but the row declares {declared}, which gives {new} from the adjudicated inputs."
     return {**base, "new_value": new, "label_status": status,
             "error_type": {"confirmed": None, "abstain": "unanswerable"}.get(status, rec.get("error_type") or "other"),
-            "rationale": why,
-            "evidence": [f"{POLICY_FILE}: calculator {cid} declares {declared}",
+            "rationale": f"Definition harmonization: {why}",
+            "evidence": [f"{POLICY_FILE}: calculator {cid} declares {d.definition}",
                          f"adjudicated by ledger record {rec['id']}: {was}"],
-            "guideline_version": declared, "definition": declared,
+            "guideline_version": d.definition, "definition": d.definition,
             **({"inputs": rec["inputs"]} if rec.get("inputs") else {}),
             "adjudicated": {"value": was, "definition": rec.get("definition")},
-            "reconstruction": "definition-contradiction", **extra}
+            "reconstruction": "definition-contradiction",
+            **({"justification": f"the declared {d.definition} gives {d.shown}"} if status == "abstain" else {})}
 
 
 def _restore_record(rec: Mapping[str, Any], row: Mapping[str, Any], base: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +111,7 @@ def policy_records(records: Iterable[Mapping[str, Any]], instances: pd.DataFrame
         row = rows.get((str(rec["split"]), int(rec["uid"])))
         if row is None:
             continue
-        base = _base(rec, row, f"{id_prefix}-{len(out) + 1:05d}", release, decided_at)
+        base = _base(rec, f"{id_prefix}-{len(out) + 1:05d}", release, decided_at)
         if rec.get("reconstruction") == "definition-contradiction":
             out.append(_harmonize_record(rec, row, base))
         elif rec.get("label_status") == "confirmed" and str(rec["new_value"]) != str(row["Ground Truth Answer"]):
@@ -124,8 +121,8 @@ def policy_records(records: Iterable[Mapping[str, Any]], instances: pd.DataFrame
 
 def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts of the policy records by rule and status."""
-    kinds = pd.Series(["harmonize" if r.get("adjudicated") else "restore" for r in records], dtype="string")
-    status = pd.Series([r["label_status"] for r in records], dtype="string")
-    by = pd.crosstab(kinds, status) if len(records) else pd.DataFrame()
+    by_rule: dict[str, Counter[str]] = {}
+    for r in records:
+        by_rule.setdefault("harmonize" if r.get("adjudicated") else "restore", Counter())[r["label_status"]] += 1
     return {"records": len(records),
-            "by_rule": {str(k): {str(s): int(v) for s, v in row.items() if v} for k, row in by.iterrows()}}
+            "by_rule": {rule: dict(sorted(c.items())) for rule, c in sorted(by_rule.items())}}

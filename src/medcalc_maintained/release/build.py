@@ -145,28 +145,16 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
     return manifest
 
 
-def release_rows(project: Project, plan: Releases, t: Tables, previous: Tables | None) -> dict[str, Any]:
-    """Row counts per config and split of every release up to ``t``'s (for the changelog): from
-    the tables at hand, stage ``release-tables``'s state files, or the tables built now."""
-    rows = {t.release.version: t.rows()}
-    if previous is not None:
-        rows[previous.release.version] = previous.rows()
+def release_history(project: Project, plan: Releases, t: Tables,
+                    previous: Tables | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Row counts per config and split, and :meth:`Tables.identities`, of every release up to
+    ``t``'s (for the changelog's rows per config): from the tables at hand, else each earlier
+    release's tables read once (stage ``release-tables``'s files, or built now)."""
+    known = {t.release.version: t, **({previous.release.version: previous} if previous is not None else {})}
     for r in plan.upto(t.release.version):
-        if r.version not in rows and r in plan.releases:
-            doc = stored_state(project, r)
-            rows[r.version] = doc["rows"] if doc is not None else load_tables(project, r, plan.path).rows()
-    return rows
-
-
-def release_identities(project: Project, plan: Releases, t: Tables, previous: Tables | None) -> dict[str, Any]:
-    """:meth:`Tables.identities` of every release up to ``t``'s (for the changelog's rows per config)."""
-    out = {t.release.version: t.identities()}
-    if previous is not None:
-        out[previous.release.version] = previous.identities()
-    for r in plan.upto(t.release.version):
-        if r.version not in out and r in plan.releases:
-            out[r.version] = load_tables(project, r, plan.path).identities()
-    return out
+        if r.version not in known and r in plan.releases:
+            known[r.version] = load_tables(project, r, plan.path)
+    return ({v: x.rows() for v, x in known.items()}, {v: x.identities() for v, x in known.items()})
 
 
 def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str, base: str | None = None) -> None:
@@ -263,8 +251,7 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     if not draft:
         say("checking the declared kind against the changes since the previous release")
         check_kind(plan, t, previous, template, project.upstream_base)
-    rows = release_rows(project, plan, t, previous)
-    identities = release_identities(project, plan, t, previous)
+    rows, identities = release_history(project, plan, t, previous)
     return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
                        identities=identities, previous=previous_of(previous))
 

@@ -30,6 +30,7 @@ from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import is_correct
 from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core.labels import ERROR_STATUSES
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger.derivation import DERIVED
 
 SOURCES = ("upstream", "reference-calculator", "ledger", "none")
@@ -190,11 +191,8 @@ def _derived_text(r: dict[str, Any], doc: dict[str, Any], by_id: dict[str, dict[
             text = (text + " " if text else "The note cannot answer this question as asked, so the label is N/A. ") + \
                 f"Under {doc['definition']}: {why}."
         return text, "ledger"
-    return recorded_derivation(int(r["Calculator ID"]), _entities_json(r), doc), "reference-calculator"
-
-
-def _entities_json(r: dict[str, Any]) -> dict[str, Any]:
-    return _entities(r.get("Relevant Entities")) or {}
+    return recorded_derivation(int(r["Calculator ID"]), entities_or_empty(r.get("Relevant Entities")), doc), \
+        "reference-calculator"
 
 
 def stated_result(text: Any) -> str | None:

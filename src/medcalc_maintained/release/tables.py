@@ -226,12 +226,13 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
         or (r.release != UNRELEASED and version_key(r.release) <= key))]
     names = {(str(s), int(u)): str(n) for s, u, n in zip(instances["split"], instances["uid"], instances["Calculator Name"])}
     rows_of = _severity_inputs(instances)
-    columns = CORRECTION_COLUMNS + (DERIVATION_RECORD_COLUMNS if has_derivations(version) else [])
+    derived = has_derivations(version)
+    columns = CORRECTION_COLUMNS + (DERIVATION_RECORD_COLUMNS if derived else [])
     rows = []
     frame = ledger.records_frame(chosen) if chosen else pd.DataFrame()
     for d in frame.to_dict("records"):
         row = {c: d.get(c) for c in CORRECTION_COLUMNS}
-        if has_derivations(version):
+        if derived:
             row.update(_derivation_fields(d))
         row["uid"] = int(d["uid"])
         row["Calculator Name"] = names.get((str(d["split"]), int(d["uid"])), "")

@@ -34,7 +34,7 @@ def run(project: Project) -> HarmonizeRun:
     instances = read_parquet(project.instances, "instances", "ingest")
     campaign = [r.data for r in load([project.campaign_ledger])]
     records = harmonize.policy_records(campaign, instances, release=str(p["release"]), id_prefix=str(p["id_prefix"]),
-                                             decided_at=str(p["decided_at"]))
+                                       decided_at=str(p["decided_at"]))
     summary = harmonize.summary(records)
     batch = {"name": f"policy-{p['release']}",
              "description": "Definition contradictions decided under the declared definition; confirmed labels restored to upstream's text"}
