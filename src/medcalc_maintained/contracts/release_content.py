@@ -13,6 +13,11 @@
                    applied to the row's ``Relevant Entities`` patched by its inputs, whose evidence quotes the
                    note, grades the label correct; an N/A states why) and ``derived`` (not an override or
                    unexplained: listed as a warning)
+``proposals``      every row of ``full`` of a release from 2.1.0 on, once per field (``Proposed Answer``,
+                   ``Proposal``): ``well_formed`` (text; the proposal a JSON document of error findings and a
+                   derivation or ``null``), ``only_unverified`` (a verified row has neither) and
+                   ``value_derives`` (the recorded derivation, its quotes the note's text, gives its value
+                   and the ``Proposed Answer``)
 ``card_features``  every config: ``features_match_files`` (the card's ``dataset_info`` features and row
                    counts are the files' columns, types and rows)
 ``croissant``      every data file and config, and the document itself: ``described`` (croissant.json lists
@@ -152,6 +157,65 @@ def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
         rows.append({"split": str(r["split"]), "uid": int(r["uid"]), "derivation_recorded": recorded,
                      "label_reproduces_definition": recorded and _derivation_ok(r, doc),
                      "derived": recorded and doc.get("status") in DERIVED})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _proposal_doc(text: str | None) -> tuple[bool, dict[str, Any] | None]:
+    """(well formed, document) of a ``Proposal`` cell: ``null``, or ``{derivation, findings}`` with at
+    least one ``error`` finding and a derivation that is ``null`` or has definition, inputs and value."""
+    if text is None:
+        return True, None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return False, None
+    if not isinstance(doc, dict) or set(doc) != {"derivation", "findings"}:
+        return False, None
+    found, d = doc["findings"], doc["derivation"]
+    ok = isinstance(found, list) and bool(found) and all(
+        isinstance(f, dict) and f.get("severity") == "error" and f.get("check") and isinstance(f.get("evidence"), dict)
+        for f in found)
+    ok = ok and (d is None or (isinstance(d, dict) and {"definition", "inputs", "value"} <= set(d)
+                               and isinstance(d["inputs"], list)))
+    return ok, doc if ok else None
+
+
+def _proposal_derives(r: dict[str, Any], doc: dict[str, Any] | None) -> bool:
+    """The proposal's derivation applied again to the row's ``Relevant Entities`` and note gives the
+    value it records, and ``Proposed Answer`` is that value (empty without one)."""
+    from medcalc_maintained.core.rows import entities_or_empty
+    from medcalc_maintained.ledger import derivation as D
+
+    d = None if doc is None else doc["derivation"]
+    if d is None:
+        return True
+    cid = int(r["Calculator ID"])
+    if D.input_problems(cid, d["inputs"], _cell(r.get("Patient Note"))) or D.definition_problem(cid, d["definition"]):
+        return False
+    again = D.derive(cid, entities_or_empty(r.get("Relevant Entities")), d["inputs"], d["definition"])
+    return again.value == d["value"]
+
+
+def proposals_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
+    from medcalc_maintained.core.labels import UNVERIFIED
+    from medcalc_maintained.core.versions import has_derivations
+    from medcalc_maintained.release.proposals import PROPOSAL, PROPOSED_ANSWER
+
+    cols = ["split", "uid", "field", "well_formed", "only_unverified", "value_derives"]
+    if full.empty or not has_derivations(version):
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for r in full.to_dict("records"):
+        key = {"split": str(r["split"]), "uid": int(r["uid"])}
+        verified = str(r.get("Label Status")) != UNVERIFIED
+        answer, text = r.get(PROPOSED_ANSWER), _cell(r.get(PROPOSAL))
+        ok, doc = _proposal_doc(text)
+        d = None if doc is None else doc["derivation"]
+        want = "" if d is None else (d["value"] or "")
+        rows.append({**key, "field": PROPOSED_ANSWER, "well_formed": isinstance(answer, str),
+                     "only_unverified": not verified or answer == "", "value_derives": _cell(answer) == want})
+        rows.append({**key, "field": PROPOSAL, "well_formed": ok, "only_unverified": not verified or text is None,
+                     "value_derives": ok and _proposal_derives(r, doc)})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -53,6 +53,7 @@ ID_COLUMNS = {
     "mini_rows": ["split", "uid"],
     "explanations": ["split", "uid"],
     "derivations": ["split", "uid"],
+    "proposals": ["split", "uid", "field"],
     "card_features": ["config"],
     "croissant": ["item"],
 }
@@ -312,6 +313,7 @@ def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
         "mini_rows": rc.mini_rows_view(data.config("default"), data.config("mini"), per_calc),
         "explanations": rc.explanations_view(data.config("full"), data.config("original")),
         "derivations": rc.derivations_view(data.config("full"), data.manifest.get("version")),
+        "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
         "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),
     }

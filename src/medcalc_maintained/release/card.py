@@ -12,7 +12,7 @@ import pandas as pd
 import yaml
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import full_tag, release_data_file, short_tag, version_key
+from medcalc_maintained.core.versions import full_tag, has_derivations, release_data_file, short_tag, version_key
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
 
@@ -438,6 +438,21 @@ def extra_context(t: Tables) -> dict[str, str]:
     }
 
 
+# rows of the card's field table for the columns `full` carries from DERIVATIONS_FROM on
+DERIVATION_FIELDS = (
+    "| `Derivation Status` | how a verified label derives: `reproduced`, `inputs-recorded`, `alternative`, "
+    "`na-justified`, `override` or `unexplained` (empty for unverified rows; `full` only) |",
+    "| `Derivation` | JSON: the definition, the inputs with their note evidence (character offsets and quoted text), "
+    "the value and why, from which the label is recomputed (verified rows; `full` only) |",
+    "| `Proposed Answer` | for an `unverified` row with an `error` finding of the project's checks: the value the "
+    "reference calculator gives under the declared definition on the upstream entities patched by the inputs the "
+    "findings read from the note; empty when no derivation can be made and on every other row. A proposal, never "
+    "the label (`full` only) |",
+    "| `Proposal` | JSON on those rows: `derivation` (definition, inputs with evidence, value; `null` when none) and "
+    "the `findings` behind it (check, severity, reason, evidence offsets); empty on every other row (`full` only) |",
+)
+
+
 def render_card(template: str, path: Path, t: Tables, plan: Releases,
                 estimates: dict[str, Any] | None = None, quarantine: str = "") -> str:
     """``estimates``: stage triage-simulate's unverified estimate by release (``None``: not run);
@@ -462,6 +477,7 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
     ctx["quarantine"] = quarantine or "No upstream row is reported as quarantined."
+    ctx["release_fields"] = "".join("\n" + row for row in DERIVATION_FIELDS) if has_derivations(t.release.version) else ""
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
     if unknown:
         raise DataError(path, f"unknown placeholder(s) {unknown}; known: {sorted(ctx)}")

@@ -49,7 +49,7 @@ from medcalc_maintained.core.versions import UNRELEASED, has_derivations, versio
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import explanations, git, mini
+from medcalc_maintained.release import explanations, git, mini, proposals
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
 
@@ -292,6 +292,14 @@ def _read_instances(project: Project, release: Release) -> pd.DataFrame:
     return instances
 
 
+def _findings(project: Project, release: Release) -> dict:
+    """The check findings of the release's instances (stage ``recompute`` checks the base version's
+    instances: a release built on a followed upstream version gets none)."""
+    if follow.instances_path(project, release) != project.instances:
+        return {}
+    return proposals.read_findings(project.findings)
+
+
 def build_tables(project: Project, release: Release, releases_path: Path | None = None,
                  include_unreleased: bool = False) -> Tables:
     """Every config of ``release`` from the upstream instances and the ledger (raises on ledger
@@ -310,6 +318,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     if docs is not None:
         maintained[DERIVATION_STATUS] = [None if d is None else d["status"] for d in docs]
         maintained[DERIVATION] = [None if d is None else json.dumps(d, sort_keys=True, ensure_ascii=False) for d in docs]
+        answers, found = proposals.row_proposals(maintained, instances, _findings(project, release))
+        maintained[proposals.PROPOSED_ANSWER], maintained[proposals.PROPOSAL] = answers, found
     upstream = instances.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     splits = sorted(str(s) for s in upstream["split"].unique())
     tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}
@@ -342,6 +352,8 @@ def inputs_fingerprint(project: Project, release: Release) -> str:
            "version": release.version,
            "default_rows": release.default_rows, "ledger_ref": release.ledger_ref, "ledger_commit": commit,
            "ledger": files, "mini_per_calculator": project.mini_per_calculator}
+    if has_derivations(release.version) and project.findings.is_file():
+        doc["findings"] = sha256_file(project.findings)  # the proposals of unverified rows
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
 
 

@@ -11,7 +11,12 @@ def _finding(inst: Instance) -> str | None:
     return (inst.recompute or {}).get("finding")
 
 
-@register("recompute_aggregation_mismatch", "error")
+def own_features(inst: Instance, finding: Finding) -> list:
+    """The patch of an aggregation mismatch: none; the reference calculator on the row's own features."""
+    return []
+
+
+@register("recompute_aggregation_mismatch", "error", patch=own_features)
 def recompute_aggregation_mismatch(inst: Instance, check: Check) -> Iterator[Finding]:
     """The reference calculator disagrees with the label on the label's own (plausible) features."""
     if _finding(inst) == "aggregation_mismatch":

@@ -7,6 +7,12 @@ every check that applies to an instance. Severities:
 ``error``       the label is likely wrong or unanswerable as it stands (counts in the detector);
 ``definition``  the label depends on a definition choice (another published definition changes it);
 ``info``        worth a look, not evidence of an error on its own.
+
+A check may also say how the row's inputs read if its finding is right (``patch=``: a function
+``patch(instance, finding)`` giving a list of inputs in the ledger's derivation format, ``[]`` for
+"the row's own entities as they are", or ``None`` when the finding reads no value from the note);
+releases from 2.1.0 on derive an unverified row's ``Proposed Answer`` from these patches
+(:mod:`medcalc_maintained.release.proposals`).
 """
 
 from __future__ import annotations
@@ -204,6 +210,7 @@ class Check:
     fn: Callable[[Instance, "Check"], Iterable[Finding]]
     calculators: frozenset[int] | None
     description: str
+    patch: Callable[[Instance, Finding], list[dict[str, Any]] | None] | None = None
 
 
 REGISTRY: dict[str, Check] = {}
@@ -211,8 +218,9 @@ _BY_CALCULATOR: dict[int, list[Check]] = {}
 
 
 def register(name: str, severity: str, *, calculators: Iterable[int] | None = None,
-             description: str = "") -> Callable:
-    """Decorator: add a check ``fn(instance, check) -> iterable of Finding`` to :data:`REGISTRY`."""
+             description: str = "", patch: Callable | None = None) -> Callable:
+    """Decorator: add a check ``fn(instance, check) -> iterable of Finding`` to :data:`REGISTRY`
+    (``patch``: the inputs its finding reads from the note, see the module docstring)."""
     if severity not in SEVERITIES:
         raise ValueError(f"check {name}: severity {severity!r} not in {SEVERITIES}")
 
@@ -223,7 +231,7 @@ def register(name: str, severity: str, *, calculators: Iterable[int] | None = No
         if not doc:
             raise ValueError(f"check {name} has no description")
         calcs = frozenset(int(c) for c in calculators) if calculators is not None else None
-        REGISTRY[name] = Check(name, severity, fn, calcs, doc)
+        REGISTRY[name] = Check(name, severity, fn, calcs, doc, patch)
         _BY_CALCULATOR.clear()
         return fn
 

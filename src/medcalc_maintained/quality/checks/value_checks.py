@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterator
+from typing import Any, Iterator
 
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.quality.checks.registry import Check, Finding, Instance, key_matches, register
@@ -14,7 +14,19 @@ from medcalc_maintained.quality.checks.rules import rules
 _WINDOW = 40  # characters before a mention searched for its qualifier
 
 
-@register("boolean_contradicted", "error")
+def criterion_absent(inst: Instance, finding: Finding) -> list[dict[str, Any]] | None:
+    """The patch of a contradicted criterion: the criterion the finding names set absent, quoting the
+    sentence the finding quotes (no quote when the note never mentions it)."""
+    keys = [k for k, v in inst.entities.items() if v is True and finding.reason.startswith(f"{str(k)!r} is entered")]
+    if not keys:
+        return None
+    quoted = finding.evidence_start >= 0 and finding.evidence_text
+    evidence = ({"start": finding.evidence_start, "end": finding.evidence_end, "text": finding.evidence_text}
+                if quoted else {"start": None, "end": None, "text": ""})
+    return [{"name": str(keys[0]), "value": False, "unit": None, "evidence": evidence, "reconstructed": True}]
+
+
+@register("boolean_contradicted", "error", patch=criterion_absent)
 def boolean_contradicted(inst: Instance, check: Check) -> Iterator[Finding]:
     """A criterion entered as present is absent from the note, or the note qualifies it as another
     condition (portal vs systemic hypertension) or as the current event (not a previous one)."""
