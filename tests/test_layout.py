@@ -69,3 +69,11 @@ def test_the_upstream_columns_and_the_entities_literal_have_one_definition():
                      if re.match(r"\s*(UPSTREAM_COLUMNS\s*=|def parse_entities\b|def read_upstream_csv\b)", line))
     assert defined == ["core/rows.py: UPSTREAM_COLUMNS = [", "core/rows.py: def parse_entities(text: str) -> dict[str, Any]:",
                        "core/rows.py: def read_upstream_csv(path: Path) -> pd.DataFrame:"]
+
+
+def test_only_core_rows_reads_the_entities_literal():
+    """One entities parser: no other module evaluates a literal or keeps its own entities reader."""
+    readers = sorted(f"{p.relative_to(SRC)}:{i}: {line.strip()}" for p in _modules()
+                     for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                     if re.search(r"literal_eval|def _?entities(_of)?\(", line))
+    assert [r for r in readers if not r.startswith("core/rows.py:")] == []
