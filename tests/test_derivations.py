@@ -16,6 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.contracts.views import ledger_view
@@ -55,8 +56,8 @@ def test_corrections_that_follow_another_definition_are_definition_contradiction
     rec = by_uid[uid]
     assert (rec["new_value"], rec["reconstruction"], rec["definition"]) == (label, R.CONTRADICTION, alternative)
     row = _row(real_instances, uid)
-    assert D.derive(row["calculator_id"], D.entities_of(row["entities"])).value == declared
-    assert D.derive(row["calculator_id"], D.entities_of(row["entities"]), definition=alternative).value == label
+    assert D.derive(row["calculator_id"], entities_or_empty(row["entities"])).value == declared
+    assert D.derive(row["calculator_id"], entities_or_empty(row["entities"]), definition=alternative).value == label
 
 
 @pytest.mark.parametrize("uid, declared", [(211, "8"), (155, "21.547")])
@@ -81,7 +82,7 @@ def test_every_campaign_record_has_a_class_and_the_reconstructed_ones_reproduce(
             ev = inp["evidence"]
             assert inp["reconstructed"] is True
             assert ev["start"] is None or note[ev["start"]:ev["end"]] == ev["text"]
-        d = D.derive(row["calculator_id"], D.entities_of(row["entities"]), rec["inputs"])
+        d = D.derive(row["calculator_id"], entities_or_empty(row["entities"]), rec["inputs"])
         lo, hi = limits(rec["new_value"], row["Output Type"])
         assert D.reproduces(d.value, rec["new_value"], lo, hi, row["Output Type"]), rec["uid"]
     # an abstention justified by a physician's stated reason keeps it
@@ -114,7 +115,7 @@ def _wbc(instances: pd.DataFrame, value: float) -> dict:
 
 def test_a_correction_with_inputs_reproduces_its_label_and_a_tampered_input_breaks_it(real_instances, tmp_path):
     row = _row(real_instances, 593)
-    ents = D.entities_of(row["entities"])
+    ents = entities_or_empty(row["entities"])
     good = _wbc(real_instances, 830)
     derived = D.derive(row["calculator_id"], ents, [good]).value
     old = str(row["Ground Truth Answer"])

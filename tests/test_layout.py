@@ -63,9 +63,67 @@ def test_no_library_module_imports_a_stage():
     assert upward == []
 
 
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module of ``graph`` (module -> imported
+    modules), each sorted; a package naming its own submodules is no cycle."""
+    order, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v: str) -> None:
+        order[v] = low[v] = len(order)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w == v or w not in graph:
+                continue
+            if w not in order:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            group = []
+            while not group or group[-1] != v:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in order:
+            visit(v)
+    return sorted(found)
+
+
+def test_the_cycle_scan_finds_a_cycle_through_a_function_level_import():
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "d"}}) == [["a", "b", "c"]]
+    assert import_cycles({"p": {"p", "p.x"}, "p.x": set()}) == []
+
+
+def test_no_import_cycle_among_the_modules():
+    """Imports inside functions count: a module pair that needs each other is one module or has
+    a seam (tests/import_graph.py reads every import of every module with ``ast``)."""
+    from import_graph import graph
+
+    # Left of issue 29 item 3 (to cut along a seam, then drop from this list): the packet writes its
+    # export record, which reads the packet's layout; evaluate and its tables and graders grade
+    # through each other.
+    remaining = [["medcalc_maintained.review.export_record", "medcalc_maintained.review.packet"],
+                 ["medcalc_maintained.scoring.evaluate", "medcalc_maintained.scoring.evaluate_tables",
+                  "medcalc_maintained.scoring.graders"]]
+    assert import_cycles(graph(SRC)) == remaining
+
+
 def test_the_upstream_columns_and_the_entities_literal_have_one_definition():
     defined = sorted(f"{p.relative_to(SRC)}: {line.strip()}" for p in _modules()
                      for line in p.read_text(encoding="utf-8").splitlines()
                      if re.match(r"\s*(UPSTREAM_COLUMNS\s*=|def parse_entities\b|def read_upstream_csv\b)", line))
     assert defined == ["core/rows.py: UPSTREAM_COLUMNS = [", "core/rows.py: def parse_entities(text: str) -> dict[str, Any]:",
                        "core/rows.py: def read_upstream_csv(path: Path) -> pd.DataFrame:"]
+
+
+def test_only_core_rows_reads_the_entities_literal():
+    """One entities parser: no other module evaluates a literal or keeps its own entities reader."""
+    readers = sorted(f"{p.relative_to(SRC)}:{i}: {line.strip()}" for p in _modules()
+                     for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                     if re.search(r"literal_eval|def _?entities(_of)?\(", line))
+    assert [r for r in readers if not r.startswith("core/rows.py:")] == []

@@ -13,7 +13,7 @@ import pytest
 from medcalc_maintained.calculators import load_all
 from medcalc_maintained.calculators.base import Inputs
 from medcalc_maintained.calculators.inputs import declared_inputs, spec_by_name
-from medcalc_maintained.stages.ingest import parse_entities
+from medcalc_maintained.core.rows import parse_entities
 from medcalc_maintained.tools import calculator_tools as T
 
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -12,6 +12,7 @@ modules once. Units are converted by :mod:`medcalc_maintained.core.units`; physi
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from medcalc_maintained.calculators.base import (
     REGISTRY,
@@ -19,8 +20,8 @@ from medcalc_maintained.calculators.base import (
     CannotCompute,
     Inputs,
     Result,
-    compute,
     register,
+    run,
 )
 
 MODULES = ("lab", "physical", "scores_cardio", "scores_critical", "scores_misc", "dosing_dates")
@@ -40,6 +41,15 @@ def load_all() -> dict[int, Calculator]:
                     raise
         _loaded = True
     return REGISTRY
+
+
+def compute(calculator_id: int, entities: dict[str, Any]) -> Result:
+    """Compute calculator ``calculator_id`` from a parsed ``Relevant Entities`` dict."""
+    load_all()
+    calc = REGISTRY.get(int(calculator_id))
+    if calc is None:
+        raise KeyError(f"unknown calculator id {calculator_id}")
+    return run(calc.fn, calc.output_type, entities)
 
 
 __all__ = ["REGISTRY", "Calculator", "CannotCompute", "Inputs", "Result", "compute", "load_all", "register"]

@@ -261,17 +261,6 @@ def format_value(value: Any, output_type: str) -> tuple[str, float | None]:
     return text, x
 
 
-def compute(calculator_id: int, entities: dict[str, Any]) -> Result:
-    """Compute calculator ``calculator_id`` from a parsed ``Relevant Entities`` dict."""
-    from medcalc_maintained.calculators import load_all
-
-    load_all()
-    calc = REGISTRY.get(int(calculator_id))
-    if calc is None:
-        raise KeyError(f"unknown calculator id {calculator_id}")
-    return run(calc.fn, calc.output_type, entities)
-
-
 def run(fn: Callable[["Inputs"], Any], output_type: str, entities: dict[str, Any]) -> Result:
     """Call one calculator function (a registered one or a published alternative) on ``entities``."""
     x = Inputs(entities)

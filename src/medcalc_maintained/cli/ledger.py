@@ -142,7 +142,7 @@ def derive_cmd(
     from medcalc_maintained.core.io import load_yaml
     from medcalc_maintained.ledger import derivation as D
     from medcalc_maintained.ledger.propose import current_row
-    from medcalc_maintained.quality.definitions import entities_of
+    from medcalc_maintained.core.rows import entities_or_empty
 
     project = Project.load()
     try:
@@ -173,7 +173,7 @@ def derive_cmd(
 
     otype = str(row["Output Type"])
     lo, hi = (row["Lower Limit"], row["Upper Limit"]) if label is None else limits(label, otype, None)
-    result = D.label_derivation(cid, entities_of(ents), shown, lo, hi, otype,
+    result = D.label_derivation(cid, entities_or_empty(ents), shown, lo, hi, otype,
                                 {"inputs": recorded, "definition": chosen, "justification": doc.get("justification")})
     ok = result.status in D.DERIVED
     console.print(f"{split} uid {uid}: {row['Calculator Name']} (calculator {cid}), {row['Label Status']} label "

@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of
 from medcalc_maintained.core.answers import is_correct
 from medcalc_maintained.core.labels import ERROR_STATUSES
 
@@ -220,10 +221,8 @@ def proposals_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
 
 
 def _front(root: Path) -> dict[str, Any]:
-    from medcalc_maintained.contracts.release_views import _FRONT
-
     try:
-        m = _FRONT.match((root / "README.md").read_text(encoding="utf-8"))
+        m = FRONT_MATTER.match((root / "README.md").read_text(encoding="utf-8"))
         front = yaml.safe_load(m.group(1)) if m else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
@@ -247,7 +246,6 @@ def card_features_view(root: Path, columns: dict[str, dict[str, str]], rows: Any
 
 
 def croissant_view(root: Path, listed: dict[str, str], columns: dict[str, dict[str, str]]) -> pd.DataFrame:
-    from medcalc_maintained.contracts.release_views import _config_of
     from medcalc_maintained.release.croissant import DATA_TYPES, FILE, RAI
 
     try:
@@ -258,7 +256,7 @@ def croissant_view(root: Path, listed: dict[str, str], columns: dict[str, dict[s
     files = {d.get("contentUrl"): d.get("sha256") for d in doc.get("distribution") or [] if isinstance(d, dict)}
     sets = {d.get("@id"): d for d in doc.get("recordSet") or [] if isinstance(d, dict)}
     rows = [{"item": FILE, "described": bool(doc) and all(doc.get(k) for k in RAI)}]
-    for rel in sorted(p for p in listed if _config_of(p)):
+    for rel in sorted(p for p in listed if config_of(p)):
         rows.append({"item": rel, "described": files.get(rel) == listed[rel]})
     for config, cols in sorted(columns.items()):
         fields = [(f.get("source", {}).get("extract", {}).get("column"), f.get("dataType"))

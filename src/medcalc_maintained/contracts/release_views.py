@@ -25,7 +25,6 @@ columns or rows:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
+from medcalc_maintained.contracts import release_content as rc
 from medcalc_maintained.contracts import severity_views
+from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of
 from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.versions import RELEASE_DATA_DIR
 
@@ -58,8 +59,6 @@ ID_COLUMNS = {
     "croissant": ["item"],
 }
 KEY = ["split", "uid"]
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-_PART = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-\d+-of-\d+\.parquet$")
 
 
 @dataclass
@@ -91,14 +90,6 @@ def manifest_listing(manifest: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in listed.items()} if isinstance(listed, dict) else {}
 
 
-def _config_of(rel: str) -> tuple[str, str] | None:
-    parts = rel.split("/")
-    if len(parts) != 3 or parts[0] != RELEASE_DATA_DIR or not parts[2].endswith(".parquet"):
-        return None
-    m = _PART.match(parts[2])
-    return parts[1], (m["split"] if m else parts[2].split("-")[0])
-
-
 def read_release(root: Path) -> ReleaseData:
     """Every parquet file under ``data/`` or listed in the manifest, grouped by config; an
     unreadable file is kept as a part with ``readable: False``."""
@@ -106,11 +97,11 @@ def read_release(root: Path) -> ReleaseData:
     manifest = read_manifest(root)
     paths = {p.relative_to(root).as_posix() for p in (root / RELEASE_DATA_DIR).rglob("*.parquet")} \
         if (root / RELEASE_DATA_DIR).is_dir() else set()
-    paths |= {p for p in manifest_listing(manifest) if _config_of(p)}
+    paths |= {p for p in manifest_listing(manifest) if config_of(p)}
     data = ReleaseData(root, manifest)
     frames: dict[str, list[pd.DataFrame]] = {}
     for rel in sorted(paths):
-        config, split = _config_of(rel) or ("?", "?")
+        config, split = config_of(rel) or ("?", "?")
         part = {"path": rel, "config": config, "split": split, "exists": (root / rel).is_file(), "readable": False,
                 "rows": None}
         data.parts.append(part)
@@ -194,7 +185,7 @@ def card_configs(root: Path) -> tuple[dict[str, dict[str, Any]] | None, str | No
     """The ``configs`` of the card's YAML front matter: {name: {"default": bool, "files": {...}}}."""
     try:
         text = (Path(root) / "README.md").read_text(encoding="utf-8")
-        m = _FRONT.match(text)
+        m = FRONT_MATTER.match(text)
         front = yaml.safe_load(m.group(1)) if m else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return None, str(exc)
@@ -215,7 +206,7 @@ def card_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     card = card or {}
     in_manifest: dict[str, list[str]] = {}
     for rel in manifest_listing(manifest):
-        cs = _config_of(rel)
+        cs = config_of(rel)
         if cs:
             in_manifest.setdefault(cs[0], []).append(rel)
     rows = []
@@ -305,8 +296,6 @@ def release_views(root: Path) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
 def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
     """The views of :mod:`medcalc_maintained.contracts.release_content`: column types, the mini
     rule, the explanations, the card's features and croissant.json."""
-    from medcalc_maintained.contracts import release_content as rc
-
     per_calc = data.manifest.get("mini_per_calculator")
     return {
         "column_types": rc.column_types_view(data.columns),

@@ -21,20 +21,12 @@ import pandas as pd
 
 from medcalc_maintained.calculators.severity import LEVELS, change_level
 from medcalc_maintained.core.answers import labels_agree, parse_answer, same_value
+from medcalc_maintained.core.rows import entities_or_empty
 
 VIEW = "change_severity"
 ID_COLUMNS = {VIEW: ["config", "split", "uid", "id"]}
 COLUMNS = ["config", "split", "uid", "id", "value", "severity_allowed", "severity_consistent", "severity_matches"]
 FULL_COLUMN, CORRECTIONS_COLUMN = "Change Severity", "change_severity"
-
-
-def _entities(text: Any) -> dict:
-    from medcalc_maintained.core.rows import parse_entities
-
-    try:
-        return parse_entities(str(text)) if text is not None and str(text).strip() else {}
-    except Exception:  # unreadable entities: the sex- and age-dependent bands take the worse variant
-        return {}
 
 
 def _facts(value: Any, cid: Any, old: Any, new: Any, otype: str, entities: dict) -> tuple[bool, bool, bool]:
@@ -57,7 +49,7 @@ def severity_view(full: pd.DataFrame, corrections: pd.DataFrame) -> pd.DataFrame
     if len(full):
         values = full[FULL_COLUMN] if FULL_COLUMN in full.columns else pd.Series([None] * len(full), index=full.index)
         for r, v in zip(full.to_dict("records"), values):
-            ents = _entities(r.get("Relevant Entities"))
+            ents = entities_or_empty(r.get("Relevant Entities"))
             facts = _facts(v, r.get("Calculator ID"), r.get("Original Ground Truth Answer"), r.get("Ground Truth Answer"),
                            str(r.get("Output Type")), ents)
             rows.append({"config": "full", "split": str(r.get("split")), "uid": r.get("uid"), "id": "", "value": v,
@@ -69,7 +61,7 @@ def severity_view(full: pd.DataFrame, corrections: pd.DataFrame) -> pd.DataFrame
         for r, v in zip(corrections.to_dict("records"), values):
             row = by_row.get((str(r.get("split")), int(r["uid"])), {})
             facts = _facts(v, row.get("Calculator ID"), r.get("old_value"), r.get("new_value"), str(row.get("Output Type")),
-                           _entities(row.get("Relevant Entities"))) if row else (v in LEVELS, False, False)
+                           entities_or_empty(row.get("Relevant Entities"))) if row else (v in LEVELS, False, False)
             rows.append({"config": "corrections", "split": str(r.get("split")), "uid": r.get("uid"), "id": str(r.get("id")),
                          "value": v, **dict(zip(COLUMNS[5:], facts))})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io as _io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +53,24 @@ def parse_entities(text: str) -> dict[str, Any]:
     return _jsonable(value)
 
 
-def entities_or_empty(text: Any) -> dict[str, Any]:
-    """:func:`parse_entities` of a released ``Relevant Entities`` cell, ``{}`` when it is missing
-    or not a readable dict (what the contracts re-derive a shipped label from)."""
-    try:
-        return parse_entities(str(text)) if isinstance(text, str) and text.strip() else {}
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+def entities_or_empty(value: Any) -> dict[str, Any]:
+    """The entities of one cell, ``{}`` when missing or not a readable dict: a dict as it is, else
+    the text read by :func:`parse_entities` (upstream's Python literal) or as JSON (the
+    ``entities`` column ``ingest`` writes, whose ``true``/``false``/``null`` are no Python literal).
+    What the release tables, the contracts, scoring and the ledger read a row's entities with."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.strip():
         return {}
+    try:
+        return parse_entities(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        pass
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def read_upstream_csv(path: Path) -> pd.DataFrame:

@@ -36,13 +36,14 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.answers import NA, format_answer, limits, parse_answer
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
 from medcalc_maintained.ledger import reconstruct as R
 from medcalc_maintained.ledger.records import state_change_severity
-from medcalc_maintained.quality.definitions import entities_of, guideline_version
+from medcalc_maintained.quality.definitions import guideline_version
 
 PHYSICIAN_COL = "y* (Physician label)"
 NOTE_COL = "Physician Note (Optional)"
@@ -158,7 +159,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         note = (row.get("note") or "").strip()
         finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None
         cid = int(r["calculator_id"])
-        ents = entities_of(r.get("entities"))
+        ents = entities_or_empty(r.get("entities"))
         ev = gather(cid, ents, original, new_value, otype, rationale=note if has_md else "",
                     finding=finding, error_findings=shown_wrong.get(("test", uid))) if status == "corrected" else None
         etype = classify_error(status, note, finding, ev)

@@ -35,7 +35,7 @@ from medcalc_maintained.calculators.alternatives import compute_alternative
 from medcalc_maintained.calculators.base import Result
 from medcalc_maintained.calculators.policy import known_version, load_policy
 from medcalc_maintained.core.answers import is_correct, parse_answer
-from medcalc_maintained.quality.definitions import entities_of
+from medcalc_maintained.core.rows import entities_or_empty
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any]) -> 
             out.append(None)
             continue
         ids = [i for i in str(r.get("Correction IDs") or "").split(";") if i]
-        d = label_derivation(int(r["Calculator ID"]), entities_of(ents.get((str(r["split"]), int(r["uid"])))),
+        d = label_derivation(int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
                              r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]),
                              by_id.get(ids[-1]) if ids else None)
         out.append(d.document())
@@ -223,4 +223,4 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any]) -> 
 
 
 __all__ = ["DERIVED", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem", "derive",
-           "entities_of", "entity_value", "input_problems", "label_derivation", "patch", "reproduces", "row_derivations"]
+           "entity_value", "input_problems", "label_derivation", "patch", "reproduces", "row_derivations"]

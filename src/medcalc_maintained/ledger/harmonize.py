@@ -33,7 +33,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.labels import label_style
 from medcalc_maintained.ledger.derivation import Derivation, derive
-from medcalc_maintained.quality.definitions import entities_of
+from medcalc_maintained.core.rows import entities_or_empty
 
 POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": None}
 POLICY_FILE = "src/medcalc_maintained/calculators/definitions.yaml"
@@ -55,7 +55,7 @@ def harmonized(rec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str, str
     adjudicated inputs (e.g. a GCS with a component not testable under
     ``gcs-1974-not-testable-undefined``); the upstream text when the value agrees with it."""
     cid, otype, upstream = int(row["Calculator ID"]), str(row["Output Type"]), str(row["Ground Truth Answer"])
-    d = derive(cid, entities_of(row.get("entities")), rec.get("inputs"), None)
+    d = derive(cid, entities_or_empty(row.get("entities")), rec.get("inputs"), None)
     if d.value is None:
         return "N/A", "abstain", d
     if parse_answer(upstream, otype).is_valid and labels_agree(d.value, upstream, otype):

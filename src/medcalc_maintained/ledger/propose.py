@@ -21,7 +21,7 @@ from medcalc_maintained.ledger.records import (ERROR_TYPES, SOURCES, LedgerError
                                                dump, ledger_files, load, state_change_severity)
 from medcalc_maintained.ledger.write import ledger_lock, ledger_target, write_checked
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality.definitions import entities_of
+from medcalc_maintained.core.rows import entities_or_empty
 
 PROPOSAL_PREFIX = "C-"
 NEW_FILE_HEADER = ("Label corrections proposed with `medcalc-maintained propose` (decision: deferred until a\n"
@@ -180,7 +180,7 @@ def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, 
     rec["label_status"] = status
     if status == "confirmed":
         new = rec["new_value"] = original  # a confirmation ships the upstream label value for value
-    state_change_severity(rec, row["Calculator ID"], otype, entities_of(row.get("entities")))
+    state_change_severity(rec, row["Calculator ID"], otype, entities_or_empty(row.get("entities")))
     if status == "confirmed" and etype is not None:
         raise DataError("--error-type", f"the new value {new!r} agrees with the upstream label {original!r}: that is a "
                                         "confirmation, pass --error-type none")

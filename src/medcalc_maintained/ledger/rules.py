@@ -20,6 +20,7 @@ import datetime as dt
 import re
 from typing import Any, Mapping
 
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import limits, parse_answer
 from medcalc_maintained.core.labels import fit_problem
@@ -108,7 +109,7 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     answer = parse_answer(new, output_type)
     if not answer.is_valid:
         return out
-    d = D.derive(calculator_id, D.entities_of(entities), inputs or [], rec.get("definition"))
+    d = D.derive(calculator_id, entities_or_empty(entities), inputs or [], rec.get("definition"))
     if answer.is_abstain:
         if d.value is not None and not str(rec.get("justification") or "").strip():
             out.append(("inputs", f"new_value N/A but {d.definition} gives {d.value} from the row's entities with "
@@ -138,7 +139,7 @@ def underivable_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     answer = parse_answer(str(rec.get("new_value", "")), output_type)
     if not answer.is_valid or answer.is_abstain:
         return None
-    d = D.derive(calculator_id, D.entities_of(entities), rec.get("inputs") or [])
+    d = D.derive(calculator_id, entities_or_empty(entities), rec.get("inputs") or [])
     if d.value is not None:
         return None
     return (f"new_value {rec.get('new_value')!r} cannot come from this row: the declared definition {d.definition} gives "

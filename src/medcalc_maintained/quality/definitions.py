@@ -16,7 +16,6 @@ the maintained labels follow and the published alternatives (implemented in
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import pandas as pd
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import compute_alternative
 from medcalc_maintained.calculators.policy import POLICY_FILE, guideline_version, load_policy  # noqa: F401 (public here too)
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.answers import Answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import write_csv_for_people
 
@@ -89,16 +89,6 @@ def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any
     return out
 
 
-def entities_of(raw: Any) -> dict[str, Any]:
-    """A row's parsed ``entities`` (the JSON text ingest writes; ``{}`` when absent or unreadable)."""
-    if isinstance(raw, dict):
-        return raw
-    try:
-        return json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
-    except json.JSONDecodeError:
-        return {}
-
-
 def reproducing_alternatives(calculator_id: int, entities: dict[str, Any], label: Any, output_type: str) -> list[str]:
     """Alternatives of the policy whose value agrees with ``label`` while the declared definition's
     does not (or is not computable); empty for an abstention or an invalid label."""
@@ -127,7 +117,7 @@ def policy_contradictions(maintained: pd.DataFrame, instances: pd.DataFrame) -> 
     for r in m.to_dict("records"):
         cid, otype, label = int(r["calculator_id"]), str(r["Output Type"]), str(r["Ground Truth Answer"])
         key = (str(r["split"]), int(r["uid"]))
-        entities = entities_of(ents.get(key))
+        entities = entities_or_empty(ents.get(key))
         alts = reproducing_alternatives(cid, entities, label, otype)
         if not alts:
             continue
@@ -180,5 +170,5 @@ def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str], column: st
     return q
 
 
-__all__ = ["CHECK", "MARKERS", "definition_findings", "entities_of", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
+__all__ = ["CHECK", "MARKERS", "definition_findings", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
            "reproducing_alternatives", "requeue", "write_contradictions"]

@@ -6,31 +6,16 @@ import json
 
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 import yaml
 
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import full_tag, has_derivations, release_data_file, short_tag, version_key
+from medcalc_maintained.release.markdown import md_table
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
-
-
-def _md(text: Any) -> str:
-    """Text for one Markdown table cell."""
-    if is_missing(text):
-        return ""
-    s = " ".join(str(text).split())
-    return s.replace("\\", "\\\\").replace("|", "\\|")
-
-
-def md_table(header: list[str], rows: Iterable[Iterable[Any]], align: list[str] | None = None) -> str:
-    align = align or ["l"] * len(header)
-    sep = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _counts(series: pd.Series, missing: str = "(none)") -> list[tuple[str, int]]:

@@ -18,8 +18,6 @@ The upstream explanation of every row stays in the ``original`` config.
 
 from __future__ import annotations
 
-import ast
-import json
 from typing import Any
 
 import pandas as pd
@@ -40,19 +38,6 @@ RESULT_PREFIX = "So the answer is "  # the last sentence of a reference-calculat
 
 def _missing(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v) or str(v).strip() == ""
-
-
-def _entities(text: Any) -> dict[str, Any] | None:
-    if _missing(text):
-        return None
-    try:
-        value = ast.literal_eval(str(text))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        try:
-            value = json.loads(str(text))
-        except json.JSONDecodeError:
-            return None
-    return value if isinstance(value, dict) else None
 
 
 def _input_text(calculator_id: int, key: str, value: Any) -> str:
@@ -165,8 +150,8 @@ def explain(full: pd.DataFrame, records: pd.DataFrame,
             sources.append("ledger" if text else "none")
             continue
         text = None
-        entities = _entities(r.get("Relevant Entities"))
-        if entities is not None:
+        entities = entities_or_empty(r.get("Relevant Entities"))
+        if entities:
             try:
                 res = compute(int(r["Calculator ID"]), entities)
             except (KeyError, ValueError, TypeError):

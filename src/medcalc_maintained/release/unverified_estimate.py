@@ -35,7 +35,7 @@ def _pct(x: float) -> str:
 
 def text(estimates: dict[str, Any] | None, version: str) -> str:
     """Markdown for the card of release ``version``."""
-    from medcalc_maintained.release.card import md_table
+    from medcalc_maintained.release.markdown import md_table
 
     est = (estimates or {}).get(version)
     if not est:

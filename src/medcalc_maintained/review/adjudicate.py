@@ -24,13 +24,14 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.answers import Answer, format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import row_style, status_of
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import check_and_apply
 from medcalc_maintained.ledger.error_types import classify_error, explain, gather
-from medcalc_maintained.quality.definitions import entities_of, guideline_version
+from medcalc_maintained.quality.definitions import guideline_version
 from medcalc_maintained.ledger.records import LedgerError, collect, dump, state_change_severity
 from medcalc_maintained.ledger.write import ledger_lock, write_checked
 from medcalc_maintained.quality.triage import Deferred, Reviewer, deferred_reviews
@@ -115,7 +116,7 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
     if finding:
         evidence.append(f"recompute audit finding: {finding}")
     cid = int(row["calculator_id"])
-    ev = gather(cid, entities_of(row.get("entities")), original, new_value, otype, rationale=it.comment or "",
+    ev = gather(cid, entities_or_empty(row.get("entities")), original, new_value, otype, rationale=it.comment or "",
                 finding=finding) if status == "corrected" and not reconfirms else None
     evidence.extend(explain(ev) if ev is not None else [])
     if reconfirms:
@@ -147,7 +148,7 @@ def _record(it: Item, packet: Packet, reviewer: Reviewer, row: pd.Series, relabe
     if it.timepoint:
         rec["scoring_timepoint"] = it.timepoint
     rec["guideline_version"] = it.guideline or guideline_version(cid)
-    state_change_severity(rec, cid, otype, entities_of(row.get("entities")))
+    state_change_severity(rec, cid, otype, entities_or_empty(row.get("entities")))
     if not accepted:
         rec["second_opinion"] = relabel.value if relabel.value is not None else (
             str(earlier[-1]["value"]) if earlier else None)

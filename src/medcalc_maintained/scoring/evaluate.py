@@ -31,7 +31,6 @@ present).
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 import math
@@ -45,6 +44,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, Answer, graded_answer, is_correct, parse_answer, parse_model_answer
 from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_text_atomic
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.scoring.predictions import read_predictions
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
@@ -125,16 +125,6 @@ def grade_output(output: str | None, label: str, lower: str, upper: str, output_
     return "missing" if output is None else grade(output, label, lower, upper, output_type)[0]
 
 
-def _entities(text: str) -> dict:
-    for read in (json.loads, ast.literal_eval):
-        try:
-            value = read(text)
-            return value if isinstance(value, dict) else {}
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-    return {}
-
-
 def error_severity(rec: dict[str, Any], parsed: Answer | None) -> str:
     """The severity level (L0-L3) of answering ``parsed`` where the label is ``rec``'s; '' when it
     cannot be told (unparsable answer, no calculator id, a calculator without thresholds)."""
@@ -144,7 +134,7 @@ def error_severity(rec: dict[str, Any], parsed: Answer | None) -> str:
         return ""
     try:
         level, _ = severity(int(rec["calculator_id"]), rec["Ground Truth Answer"], parsed.text,
-                            rec["Output Type"], _entities(rec.get("entities") or ""))
+                            rec["Output Type"], entities_or_empty(rec.get("entities")))
     except ValueError:
         return ""
     return level

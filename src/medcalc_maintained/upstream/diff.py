@@ -18,7 +18,6 @@ A label that does not parse under either output type is compared as stripped tex
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import labels_agree, parse_answer, same_value
 from medcalc_maintained.core.io import write_atomic, write_json
-from medcalc_maintained.core.rows import read_upstream_csv
+from medcalc_maintained.core.rows import parse_entities, read_upstream_csv
 from medcalc_maintained.upstream.identity import THRESHOLD, Match, match_frames, normalise
 
 FIELDS = ["uid", "note", "question", "label", "label_beyond_tolerance", "limits", "output_type", "entities",
@@ -55,9 +54,10 @@ def label_changed(old: str, old_type: str, new: str, new_type: str, *, tolerance
     return not (labels_agree(old, new, otype) if tolerance else same_value(old, new, otype))
 
 
-def _entities(text: str) -> Any:
+def _compared_entities(text: str) -> Any:
+    """What the ``entities`` field compares: the parsed dict, or the text when it does not parse."""
     try:
-        return ast.literal_eval(text)
+        return parse_entities(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return str(text).strip()
 
@@ -83,7 +83,7 @@ COMPARE: dict[str, Callable[[dict, dict], bool]] = {
                                                          b["Ground Truth Answer"], b["Output Type"], tolerance=True),
     "limits": _limits,
     "output_type": _plain("Output Type"),
-    "entities": lambda a, b: _entities(a["Relevant Entities"]) != _entities(b["Relevant Entities"]),
+    "entities": lambda a, b: _compared_entities(a["Relevant Entities"]) != _compared_entities(b["Relevant Entities"]),
     "explanation": _text("Ground Truth Explanation"),
     "calculator_name": _plain("Calculator Name"),
     "category": _plain("Category"),
