@@ -101,7 +101,7 @@ def test_compare_stage_on_the_real_releases(project_root, campaign_records):
         assert len(o) == len(m) == n
     assert set(analyzed.written) | set(exported.written) == {
         project.compare_dir / name for name in ("reward_flips.parquet", "flip_rates.csv", "reward_noise.json",
-                                                "flip_rates.png")} | {
+                                                "metrics.json", "flip_rates.png")} | {
         project.arms_dir / fmt / f"{arm}.parquet" for fmt in ("verl", "trl") for arm in ("original", "maintained")}
 
 

@@ -90,7 +90,9 @@ def test_audit_outputs_are_always_from_one_run(project_root):
         info = json.loads((out / "run.json").read_text())
         flags = pd.read_parquet(out / "flags.parquet")
         verdicts = pd.read_parquet(out / "verdicts.parquet")
+        metrics = json.loads((out / "metrics.json").read_text())
         assert len(flags) == info["rows"] == verdicts["uid"].nunique()  # one run's tables and record
+        assert metrics == {"rows": info["rows"], "flagged": info["flagged"]}  # and its metric
 
     assert run_killed(project_root, 10**6, *args(0)) == 0
     kills = kill_points(project_root, args, check)

@@ -116,7 +116,7 @@ def test_triage_simulate_outputs_are_the_same_bytes_for_any_workers_threads_and_
         runs[workers, threads, kernel] = _simulate(simulate_project, tmp_path / f"w{workers}-t{threads}-{kernel}",
                                                    workers, threads, kernel)
     first = runs[1, 1, None]
-    assert {"errors_found.csv", "estimation_error.csv", "rows.csv", "metrics.json", "errors_found.png",
+    assert {"errors_found.csv", "estimation_error.csv", "rows.csv", "metrics.json", "summary.json", "errors_found.png",
             "estimation_error.png", "calculator_rates.csv", "unverified_estimate.json"} <= set(first)
     for setting, files in runs.items():
         assert files.keys() == first.keys()

@@ -304,7 +304,7 @@ def test_cli_triage_export_import_apply(project):
     assert r.exit_code == 0, r.output
     q = pd.read_csv(project / "data/triage/queue.csv")
     assert len(q) == 1047 and int(q["in_budget"].sum()) == 50 and q["rank"].tolist() == list(range(1, 1048))
-    m = json.loads((project / "data/triage/metrics.json").read_text())
+    m = json.loads((project / "data/triage/summary.json").read_text())
     assert set(m["precision_at_k"]) == {"25", "50", "100"} and m["budget"] == 50
     assert (project / "data/triage/errors_found.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     curve = pd.read_csv(project / "data/triage/errors_found.csv")

@@ -194,15 +194,18 @@ def test_stage_run_writes_its_outputs_under_the_project(project_root, evidence):
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(path, index=False)
     run = stage.run(p, budget=7)
-    assert run.paths == {"queue": p.triage_dir / "queue.csv", "metrics": p.triage_dir / "metrics.json",
-                         "curve": p.triage_dir / "errors_found.csv", "plot": p.triage_dir / "errors_found.png"}
+    assert run.paths == {"queue": p.triage_dir / "queue.csv", "summary": p.triage_dir / "summary.json",
+                         "metrics": p.triage_dir / "metrics.json", "curve": p.triage_dir / "errors_found.csv", "plot": p.triage_dir / "errors_found.png"}
     q = tr.read_queue(p.triage_queue)
     from medcalc_maintained.quality.impact import IMPACT_COLUMNS
 
     assert q.columns.tolist() == tr.QUEUE_COLUMNS + IMPACT_COLUMNS + ["underived"] and len(q) == 1047 and int(q["in_budget"].sum()) == 7
-    summary = json.loads((p.triage_dir / "metrics.json").read_text())
+    summary = json.loads((p.triage_dir / "summary.json").read_text())
     assert summary["budget"] == 7 and summary["ranking"] == "harm"
     assert summary["severity_found"]["adjudicated_rows"]["harm"]["reviews"] == 7
+    headline = json.loads((p.triage_dir / "metrics.json").read_text())  # the DVC metric: the same values
+    assert headline["routed"] == summary["routed"] == 7 and headline["rows"] == 1047
+    assert headline["precision_at"] == {k: v["triage"] for k, v in summary["precision_at_k"].items()}
     p.audit_flags.unlink()
     with pytest.raises(DataError, match=r"audit flags not found \(run `dvc repro audit`"):
         stage.run(p)

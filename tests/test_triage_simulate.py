@@ -183,7 +183,7 @@ def test_stage_on_the_real_adjudicated_rows(project_root, real_instances, real_r
     seen = []
     run = stage.run(p, progress=lambda policy, seed: seen.append((policy, seed)))
     assert len(seen) == 5 * 2
-    m = json.loads((p.triage_simulate_dir / "metrics.json").read_text())
+    m = json.loads((p.triage_simulate_dir / "summary.json").read_text())
     cal = m["calibration"]
     # 279 labels changed in 2.0.0; 2.1.0's policy records return 28 of them to v1.0's value and change uid 1016
     assert cal["rows"] == 887 and cal["errors"] == 252

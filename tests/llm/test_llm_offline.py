@@ -197,14 +197,14 @@ def _bytes(directory, names):
 
 @pytest.mark.slow
 def test_two_offline_runs_write_identical_files(project, tmp_path):
-    """Same inputs, same bytes: no clock, no cache state in verdicts/flags/labels/votes/run.json.
+    """Same inputs, same bytes: no clock, no cache state in verdicts/flags/labels/votes/run.json/metrics.json.
     The first run goes through the CLI, the second through the stage's ``run(project, ...)``."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import audit, relabel
 
     inst = project.instances_path
-    for stage, mod, names in (("audit", audit, ["verdicts.parquet", "flags.parquet", "run.json"]),
-                              ("relabel", relabel, ["labels.parquet", "votes.parquet", "run.json"])):
+    for stage, mod, names in (("audit", audit, ["verdicts.parquet", "flags.parquet", "run.json", "metrics.json"]),
+                              ("relabel", relabel, ["labels.parquet", "votes.parquet", "run.json", "metrics.json"])):
         first, second = tmp_path / f"{stage}-1", tmp_path / f"{stage}-2"
         r = cli(stage, "--instances", str(inst), "--out", str(first))
         assert r.exit_code == 0, r.output

@@ -258,8 +258,9 @@ def analyze_command(
     rows: Optional[str] = typer.Option(None, "--rows", help="'verified' or 'all' rows (default: params)."),
 ) -> None:
     """Reward-noise analysis: for each row, is a policy answering the new label rewarded under the
-    base labels (and vice versa)? Writes flip rates overall and per calculator (JSON metric, CSV for
-    `dvc plots`, PNG chart) and the expected reward gap."""
+    base labels (and vice versa)? Writes flip rates overall and per calculator and the expected
+    reward gap (reward_noise.json; metrics.json: its headline scalars, the DVC metric; CSV for
+    `dvc plots`, PNG chart)."""
     from medcalc_maintained.stages import compare as stage
 
     try:

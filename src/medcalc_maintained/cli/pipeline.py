@@ -148,7 +148,8 @@ def apply_cmd(
 
 @report_app.command("physician-agreement")
 def physician_agreement(
-    out: Optional[Path] = typer.Option(None, help="JSON output (default: params.report.physician_agreement.out)."),
+    out: Optional[Path] = typer.Option(None, help="JSON output (default: params.report.physician_agreement.out); "
+                                     "metrics.json, its headline scalars, is written beside it."),
     bootstrap: Optional[int] = typer.Option(None, help="Bootstrap resamples for the 95% CIs."),
     seed: Optional[int] = typer.Option(None, help="Bootstrap seed."),
 ) -> None:
@@ -171,7 +172,8 @@ def physician_agreement(
 
 @report_app.command("recompute")
 def report_recompute(
-    out: Optional[Path] = typer.Option(None, help="JSON output (default: DIR/recompute_summary.json of params.recompute.out)."),
+    out: Optional[Path] = typer.Option(None, help="JSON output (default: DIR/recompute_summary.json of "
+                                     "params.recompute.out); metrics.json, its headline scalars, is written beside it."),
 ) -> None:
     """Metrics of the recompute audit: per-calculator computable and agreement rates, and the
     precision/recall of its flags (aggregation_mismatch, implausible_input) as a detector of

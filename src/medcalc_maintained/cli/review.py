@@ -35,9 +35,10 @@ def triage(
     abstention mismatches ranked highest), audit votes, recompute findings, relabel deferral, and
     physician reviews deferred in the ledger (routed to a second reviewer). Weights, budget, the
     category -> specialty map and the reviewers are in params.yaml `triage:`. Writes DIR/queue.csv
-    (one row per instance, its priority and evidence, in_budget and reviewer), DIR/metrics.json
+    (one row per instance, its priority and evidence, in_budget and reviewer), DIR/summary.json
     (precision@k against the maintained labels' adjudicated changes next to uniform sampling, errors
-    found per review) and DIR/errors_found.csv/.png (the curve, for `dvc plots`).
+    found per review), DIR/metrics.json (its headline scalars: the DVC metric) and
+    DIR/errors_found.csv/.png (the curve, for `dvc plots`).
     """
     from medcalc_maintained.stages import triage as stage
 
@@ -48,7 +49,7 @@ def triage(
     _print_routing(run.queue, run.summary, run.config.budget)
     _print_metrics(run.summary)
     paths = run.paths
-    console.print(f"wrote {paths['queue']}, {paths['metrics']}, {paths['plot']}")
+    console.print(f"wrote {paths['queue']}, {paths['summary']}, {paths['metrics']}, {paths['plot']}")
 
 
 def _print_routing(queue: Any, summary: dict[str, Any], budget: int) -> None:

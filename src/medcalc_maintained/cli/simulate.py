@@ -33,9 +33,10 @@ def simulate(
     `triage_simulate.policies` choose batches of reviews - ranking (the current queue), p_error,
     information (expected information gain about the calculator error rates), harm (P(error) x
     severity), uniform (the floor) - revealing the decision of every chosen row and refitting after
-    each batch, for every seed. Writes DIR/metrics.json (Brier score; errors found, harm found and
+    each batch, for every seed. Writes DIR/summary.json (Brier score; errors found, harm found and
     estimation error of the per-calculator rates at `report_at` reviews with 95% intervals over seeds;
-    the winner of each measure), the curves (errors_found, estimation_error: .csv and .png),
+    the winner of each measure), DIR/metrics.json (its headline scalars: the DVC metric), the curves
+    (errors_found, estimation_error: .csv and .png),
     reliability.csv/.png, rows.csv (P(wrong) per row), calculator_rates.csv and
     unverified_estimate.json (per release: the share of wrong labels among its unverified rows,
     quoted on the dataset card). The outputs are the same bytes whatever --workers, the BLAS thread
@@ -56,7 +57,7 @@ def simulate(
     except DataError as exc:
         fail(exc)
     _print(run.metrics)
-    console.print(f"wrote {run.paths['metrics']}, {run.paths['errors_plot']}, {run.paths['estimation_plot']}, "
+    console.print(f"wrote {run.paths['summary']}, {run.paths['metrics']}, {run.paths['errors_plot']}, {run.paths['estimation_plot']}, "
                   f"{run.paths['estimate']}")
 
 

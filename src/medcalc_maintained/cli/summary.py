@@ -124,7 +124,7 @@ def _agreement(project: Project, console: Console) -> bool:
 def _triage(project: Project, console: Console) -> bool:
     import json
 
-    p = project.triage_dir / "metrics.json"
+    p = project.triage_dir / "summary.json"
     if not p.exists():
         return False
     m = json.loads(p.read_text())
@@ -214,7 +214,7 @@ def _severity(project: Project, console: Console) -> bool:
 def _allocation(project: Project, console: Console) -> bool:
     import json
 
-    p = project.triage_simulate_dir / "metrics.json"
+    p = project.triage_simulate_dir / "summary.json"
     if not p.exists():
         return False
     m = json.loads(p.read_text())

@@ -1,6 +1,6 @@
 """What the ``audit`` and ``relabel`` stages share: plan the calls (settings, rows, backend, tasks),
-estimate them (``--dry-run``), run them through the engine, and write the two tables and
-``run.json``.
+estimate them (``--dry-run``), run them through the engine, and write the two tables,
+``run.json`` (the run record) and ``metrics.json`` (the DVC metric: scalars only).
 
 The outputs are a function of the inputs, the parameters and the recorded replies: running a stage
 twice on the same inputs writes byte-identical files. What one invocation did to obtain the replies
@@ -134,7 +134,8 @@ def execute(p: Plan, progress: ProgressFactory | None = None) -> LLMRun:
     tables = dict(zip(p.kind.outputs, (first, second)))
     written = replace_files(p.out_dir, {  # the tables and their run record replace the old set as a whole
         **{f"{stem}.parquet": (lambda path, df=df: df.to_parquet(path, index=False)) for stem, df in tables.items()},
-        "run.json": lambda path: path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")})
+        "run.json": lambda path: path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8"),
+        METRICS: lambda path: path.write_text(json.dumps(headline(info), indent=2) + "\n", encoding="utf-8")})
     return LLMRun(p, tables, info, written, execution_log(eng.stats, p, elapsed))
 
 
@@ -142,6 +143,20 @@ def run_stage(project: Project, kind: StageKind, *, progress: ProgressFactory | 
               **options: Any) -> LLMRun:
     """Plan and execute one run of ``kind.stage`` (the whole stage)."""
     return execute(plan(project, kind, **options), progress)
+
+
+METRICS = "metrics.json"
+
+
+def headline(info: dict[str, Any]) -> dict[str, Any]:
+    """The DVC metric of the stage (``metrics.json``, scalars only): the rows and the stage's own
+    counts of ``run.json`` (audit: flagged; relabel: labeled, deferred, abstain_labels)."""
+    own = {k: v for k, v in info.items() if k not in BASE_INFO and isinstance(v, int) and not isinstance(v, bool)}
+    return {"rows": info["rows"], **own}
+
+
+# run.json entries every stage has (run_info); what is left of the integers are the stage's own counts
+BASE_INFO = ("rows", "runs_requested", "calls", "distinct_calls", "unparseable_votes", "input_tokens", "output_tokens")
 
 
 def run_info(p: Plan, outcomes: list[Outcome]) -> dict[str, Any]:

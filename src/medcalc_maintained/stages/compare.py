@@ -2,8 +2,9 @@
 
 * :func:`analyze` (``compare analyze``): for each row, is a policy answering the new release's label
   rewarded under the base release's labels (and vice versa)? Writes ``reward_flips.parquet``,
-  ``flip_rates.csv`` (for ``dvc plots``), ``flip_rates.png`` and the metric ``reward_noise.json``
-  to ``project.compare_dir``.
+  ``flip_rates.csv`` (for ``dvc plots``), ``flip_rates.png``, ``reward_noise.json`` (the whole
+  summary, with the per-calculator table) and ``metrics.json`` (the DVC metric, scalars only: rows,
+  flip rate, expected reward gap) to ``project.compare_dir``.
 * :func:`export` (``compare export``): the two arms as verl and TRL parquet files under
   ``project.arms_dir`` (``{verl,trl}/{original,maintained}.parquet``).
 
@@ -66,6 +67,10 @@ def _options(project: Project, section: str, base: str | None, new: str | None, 
     return str(base or p["base"]), str(new or p["new"]), str(rows or p["rows"])
 
 
+METRICS = "metrics.json"
+HEADLINE = ("rows", "flip_rate", "expected_reward_gap")  # of reward_noise.json: the DVC metric (metrics.json)
+
+
 def analyze(project: Project, *, base: str | None = None, new: str | None = None, rows: str | None = None,
             out_dir: Path | None = None, labels: Labels | None = None) -> AnalyzeRun:
     """Reward flips of ``new``'s labels scored under ``base``'s (options default to ``compare.analyze``)."""
@@ -81,6 +86,7 @@ def analyze(project: Project, *, base: str | None = None, new: str | None = None
         write_parquet(out / "reward_flips.parquet", rows_df),
         write_atomic(out / "flip_rates.csv", lambda p: per.to_csv(p, index=False)),
         write_json(out / "reward_noise.json", summary),
+        write_json(out / METRICS, {k: summary[k] for k in HEADLINE}),
         write_atomic(out / "flip_rates.png", lambda p: plot_flip_rates(summary["per_calculator"], p, title)),
     ]
     return AnalyzeRun(base, new, rows, summary, out, written)

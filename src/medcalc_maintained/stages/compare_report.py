@@ -10,9 +10,10 @@
   settings (a tiny random model on CPU, one checkpoint per step), then the report.
 * :func:`report_runs` (``compare report --run ARM=DIR``): the report of real training runs.
 
-Writes to ``compare.report.out``: ``metrics.json`` (scalars: the DVC metric), ``report.json``
-(everything, with lists), ``curves.csv`` (one row per checkpoint step: the DVC plot of changed vs
-unchanged accuracy of both arms), ``per_calculator.csv`` (flip rate and old-label share per
+Writes to ``compare.report.out``: ``metrics.json`` (the DVC metric, scalars only: held-out and
+changed rows, flip rate, per arm the last checkpoint's accuracy under the new labels),
+``report.json`` (everything, with lists; its ``summary`` holds every scalar), ``curves.csv`` (one
+row per checkpoint step: the DVC plot of changed vs unchanged accuracy of both arms), ``per_calculator.csv`` (flip rate and old-label share per
 calculator, a DVC plot) and ``curves.png``.
 """
 
@@ -108,13 +109,20 @@ def evaluate_runs(pl: Plan, runs: dict[str, list[tuple[int, Path]]], *, max_new_
     return build_report(pl.old, pl.new, pd.DataFrame(rows), n_boot=n_boot, seed=seed)
 
 
+def headline_keys(summary: dict[str, Any]) -> list[str]:
+    """The summary's entries in ``metrics.json`` (the DVC metric): held-out and changed rows, flip
+    rate, and per arm the accuracy under the new labels at the last checkpoint."""
+    keys = ["heldout_rows", "changed_rows", "flip_rate", *(f"{arm}.accuracy_new" for arm in ARMS)]
+    return [k for k in keys if k in summary]
+
+
 def write(project: Project, report: Report, note: str, extra: dict[str, Any], out: Path | None = None) -> Path:
     """The report's files (module doc) into ``out`` (default ``compare.report.out``)."""
     from medcalc_maintained.scoring.report import plot_curves
 
     out = Path(out or project.param("compare.report.out"))
     summary = {**report.summary, **{k: v for k, v in extra.items() if not isinstance(v, (list, dict, str))}}
-    write_json(out / "metrics.json", summary)
+    write_json(out / "metrics.json", {k: summary[k] for k in headline_keys(summary)})
     write_json(out / "report.json", {"note": note, **extra, "summary": summary,
                                      "curves": json.loads(report.curves.to_json(orient="records")),
                                      "per_calculator": json.loads(report.per_calculator.to_json(orient="records"))})

@@ -3,7 +3,8 @@
 The relabel stage's labels become a predictions file (``compare predictions``: one
 ``{"uid", "output"}`` per labeled test row, at ``project.example_predictions``), which is then graded
 under releases 1.0.0 and 2.0.0 (``evaluate ... --against 1.0.0 --against 2.0.0``) into
-``project.evaluation_dir``. :func:`evaluate` is also the top-level ``evaluate`` command, which
+``project.evaluation_dir`` (``evaluation.json`` with every table, and ``metrics.json``, the DVC
+metric: scalars only). :func:`evaluate` is also the top-level ``evaluate`` command, which
 writes a new directory under ``project.evaluation_runs`` instead.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, write_atomic
+from medcalc_maintained.core.io import DataError, write_atomic, write_json
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.evaluate import EvaluationReport
 from medcalc_maintained.scoring.evaluate import evaluate as grade
@@ -107,6 +108,17 @@ def write_run(report: EvaluationReport, out: Path, *, force: bool = False) -> Pa
     return out
 
 
+METRICS = "metrics.json"
+
+
+def headline(evaluation: dict) -> dict:
+    """The stage's DVC metric (``metrics.json``, scalars only) from ``evaluation.json``: the
+    predictions, the accuracy under each label set and the predictions whose grade flips."""
+    return {"predictions": evaluation["n_predictions"],
+            "accuracy": {a["label_set"]: a["accuracy"] for a in evaluation["accuracy"]},
+            "flips": evaluation["flips"]}
+
+
 def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir: Path | None = None,
              seed: int | None = None, n_boot: int | None = None, subset: str | None = None,
              max_line_bytes: int | None = None, force: bool = False, stage: bool = False,
@@ -127,6 +139,7 @@ def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir
     if stage:
         out = Path(out_dir) if out_dir else project.evaluation_dir
         report.write(out)
+        write_json(out / METRICS, headline(report.to_dict()))
     else:
         out = write_run(report, Path(out_dir) if out_dir else new_run_dir(project), force=force)
     return EvaluationRun(report, out)

@@ -1,5 +1,9 @@
 """Stage ``physician-agreement``: original, recomputed and maintained labels against the 50
-blinded physician labels of the phase-3 workbook, with seeded bootstrap 95% CIs."""
+blinded physician labels of the phase-3 workbook, with seeded bootstrap 95% CIs.
+
+Writes the full report (``report.physician_agreement.out``: per label set the counts, rates,
+sMAPE, their CIs and the rows' uids) and, beside it, ``metrics.json``: the DVC metric, scalars only
+(``rows``; per label set ``agree.<set>`` and ``smape.<set>``)."""
 
 from __future__ import annotations
 
@@ -22,4 +26,15 @@ def run(project: Project, *, out: Path | None = None, bootstrap: int | None = No
                                      seed=int(p["seed"]) if seed is None else seed)
     target = out or project.physician_agreement
     write_json(target, rep)
+    write_json(target.parent / METRICS, headline(rep))
     return rep, target
+
+
+METRICS = "metrics.json"
+
+
+def headline(rep: dict[str, Any]) -> dict[str, Any]:
+    """The scalars of the report that ``dvc metrics show`` displays."""
+    sets = rep["label_sets"]
+    return {"rows": rep["rows"], "agree": {name: s["agree"] for name, s in sets.items()},
+            "smape": {name: s["smape"] for name, s in sets.items()}}

@@ -3,6 +3,10 @@
 Per-calculator computable and agreement rates, and the precision and recall of its flags as a
 detector of "the original label diverges from the maintained label"; and the metrics of the
 zero-LLM checks (``findings.parquet``): per check and combined, plus flags on unverified rows.
+
+Writes the full summary (``recompute_summary.json``, with the per-calculator and per-check tables)
+and, beside it, ``metrics.json``: the DVC metric, scalars only (rows, computable and agreement
+rates, precision and recall of the recompute flags and of the checks combined).
 """
 
 from __future__ import annotations
@@ -28,4 +32,17 @@ def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], P
     summary["policy_contradictions"] = int(len(contradictions))
     target = out or project.recompute_summary
     write_json(target, summary)
+    write_json(target.parent / METRICS, headline(summary))
     return summary, target
+
+
+METRICS = "metrics.json"
+
+
+def headline(summary: dict[str, Any]) -> dict[str, Any]:
+    """The scalars of the summary that ``dvc metrics show`` displays."""
+    out: dict[str, Any] = {k: summary[k] for k in ("rows", "computable_rate", "agreement_rate")}
+    for name, part in (("detector", summary.get("detector")), ("checks", (summary.get("checks") or {}).get("combined"))):
+        if part:
+            out[name] = {"precision": part["precision"], "recall": part["recall"]}
+    return out

@@ -4,10 +4,11 @@ Reads the instances, the recompute audit, the relabel labels, the audit flags, t
 labels and the ledger (for deferred physician reviews) from the project's paths; ranks by
 ``triage.ranking`` (:mod:`medcalc_maintained.quality.impact`: expected harm, or evidence only); writes, under
 ``project.triage_dir``, ``queue.csv`` (one row per instance: priority, evidence, in_budget and
-reviewer), ``metrics.json`` (precision@k against the maintained labels' adjudicated changes next to
+reviewer), ``summary.json`` (precision@k against the maintained labels' adjudicated changes next to
 uniform sampling, errors found per review; ``severity_found``: errors and severe errors found in
-the budget by the harm and the evidence ranking and by uniform sampling) and ``errors_found.csv``/``.png`` (the curve, for
-``dvc plots``). The ranking and routing are :mod:`medcalc_maintained.quality.triage`, the metrics
+the budget by the harm and the evidence ranking and by uniform sampling), ``metrics.json`` (the DVC
+metric, scalars only: rows, eligible, routed, base rate, the queue's precision@k, errors found in
+the budget) and ``errors_found.csv``/``.png`` (the curve, for ``dvc plots``). The ranking and routing are :mod:`medcalc_maintained.quality.triage`, the metrics
 :mod:`medcalc_maintained.quality.triage_metrics`.
 """
 
@@ -28,7 +29,8 @@ from medcalc_maintained.quality import impact
 from medcalc_maintained.quality import triage as tr
 from medcalc_maintained.quality.triage_metrics import metrics
 
-QUEUE, METRICS, CURVE, PLOT = "queue.csv", "metrics.json", "errors_found.csv", "errors_found.png"
+QUEUE, SUMMARY, METRICS = "queue.csv", "summary.json", "metrics.json"
+CURVE, PLOT = "errors_found.csv", "errors_found.png"
 
 
 @dataclass
@@ -114,13 +116,21 @@ def plot(curve: pd.DataFrame, summary: dict[str, Any], path: Path) -> Path:
     return target
 
 
+def headline(summary: dict[str, Any]) -> dict[str, Any]:
+    """The scalars of ``summary.json`` that ``dvc metrics show`` displays."""
+    return {**{k: summary[k] for k in ("rows", "eligible", "routed", "base_rate")},
+            "precision_at": {k: v["triage"] for k, v in summary["precision_at_k"].items()},
+            "errors_found": summary["errors_found_per_review"].get("errors_found")}
+
+
 def write_outputs(queue: pd.DataFrame, summary: dict[str, Any], curve: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
     q = queue[tr.QUEUE_COLUMNS + [c for c in (*impact.IMPACT_COLUMNS, *definitions.MARKERS) if c in queue.columns]].copy()
     q["relabel_rel_err"] = q["relabel_rel_err"].round(4)
     paths = {
         "queue": write_csv_for_people(out_dir / QUEUE, q),
-        "metrics": write_json(out_dir / METRICS, summary),
+        "summary": write_json(out_dir / SUMMARY, summary),
+        "metrics": write_json(out_dir / METRICS, headline(summary)),
         "curve": write_atomic(out_dir / CURVE, lambda p: curve.to_csv(p, index=False)),
     }
     paths["plot"] = plot(curve, summary, out_dir / PLOT)

@@ -11,7 +11,9 @@ maintained labels and every release's ``full`` config; writes under ``project.tr
                               estimated share of wrong labels among its unverified rows (read by the card);
 ``reliability.csv/.png``      calibration on held-out adjudicated rows (k-fold);
 ``errors_found.csv/.png``, ``estimation_error.csv/.png``  the replay curves (mean and 95% interval over seeds);
-``metrics.json``              Brier score, coefficients, the replay numbers at ``report_at`` reviews and the winners.
+``summary.json``              Brier score, coefficients, the replay numbers at ``report_at`` reviews and the winners;
+``metrics.json``              the DVC metric, scalars only: held-out Brier score (and the base rate's),
+                              estimated share of wrong labels among the unverified rows.
 
 The model is :mod:`medcalc_maintained.quality.error_model`, the policies
 :mod:`medcalc_maintained.quality.allocation`, the replay :mod:`medcalc_maintained.quality.replay`.
@@ -33,7 +35,8 @@ from medcalc_maintained.project import Project
 from medcalc_maintained.quality import allocation, error_model as em, impact, replay
 from medcalc_maintained.calculators.severity import LEVELS
 
-ROWS, RATES, ESTIMATE, METRICS = "rows.csv", "calculator_rates.csv", "unverified_estimate.json", "metrics.json"
+ROWS, RATES, ESTIMATE = "rows.csv", "calculator_rates.csv", "unverified_estimate.json"
+SUMMARY, METRICS = "summary.json", "metrics.json"
 RELIABILITY, ERRORS, ESTIMATION = "reliability.csv", "errors_found.csv", "estimation_error.csv"
 EVIDENCE_COLUMNS = ["split", "uid", "calculator_id", "calculator", "priority", "recompute_finding", "audit_flag",
                     "audit_votes_wrong", "audit_runs", "relabel_disagrees", "abstention_mismatch", "relabel_status",
@@ -247,6 +250,13 @@ def curve_table(curves: dict[str, dict[str, np.ndarray]], measure: str) -> pd.Da
     return out
 
 
+def headline(summary: dict[str, Any]) -> dict[str, Any]:
+    """The scalars of ``summary.json`` that ``dvc metrics show`` displays."""
+    cal = summary["calibration"]
+    return {"brier": cal["brier"], "brier_base_rate": cal["brier_base_rate"],
+            "unverified_wrong": summary["model"]["unverified_total"]["mean"]}
+
+
 @dataclass
 class SimulateRun:
     metrics: dict[str, Any]
@@ -290,7 +300,8 @@ def run(project: Project, *, out_dir: Path | None = None,
     paths["errors"] = write_atomic(out / ERRORS, lambda p: errors.to_csv(p, index=False))
     paths["estimation"] = write_atomic(out / ESTIMATION, lambda p: estimation.to_csv(p, index=False))
     paths.update(plots.write_plots(out, rel, cal, errors, estimation, rc.policies))
-    paths["metrics"] = write_json(out / METRICS, metrics)  # no run time in it: the stage's outputs are reproducible
+    paths["summary"] = write_json(out / SUMMARY, metrics)  # no run time in it: the stage's outputs are reproducible
+    paths["metrics"] = write_json(out / METRICS, headline(metrics))
     metrics = {**metrics, "seconds": round(time.perf_counter() - started, 2)}
     return SimulateRun(metrics, rates, estimates, paths)
 
