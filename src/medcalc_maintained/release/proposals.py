@@ -30,7 +30,8 @@ import pandas as pd
 
 from medcalc_maintained.core.io import read_parquet
 from medcalc_maintained.core.labels import UNVERIFIED
-from medcalc_maintained.ledger.derivation import derive, entities_of
+from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.ledger.derivation import derive
 from medcalc_maintained.quality.checks import REGISTRY, Finding, Instance
 
 PROPOSED_ANSWER, PROPOSAL = "Proposed Answer", "Proposal"
@@ -104,7 +105,7 @@ def row_proposals(maintained: pd.DataFrame, instances: pd.DataFrame,
             answers.append("")
             docs.append(None)
             continue
-        value, doc = proposal(r, entities_of(ents.get(key)), found)
+        value, doc = proposal(r, entities_or_empty(ents.get(key)), found)
         answers.append(value)
         docs.append(json.dumps(doc, sort_keys=True, ensure_ascii=False))
     return answers, docs
