@@ -99,3 +99,28 @@ def test_validate_prints_the_gcs_18_warning_as_a_violation(pipeline_project):
             "(GCS) (3 to 15 points)'") in text
     for line in [x for x in r.output.splitlines() if x.startswith("WARNING")]:
         assert "break the rule" in line or "observed" in line, line
+
+
+def test_a_partly_answered_packet_is_refused_in_one_line_that_points_to_partial(real_instances, tmp_path):
+    from medcalc_maintained.review import packet as pkt
+    from medcalc_maintained.review.packet import PacketError
+    from medcalc_maintained.review.reader import read_packet
+    from triage_support import ANSWERS, CASES, REVIEWER, fill
+
+    packet = pkt.export_packet(real_instances, [("test", u) for u in CASES], REVIEWER, tmp_path / "packet.xlsx")
+    where = fill(packet, {"test-00041": ANSWERS["test-00041"]}, tmp_path / "one.xlsx")
+    with pytest.raises(PacketError) as exc:
+        read_packet(tmp_path / "one.xlsx", real_instances)
+    (problem,) = exc.value.problems
+    empty = [rid for rid in where if rid != "test-00041"]
+    assert len(empty) == 4
+    text = str(problem)
+    assert "the answers of 4 rows are empty: " in text and "`review import --partial`" in text
+    assert all(f"{rid} (F{where[rid]})" in text for rid in empty)
+    got = read_packet(tmp_path / "one.xlsx", real_instances, partial=True)
+    assert [(i.split, i.uid) for i in got.items] == [("test", 41)] and sorted(got.skipped) == sorted(empty)
+    # nothing answered: --partial would not help, so it is not offered
+    fill(packet, {}, tmp_path / "none.xlsx")
+    with pytest.raises(PacketError) as exc:
+        read_packet(tmp_path / "none.xlsx", real_instances)
+    assert "the answers of 5 rows are empty" in str(exc.value) and "--partial" not in str(exc.value)
