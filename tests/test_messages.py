@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from medcalc_maintained.contracts import validate as contracts
-from medcalc_maintained.release.publish import warnings_note
 
 LABEL_RANGE = {"column": "unverified_label_in_range", "value_set": [True]}
 
@@ -61,6 +60,8 @@ def test_an_aggregate_failure_names_the_observed_value_and_the_limit():
 def test_the_publish_note_on_n_warnings_names_exactly_n():
     """The same expectation failing in two suites (``full`` and ``default``) is two warnings, and
     the note names both, each with what it observed."""
+    from medcalc_maintained.release.publish import warnings_note
+
     def warning(suite: str) -> contracts.Failure:
         return contracts.Failure(suite, "expect_column_values_to_be_in_set(unverified_label_in_range)",
                                  "an unverified label is inside its range", "warning", ["split=test uid 862"],
