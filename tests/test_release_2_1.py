@@ -143,8 +143,10 @@ def test_a_swapped_mini_row_is_not_unchanged():
     assert config_change(a, {"test:858": {"x": "9"}, "test:1": {"x": "2"}}) == "changed: 1 row with other values"
 
 
+_VALUES = ["1", "2", "N/A", "3.5", "NA", "n/a"]  # three spellings of one abstention
+_ABSTAIN = {"N/A", "NA", "n/a"}
 _record = st.fixed_dictionaries({
-    "old": st.sampled_from(["1", "2", "N/A", "3.5"]), "new": st.sampled_from(["1", "2", "N/A", "3.5"]),
+    "old": st.sampled_from(_VALUES), "new": st.sampled_from(_VALUES),
     "status": st.sampled_from(["confirmed", "corrected", "abstain"]),
     "source": st.sampled_from(["physician", "pipeline", "policy", "contributor"]),
     "adjudicated": st.sampled_from([None, "4"]), "inputs": st.sampled_from([None, "[]", '[{"name": "x"}]']),
@@ -161,8 +163,11 @@ def test_every_number_in_the_changelog_equals_the_rows_it_lists(recs):
             for n, r in enumerate(recs)]
     accepted = pd.DataFrame(rows, columns=list(rows[0]) if rows else ["id"])
     text = "\n".join(change_sections(accepted, {}))
-    changed = {r["id"] for r in rows if r["old_value"] != r["new_value"]}
-    reconfirmed = {r["id"] for r in rows if r["old_value"] == r["new_value"] and r["label_status"] != "confirmed"}
+    def same(r):  # the label stays: the same text, or an abstention re-confirmed in another spelling
+        return r["old_value"] == r["new_value"] or {r["old_value"], r["new_value"]} <= _ABSTAIN
+
+    changed = {r["id"] for r in rows if not same(r)}
+    reconfirmed = {r["id"] for r in rows if same(r) and r["label_status"] != "confirmed"}
     listed: list[str] = []
     # every "### <title> (n)" section lists exactly n rows; the label changes are listed once each
     for part in text.split("\n### ")[1:]:
@@ -178,3 +183,21 @@ def test_every_number_in_the_changelog_equals_the_rows_it_lists(recs):
     assert text.startswith(f"{len(changed)} label(s) changed in this release")
     confirmations = len(rows) - len(changed) - len(reconfirmed)
     assert (f"{confirmations} accepted record(s) confirm the upstream label" in text) == (confirmations > 0)
+
+
+def test_a_reconfirmed_abstention_is_no_label_change():
+    """N/A -> N/A (however the abstention is spelled) keeps the label: listed under Re-confirmed only."""
+    def rec(rid, old, new, status):
+        return {"id": rid, "split": "test", "uid": int(rid[1:]), "Calculator Name": "APACHE II Score", "old_value": old,
+                "new_value": new, "label_status": status, "source": "physician", "error_type": "unanswerable",
+                "reviewer_id": "md-1", "reviewer_role": "physician", "reviewer_specialty": None,
+                "decided_at": "2026-11-24", "rationale": "r", "change_severity": "L0"}
+    accepted = pd.DataFrame([rec("R868", "N/A", "N/A", "abstain"), rec("R869", "N/A", "NA", "abstain"),
+                             rec("R870", "n/a", "N/A", "abstain"), rec("R871", "12", "N/A", "abstain")])
+    text = "\n".join(change_sections(accepted, {}))
+    changes = text.split("### Label changes (")[1].split("\n### ")[0]
+    assert changes.startswith("1)") and "| R871 |" in changes and "N/A → N/A" not in changes
+    assert not any(f"| {r} |" in changes for r in ("R868", "R869", "R870"))
+    reconfirmed = text.split("### Re-confirmed (")[1]
+    assert reconfirmed.startswith("3)") and all(f"| {r} |" in reconfirmed for r in ("R868", "R869", "R870"))
+    assert text.startswith("1 label(s) changed in this release")

@@ -39,15 +39,23 @@ ID_COLUMNS = {
 class Failure:
     suite: str
     expectation: str
-    description: str
+    description: str  # the rule the expectation states
     severity: str  # "blocking" | "warning"
     offending: list[str] = field(default_factory=list)
     observed: Any = None
+    details: list[str] = field(default_factory=list)  # per offending row: its id and what was observed
+    bounds: str = ""  # the limits of an aggregate expectation (e.g. "at most 0.2")
 
     def __str__(self) -> str:
-        where = f" [{', '.join(self.offending[:15])}{', ...' if len(self.offending) > 15 else ''}]" if self.offending else ""
-        obs = f" (observed {self.observed})" if self.observed is not None and not self.offending else ""
-        return f"{self.severity.upper():8s} {self.suite} / {self.expectation}: {self.description}{obs}{where}"
+        head = f"{self.severity.upper():8s} {self.suite} / {self.expectation}: "
+        if self.offending:
+            shown = self.details or self.offending
+            rows = "; ".join(shown[:15]) + (f"; ... ({len(shown) - 15} more)" if len(shown) > 15 else "")
+            return f"{head}{len(self.offending)} row(s) break the rule ({self.description}): {rows}"
+        if self.observed is not None:
+            limit = f", the rule allows {self.bounds}" if self.bounds else ""
+            return f"{head}observed {self.observed}{limit}; the rule: {self.description}"
+        return f"{head}broken: {self.description}"
 
 
 @dataclass
@@ -198,19 +206,53 @@ def _view(fn, rows: pd.DataFrame, *args: Any) -> pd.DataFrame:
         return rows
 
 
+def _row_id(item: Any, id_cols: list[str]) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    return " ".join(f"{k}={item[k]}" if k != "uid" else f"uid {item[k]}" for k in id_cols if k in item)
+
+
+def _uniq(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
 def _offending(result: dict[str, Any], id_cols: list[str]) -> list[str]:
+    return _uniq([_row_id(item, id_cols) for item in result.get("unexpected_index_list") or []])
+
+
+def _shown(v: Any) -> str | None:
+    """A cell's value as a failure prints it (``None`` for an empty cell)."""
+    if v is None or (isinstance(v, float) and v != v) or v is pd.NA:
+        return None
+    text = " ".join(str(v).split())
+    return repr(text[:120] + ("..." if len(text) > 120 else ""))
+
+
+def _details(result: dict[str, Any], id_cols: list[str], column: str, observed: list[str]) -> list[str]:
+    """Per offending row: its id and what it observed: the ``observed`` columns of the expectation
+    (the inputs of a fact), else the tested column's own value."""
+    index = result.get("unexpected_index_list") or []
+    values = result.get("unexpected_list") or []
     out = []
-    for item in result.get("unexpected_index_list") or []:
-        if isinstance(item, dict):
-            out.append(" ".join(f"{k}={item[k]}" if k != "uid" else f"uid {item[k]}" for k in id_cols if k in item))
+    for n, item in enumerate(index):
+        item = item if isinstance(item, dict) else {}
+        if observed:
+            pairs = [(c, _shown(item.get(c))) for c in observed]
+            seen = ", ".join(f"{c} {v}" for c, v in pairs if v is not None) or "no value"
         else:
-            out.append(str(item))
-    seen, uniq = set(), []
-    for o in out:
-        if o not in seen:
-            seen.add(o)
-            uniq.append(o)
-    return uniq
+            seen = f"{column} {_shown(values[n]) if n < len(values) else _shown(item.get(column))}"
+        out.append(f"{_row_id(item, id_cols) if item else str(index[n])}: {seen}")
+    return _uniq(out)
+
+
+def _bounds(kwargs: dict[str, Any], parameters: dict[str, Any]) -> str:
+    """The limits of an aggregate expectation, its parameters resolved ("at most 0.2")."""
+    def value(v: Any) -> Any:
+        return parameters.get(v["$PARAMETER"]) if isinstance(v, dict) and "$PARAMETER" in v else v
+    lo, hi = value(kwargs.get("min_value")), value(kwargs.get("max_value"))
+    if lo is not None and hi is not None:
+        return f"{lo} to {hi}"
+    return f"at most {hi}" if hi is not None else (f"at least {lo}" if lo is not None else "")
 
 
 def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dict[str, dict[str, Any]],
@@ -238,6 +280,7 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
     failures: list[Failure] = []
     evaluated = 0
     definitions: list[tuple[Any, str, pd.DataFrame]] = []
+    shown: dict[str, list[str]] = {}  # view -> the columns its expectations observe
     for suite in suites:
         default_view = suite.get("meta", {}).get("view", "instances")
         by_view: dict[str, list[dict[str, Any]]] = {}
@@ -248,6 +291,7 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
             blocking = gates.get(gate, {}).get("severity", "blocking") == "blocking" if gate else True
             exp["severity"] = "critical" if blocking else "warning"
             by_view.setdefault(view, []).append(exp)
+            shown.setdefault(view, []).extend(c for c in exp.get("meta", {}).get("observed", []) if c not in shown[view])
         for view, exps in by_view.items():
             if view not in views or views[view].empty:
                 continue
@@ -263,10 +307,11 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
     for view, vds in by_frame.items():
         frame = views[view]
         id_cols = [c for c in ID_COLUMNS.get(view, []) if c in frame.columns]
+        extra = [c for c in shown.get(view, []) if c in frame.columns and c not in id_cols]
         actions = [gx.checkpoint.UpdateDataDocsAction(name="docs")] if docs_dir is not None else []
         cp = ctx.checkpoints.add(gx.Checkpoint(
             name=f"{view}-checkpoint", validation_definitions=vds, actions=actions,
-            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": id_cols}))
+            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": id_cols + extra}))
         res = cp.run(batch_parameters={"dataframe": frame}, expectation_parameters=parameters)
         for vr in res.run_results.values():
             suite_name = vr.suite_name
@@ -276,13 +321,16 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
                     continue
                 cfg = r.expectation_config
                 column = cfg.kwargs.get("column") or ",".join(cfg.kwargs.get("column_list", []))
+                observed = [c for c in (cfg.meta or {}).get("observed", []) if c in frame.columns]
                 failures.append(Failure(
                     suite=suite_name.split(".")[0],
                     expectation=f"{cfg.type}({column})",
                     description=(cfg.meta or {}).get("description", ""),
                     severity="blocking" if str(getattr(cfg, "severity", "critical")).lower().endswith("critical") else "warning",
                     offending=_offending(r.result or {}, id_cols),
-                    observed=(r.result or {}).get("observed_value"),
+                    observed=(r.result or {}).get("observed_value", "no such column" if cfg.type == "expect_column_to_exist" else None),
+                    details=_details(r.result or {}, id_cols, column, observed),
+                    bounds=_bounds(dict(cfg.kwargs), parameters),
                 ))
     return failures, evaluated
 

@@ -113,11 +113,14 @@ def instance_key_facts(df: pd.DataFrame) -> list[bool]:
 def _range_facts(df: pd.DataFrame, styles: list[str | None]) -> None:
     """``label_in_range`` (:func:`calculators.ranges.label_problem`: the label is a possible answer of
     its calculator) and its split by status: ``verified_label_in_range`` (true for unverified rows)
-    and ``unverified_label_in_range`` (true for verified rows), so that one can block and one warn."""
+    and ``unverified_label_in_range`` (true for verified rows), so that one can block and one warn;
+    ``range_problem`` says what is wrong with a label out of range (its value against the range)."""
     notes = df["Patient Note"] if "Patient Note" in df.columns else pd.Series([None] * len(df), index=df.index)
-    ok = [label_problem(c, a, str(t), st, n) is None for c, a, t, st, n in
-          zip(df["Calculator ID"], df["Ground Truth Answer"].astype(str), df["Output Type"], styles, notes)]
+    problems = [label_problem(c, a, str(t), st, n) for c, a, t, st, n in
+                zip(df["Calculator ID"], df["Ground Truth Answer"].astype(str), df["Output Type"], styles, notes)]
+    ok = [p is None for p in problems]
     unverified = (df["Label Status"].astype(str) == "unverified").tolist()
+    df["range_problem"] = pd.array(problems, dtype="string")  # what a failed range fact observed
     df["label_in_range"] = ok
     df["verified_label_in_range"] = [o or u for o, u in zip(ok, unverified)]
     df["unverified_label_in_range"] = [o or not u for o, u in zip(ok, unverified)]
@@ -211,9 +214,12 @@ def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None 
     order = sorted((i for i in range(len(df)) if df.at[i, "decision"] == "accepted"),
                    key=lambda i: rules.accepted_order(_safe_release_key(release[i]), decided[i], i))
     entries = ((i, keys[i], release[i], df.at[i, "old_value"], df.at[i, "new_value"]) for i in order)
+    base: list[str | None] = [None] * len(df)
     for step in replay(entries, dict(labels), otypes):
         matches[step.pos] = step.matches_base
         once[step.pos] = step.first_in_release
+        base[step.pos] = step.base
+    df["base_label"] = pd.array(base, dtype="string")  # the row's label before the record (accepted ones)
     df["old_value_matches_base"] = matches
     df["one_accepted_per_row_release"] = once
     return df
@@ -262,18 +268,24 @@ def calculator_aliases(name: str) -> tuple[str, ...]:
 
 def answer_leak(name: str, note: str, question: str, answer: str) -> bool:
     """Whether the note or question states this calculator's answer (e.g. "CHA2DS2-VASc score of 4")."""
+    return answer_leak_text(name, note, question, answer) is not None
+
+
+def answer_leak_text(name: str, note: str, question: str, answer: str) -> str | None:
+    """The words of the note or question that state this calculator's answer, or ``None``."""
     a = str(answer).strip()
     if not a or a == "N/A" or "weeks" in a:
-        return False
+        return None
     aliases = calculator_aliases(name)
     if not aliases:
-        return False
+        return None
     alias = "|".join(re.escape(x).replace(r"\-", r"[\s-]?").replace(r"\ ", r"\s?") for x in aliases)
     number = re.escape(a)
     pat = re.compile(
         rf"(?:{alias})[^.\n]{{0,30}}?\b(?:of|was|is|=|:|were|totaled|totalled|scored)\s*{number}(?![\d.]|\s*(?:mg|mmol|%|/))",
         re.IGNORECASE)
-    return bool(pat.search(f"{note}\n{question}"))
+    m = pat.search(f"{note}\n{question}")
+    return " ".join(m.group(0).split()) if m else None
 
 
 def _shingles(text: str, k: int = 5) -> set[int]:
@@ -301,8 +313,10 @@ def near_duplicates(df: pd.DataFrame, threshold: float) -> list[int | None]:
 
 def qc_view(instances: pd.DataFrame, near_dup_threshold: float) -> pd.DataFrame:
     df = instances.copy()
-    df["no_answer_leak"] = [not answer_leak(n, note, q, a) for n, note, q, a in
-                            zip(df["Calculator Name"], df["Patient Note"], df["Question"], df["Ground Truth Answer"])]
+    leaks = [answer_leak_text(n, note, q, a) for n, note, q, a in
+             zip(df["Calculator Name"], df["Patient Note"], df["Question"], df["Ground Truth Answer"])]
+    df["answer_leak_text"] = pd.array(leaks, dtype="string")
+    df["no_answer_leak"] = [x is None for x in leaks]
     dup = near_duplicates(df, near_dup_threshold)
     df["near_duplicate_of"] = pd.array(dup, dtype="Int64")
     df["not_near_duplicate"] = [d is None for d in dup]
@@ -334,5 +348,5 @@ def manifest_view(files: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(files, columns=["path", "sha256_matches", "listed"])
 
 
-__all__ = ["instance_view", "ledger_view", "qc_view", "calculator_counts", "manifest_view", "answer_leak",
+__all__ = ["instance_view", "ledger_view", "qc_view", "calculator_counts", "manifest_view", "answer_leak", "answer_leak_text",
            "calculator_aliases", "near_duplicates", "answer_facts", "labels_agree"]

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import full_tag, has_derivations, release_data_file, short_tag, version_key
 from medcalc_maintained.release.markdown import md_table
@@ -158,8 +159,10 @@ def change_kind(r: dict[str, Any]) -> str:
     """What an accepted record did to its row's label, read from its values (never from counts):
     ``confirmation`` / ``reconfirmed`` (the label text stays), ``harmonization`` and ``restored``
     (policy records, ledger/harmonize.py), ``inputs`` (a change that records its inputs),
-    ``recomputed`` (a confirmation that wrote another text of the same label) or ``change``."""
-    same = str(r["old_value"]).strip() == str(r["new_value"]).strip()
+    ``recomputed`` (a confirmation that wrote another text of the same label) or ``change``. An
+    abstention re-confirmed as an abstention (``N/A`` -> ``NA``) keeps the label."""
+    old, new = str(r["old_value"]).strip(), str(r["new_value"]).strip()
+    same = old == new or (parse_answer(old).is_abstain and parse_answer(new).is_abstain)  # N/A -> N/A in any spelling
     status, policy = str(r["label_status"]), str(r.get("source")) == "policy"
     if same:
         return "confirmation" if status == "confirmed" else "reconfirmed"

@@ -74,10 +74,16 @@ def check_release(release_dir: Path) -> tuple[list[str], list[str]]:
         problems += [f"contract: {f}" for f in (blocking or ["validation failed"])]
     warnings = [f for f in failures if f not in blocking]
     if warnings:
-        names = sorted({getattr(w, "expectation", str(w)) for w in warnings})
-        notes.append(f"{len(warnings)} non-blocking contract warning(s) ({', '.join(names)}); "
-                     "`medcalc-maintained validate DIR` shows them")
+        notes.append(warnings_note(warnings))
     return problems, notes
+
+
+def warnings_note(warnings: list[Any]) -> str:
+    """The note on N non-blocking contract warnings: it names each of the N (suite, expectation
+    and what it observed), one per line, in the order validate reports them."""
+    lines = [f"  {n}. {' '.join(str(w).split(maxsplit=1)[1:])}" for n, w in enumerate(warnings, start=1)]
+    return (f"{len(warnings)} non-blocking contract warning(s) (`medcalc-maintained validate DIR` shows them "
+            "with their Data Docs):\n" + "\n".join(lines))
 
 
 def _version_tags(names: Iterable[str]) -> list[str]:

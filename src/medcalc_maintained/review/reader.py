@@ -397,6 +397,21 @@ def _item(cells: dict[str, Any], rid: str, key: tuple[str, int], r: int, otype: 
     return Item(key[0], key[1], r, ans, raw, texts["timepoint"] or None, texts["guideline"] or None, texts["comment"])
 
 
+def _empty_answers(empty: list[tuple[str, str]], answered: int, bad: _Problems) -> None:
+    """One problem for the rows left empty: the row and cell of a single one, a count and the rows of
+    several; when other rows are answered, it points to ``--partial``."""
+    if not empty:
+        return
+    hint = "; or import the answered rows with `review import --partial`" if answered > 0 else ""
+    if len(empty) == 1:
+        rid, cell = empty[0]
+        bad.add(REVIEW, cell, f"the answer of row {rid} is empty (write the value, or N/A with a comment{hint})")
+        return
+    rows = ", ".join(f"{rid} ({cell})" for rid, cell in empty[:10]) + (f", ... ({len(empty) - 10} more)" if len(empty) > 10 else "")
+    bad.add(REVIEW, None, f"the answers of {len(empty)} rows are empty: {rows} (write each value, or N/A with a "
+                          f"comment{hint})")
+
+
 def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False, exports: Path | None = None) -> Packet:
     """Read and check a filled packet; raises :class:`PacketError` listing every problem. With
     ``exports`` (the export records' directory) the packet must match its export record."""
@@ -414,7 +429,8 @@ def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False, e
     inst = keyed(instances)
     kinds = answer_kind(instances)
     items: list[Item] = []
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    empty: list[tuple[str, str]] = []  # (row id, answer cell) of rows left empty
     seen: dict[str, int] = {}
     for r in range(2, ws.max_row + 1):
         cells = {k: ws.cell(row=r, column=COL[k]) for k, _, _ in COLUMNS}
@@ -426,16 +442,13 @@ def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False, e
         rid, key = found
         raw = cells["answer"].value
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
-            if partial:
-                skipped.append(rid)
-            else:
-                bad.add(REVIEW, cells["answer"].coordinate,
-                        f"the answer of row {rid} is empty (write the value, or N/A with a comment)")
+            (skipped if partial else empty).append((rid, cells["answer"].coordinate))
             continue
         rec = inst.loc[key]
         item = _item(cells, rid, key, r, str(rec["Output Type"]), kinds[int(rec["calculator_id"])], bad, rec)
         if item is not None:
             items.append(item)
+    _empty_answers(empty, answered=len(seen) - len(empty), bad=bad)
     missing = [x for x in exported if x not in seen]
     if missing:
         bad.add(REVIEW, None, f"exported row(s) {missing} are missing from the sheet")
@@ -443,4 +456,5 @@ def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False, e
         bad.add(REVIEW, None, "no answered rows to import")
     bad.raise_any()
     return Packet(path, _text(meta["reviewer id"].value), _text(meta["reviewer role"].value),
-                  _text(meta["reviewer specialty"].value) if "reviewer specialty" in meta else None, items, skipped)
+                  _text(meta["reviewer specialty"].value) if "reviewer specialty" in meta else None, items,
+                  [rid for rid, _ in skipped])

@@ -1,0 +1,127 @@
+"""Messages that state the violation (issue 27): contract failures name what they observed, and the
+publish note on N warnings names exactly N."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from medcalc_maintained.contracts import validate as contracts
+
+LABEL_RANGE = {"column": "unverified_label_in_range", "value_set": [True]}
+
+
+def _suite(name: str, view: str, expectations: list[dict]) -> dict:
+    return {"name": name, "meta": {"view": view}, "expectations": expectations}
+
+
+def _gates() -> dict:
+    return contracts._gates({"max_abstain_rate": 0.25, "max_unverified_rate": 1.0, "min_per_calculator": 0,
+                             "near_duplicate": {"threshold": 0.9}}, None)
+
+
+def test_a_row_failure_names_each_row_and_the_values_it_observed():
+    """A GCS of 18 (the range is 3 to 15) and a status outside the allowed set."""
+    view = pd.DataFrame({"split": ["test", "test", "test"], "uid": [861, 862, 863],
+                         "Ground Truth Answer": ["15", "18", "3"],
+                         "range_problem": [None, "18 is outside the range of GCS (3 to 15 points)", None],
+                         "unverified_label_in_range": [True, False, True],
+                         "Label Status": ["confirmed", "unverified", "fixed"]})
+    suite = _suite("label_invariants", "instances", [
+        {"type": "expect_column_values_to_be_in_set", "kwargs": LABEL_RANGE,
+         "meta": {"description": "an unverified label is inside its range", "observed": ["Ground Truth Answer", "range_problem"]}},
+        {"type": "expect_column_values_to_be_in_set",
+         "kwargs": {"column": "Label Status", "value_set": ["confirmed", "unverified"]},
+         "meta": {"description": "a known status"}}])
+    failures, evaluated = contracts.run({"instances": view}, [suite], _gates(), None)
+    assert evaluated == 2
+    by = {f.expectation: f for f in failures}
+    rng = by["expect_column_values_to_be_in_set(unverified_label_in_range)"]
+    assert rng.offending == ["split=test uid 862"]
+    assert rng.details == ["split=test uid 862: Ground Truth Answer '18', range_problem '18 is outside the range of "
+                           "GCS (3 to 15 points)'"]
+    assert "1 row(s) break the rule (an unverified label is inside its range): split=test uid 862: " \
+           "Ground Truth Answer '18'" in str(rng)
+    status = by["expect_column_values_to_be_in_set(Label Status)"]
+    assert status.details == ["split=test uid 863: Label Status 'fixed'"]
+
+
+def test_an_aggregate_failure_names_the_observed_value_and_the_limit():
+    view = pd.DataFrame({"split": ["test"] * 4, "uid": [1, 2, 3, 4], "is_abstain": [1.0, 1.0, 0.0, 0.0]})
+    suite = _suite("qc_gates", "qc", [
+        {"type": "expect_column_mean_to_be_between",
+         "kwargs": {"column": "is_abstain", "max_value": {"$PARAMETER": "max_abstain_rate"}},
+         "meta": {"description": "share of N/A labels is at most the ceiling"}}])
+    (failure,), _ = contracts.run({"qc": view}, [suite], _gates(), None)
+    assert str(failure).endswith("observed 0.5, the rule allows at most 0.25; the rule: share of N/A labels is at "
+                                 "most the ceiling")
+
+
+def test_the_publish_note_on_n_warnings_names_exactly_n():
+    """The same expectation failing in two suites (``full`` and ``default``) is two warnings, and
+    the note names both, each with what it observed."""
+    from medcalc_maintained.release.publish import warnings_note
+
+    def warning(suite: str) -> contracts.Failure:
+        return contracts.Failure(suite, "expect_column_values_to_be_in_set(unverified_label_in_range)",
+                                 "an unverified label is inside its range", "warning", ["split=test uid 862"],
+                                 details=["split=test uid 862: Ground Truth Answer '18'"])
+    leak = contracts.Failure("qc_gates", "expect_column_values_to_be_in_set(no_answer_leak)", "no leak", "warning",
+                             ["split=test uid 48"], details=["split=test uid 48: answer_leak_text 'CHA2DS2 VASc score of 4'"])
+    note = warnings_note([warning("label_invariants"), warning("label_invariants@default"), leak])
+    head, *lines = note.splitlines()
+    assert head.startswith("3 non-blocking contract warning(s)")
+    assert len(lines) == 3
+    assert lines[0].startswith("  1. label_invariants / ") and lines[1].startswith("  2. label_invariants@default / ")
+    assert all("uid 862: Ground Truth Answer '18'" in x for x in lines[:2])
+    assert "CHA2DS2 VASc score of 4" in lines[2]
+
+
+def test_the_range_view_says_what_is_out_of_range_on_the_real_data(real_maintained, real_instances):
+    from medcalc_maintained.calculators import load_all
+    from medcalc_maintained.contracts.views import instance_view
+
+    view = instance_view(real_maintained, real_instances, pd.DataFrame(), {c: k.name for c, k in load_all().items()})
+    problems = view.loc[view["range_problem"].notna(), ["uid", "range_problem"]]
+    assert problems.values.tolist() == [[862, "18 is outside the range of Glasgow Coma Score (GCS) (3 to 15 points)"]]
+
+
+@pytest.mark.slow
+def test_validate_prints_the_gcs_18_warning_as_a_violation(pipeline_project):
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    r = CliRunner().invoke(app, ["validate"], env={"MEDCALC_ROOT": str(pipeline_project)})
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert ("unverified_label_in_range): 1 row(s) break the rule" in text and "split=test uid 862: Label Status "
+            "'unverified', Ground Truth Answer '18', range_problem '18 is outside the range of Glasgow Coma Score "
+            "(GCS) (3 to 15 points)'") in text
+    for line in [x for x in r.output.splitlines() if x.startswith("WARNING")]:
+        assert "break the rule" in line or "observed" in line, line
+
+
+def test_a_partly_answered_packet_is_refused_in_one_line_that_points_to_partial(real_instances, tmp_path):
+    from medcalc_maintained.review import packet as pkt
+    from medcalc_maintained.review.packet import PacketError
+    from medcalc_maintained.review.reader import read_packet
+    from triage_support import ANSWERS, CASES, REVIEWER, fill
+
+    packet = pkt.export_packet(real_instances, [("test", u) for u in CASES], REVIEWER, tmp_path / "packet.xlsx")
+    where = fill(packet, {"test-00041": ANSWERS["test-00041"]}, tmp_path / "one.xlsx")
+    with pytest.raises(PacketError) as exc:
+        read_packet(tmp_path / "one.xlsx", real_instances)
+    (problem,) = exc.value.problems
+    empty = [rid for rid in where if rid != "test-00041"]
+    assert len(empty) == 4
+    text = str(problem)
+    assert "the answers of 4 rows are empty: " in text and "`review import --partial`" in text
+    assert all(f"{rid} (F{where[rid]})" in text for rid in empty)
+    got = read_packet(tmp_path / "one.xlsx", real_instances, partial=True)
+    assert [(i.split, i.uid) for i in got.items] == [("test", 41)] and sorted(got.skipped) == sorted(empty)
+    # nothing answered: --partial would not help, so it is not offered
+    fill(packet, {}, tmp_path / "none.xlsx")
+    with pytest.raises(PacketError) as exc:
+        read_packet(tmp_path / "none.xlsx", real_instances)
+    assert "the answers of 5 rows are empty" in str(exc.value) and "--partial" not in str(exc.value)
