@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from medcalc_maintained.cli import compare, harness, ledger, llm, mcp, pipeline, release, review, upstream
+from medcalc_maintained.cli.common import guard_commands
 from medcalc_maintained.cli.help_format import install as _install_help_format
 
 _install_help_format()
@@ -32,3 +33,4 @@ def _root() -> None:
 
 for _module in (pipeline, llm, ledger, review, release, compare, mcp, upstream, harness):
     _module.register(app)
+guard_commands(app)  # a full disk ends any command with one line naming the file, exit 1
