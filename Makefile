@@ -37,7 +37,9 @@ venv: $(STAMP)
 data: $(STAMP)
 	$(BIN)/dvc pull --quiet data/upstream.dvc
 
+# repair-lock: a dvc.lock left empty or half-written by a killed `dvc repro` is restored from git first
 repro: data
+	$(BIN)/medcalc-maintained repair-lock
 	$(BIN)/dvc repro
 
 validate: $(STAMP)

@@ -135,3 +135,42 @@ def test_all_problems_are_listed(instances, tmp_path):
         apply_stage.build(instances, [ledger])
     fields = {p.field for p in exc.value.problems}
     assert {"uid", "error_type"} <= fields
+
+
+# -- control characters: refused by ledger validation, never written anywhere -----------------
+@pytest.mark.parametrize("change, field, shown", [
+    ({"rationale": "Weight \x1b[31mwas\x1b[0m read from an earlier admission."}, "rationale", "U+001B (ESC)"),
+    ({"evidence": ["note, paragraph 2", "ring \x07 the bell"]}, "evidence.1", "U+0007 (BEL)"),
+    ({"reviewer": {"id": "md-1\x7f", "role": "physician", "specialty": "nephrology"}}, "reviewer.id", "U+007F (DEL)"),
+    ({"rationale": "C1 control \x9b here"}, "rationale", "U+009B"),
+])
+def test_control_characters_in_a_record_are_refused(change, field, shown, instances_file, tmp_path):
+    ledger = write_ledger(tmp_path / "ctl.yaml", [record(**change)])
+    assert "\\" in ledger.read_text()  # YAML carries them as escapes (\e, \a, ...) in a quoted string
+    out = tmp_path / "out"
+    result = invoke_apply(instances_file, ledger, out)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, text
+    assert "ctl.yaml" in text and "record T-0001" in text and f"field '{field}'" in text and shown in text, text
+    assert "Traceback" not in result.output and "\x1b" not in result.output and "\x07" not in result.output
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_tabs_and_newlines_in_text_are_kept(instances, tmp_path):
+    from medcalc_maintained.ledger import records as ledger_records
+
+    ledger = write_ledger(tmp_path / "ok.yaml", [record(rationale="Line one.\n\tLine two.\r\n")])
+    recs, problems = ledger_records.collect([ledger])
+    assert problems == [] and recs[0]["rationale"] == "Line one.\n\tLine two.\r\n"
+
+
+def test_propose_refuses_a_rationale_with_an_escape_sequence(tmp_path, real_instances):
+    from ledger_support import minimal_project
+
+    root = minimal_project(tmp_path / "p", real_instances)
+    result = runner.invoke(app, ["propose", "--uid", "41", "--new-value", "N/A", "--error-type", "unanswerable",
+                                 "--rationale", "The note lacks an input.\x1b]0;owned\x07", "--date", "2026-03-02"],
+                           env={"MEDCALC_ROOT": str(root)})
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0 and "field 'rationale'" in text and "U+001B (ESC)" in text, text
+    assert list((root / "data" / "corrections").iterdir()) == []

@@ -15,6 +15,8 @@ tag. The plan is deterministic per request key and attempt, and never faults one
 A misconfigured proxy is imitated with ``echo_headers=True`` (every error body quotes the
 request's headers, API key included, as some proxies do) and ``fail_status=CODE`` (every request
 answered with that HTTP error); the bodies sent that quoted a header are kept in ``stats.echoed``.
+With ``echo_headers_ok=True`` a *successful* (200) reply quotes the request's headers in its
+``modelVersion`` and at the end of its text (online and batch), as a broken gateway might.
 
 The server binds 127.0.0.1 only, serves from daemon threads, and shuts itself down after
 ``max_lifetime_s`` even if a test forgets to stop it. It counts, per request key
@@ -85,7 +87,7 @@ class Stats:
     echoed: list = field(default_factory=list)  # error bodies that quoted the request headers
 
 
-def _response_json(text: str, req: dict[str, Any], model: str) -> dict[str, Any]:
+def _response_json(text: str, req: dict[str, Any], model: str, version: str | None = None) -> dict[str, Any]:
     system, user = request_texts(req)
     cand: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
     tools = req.get("tools") or []
@@ -97,7 +99,7 @@ def _response_json(text: str, req: dict[str, Any], model: str) -> dict[str, Any]
         "candidates": [cand],
         "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": out_tokens,
                           "thoughtsTokenCount": 50, "totalTokenCount": prompt_tokens + out_tokens + 50},
-        "modelVersion": model,
+        "modelVersion": version or model,
     }
 
 
@@ -107,8 +109,9 @@ class FakeGemini:
     def __init__(self, responder: Callable[[dict[str, Any]], str], *, latency_s: float = 0.0,
                  faults: FaultPlan | None = None, hang_s: float = 2.0, batch_polls: int = 2,
                  batch_faults: FaultPlan | None = None, max_lifetime_s: float = 900.0,
-                 echo_headers: bool = False, fail_status: int | None = None):
+                 echo_headers: bool = False, fail_status: int | None = None, echo_headers_ok: bool = False):
         self.echo_headers = echo_headers
+        self.echo_headers_ok = echo_headers_ok
         self.fail_status = fail_status
         self.responder = responder
         self.latency_s = latency_s
@@ -240,6 +243,15 @@ class FakeGemini:
             self.stats.echoed.append(msg)
         return msg
 
+    def _ok_reply(self, text: str, req: dict[str, Any], model: str, headers: dict) -> dict[str, Any]:
+        """A 200 reply; with ``echo_headers_ok`` its model version and text quote ``headers``."""
+        if not self.echo_headers_ok:
+            return _response_json(text, req, model)
+        quoted = f"request headers: {json.dumps(headers)}"
+        with self.lock:
+            self.stats.echoed.append(quoted)
+        return _response_json(f"{text}\n{quoted}", req, model, version=f"{model} ({quoted})")
+
     def _fail_all(self, h: BaseHTTPRequestHandler) -> bool:
         """Answer with ``fail_status`` (the body echoing the headers when asked); False when off."""
         if self.fail_status is None:
@@ -312,7 +324,7 @@ class FakeGemini:
         text = self.responder(req)
         if fault == "no_tag":
             text = re.sub(r"</?(answer|verdict)>", "", text)
-        body = json.dumps(_response_json(text, req, model)).encode()
+        body = json.dumps(self._ok_reply(text, req, model, dict(h.headers.items()))).encode()
         if self._send(h, 200, body) and fault is None:
             with self.lock:
                 self.stats.successes[key] += 1
@@ -371,7 +383,7 @@ class FakeGemini:
                 text = self.responder(req)
                 if fault in ("no_tag", "malformed_json"):
                     text = re.sub(r"</?(answer|verdict)>", "", text)
-                entry["response"] = _response_json(text, req, job["model"])
+                entry["response"] = self._ok_reply(text, req, job["model"], job["headers"])
                 if not fault:
                     with self.lock:
                         self.stats.successes[key] += 1

@@ -13,6 +13,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -92,6 +93,35 @@ def test_echoed_key_in_batch_item_errors_is_masked(secret_env, instances, tmp_pa
     assert_masked(r, secret_env, srv)
 
 
+@pytest.mark.parametrize("batch", [False, True], ids=["online", "batch"])
+def test_key_echoed_in_successful_replies_is_in_no_output(secret_env, instances, tmp_path, monkeypatch, batch):
+    """HTTP 200 replies whose modelVersion and text quote the request headers (the API key among
+    them): both stages succeed, and the key is in none of the files they write (tables, run.json,
+    call cache) nor in what they print."""
+    rows = unique_prompt_rows(instances, 2)
+    path = tmp_path / "rows.parquet"
+    rows.to_parquet(path, index=False)
+    replies = {"audit": "<critique>Fine.</critique><verdict>yes</verdict>", "relabel": "<answer>1</answer>"}
+    extra = ["--batch"] if batch else []
+    for stage, reply in replies.items():
+        with FakeGemini(lambda req, reply=reply: reply, echo_headers_ok=True) as srv:
+            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
+            r = runner.invoke(app, [stage, "--backend", "gemini", "--instances", str(path), "--out",
+                                    str(secret_env.root / stage), "--runs", "1", *extra], catch_exceptions=False)
+        out = r.output + (getattr(r, "stderr", "") or "")
+        assert r.exit_code == 0, out
+        assert srv.stats.echoed and all(SECRETS["GEMINI_API_KEY"] in m for m in srv.stats.echoed)
+        assert leaks(out) == [], out
+        table = pd.read_parquet(secret_env.root / stage / ("verdicts.parquet" if stage == "audit" else "votes.parquet"))
+        assert len(table) == 2 and table["model_version"].str.contains("request headers", regex=False).all()
+        assert table["model_version"].str.contains("***", regex=False).all()
+    produced = [p for p in secret_env.root.rglob("*") if p.is_file() and p.suffix in (".parquet", ".json")]
+    assert {p.name for p in produced} >= {"verdicts.parquet", "flags.parquet", "votes.parquet", "labels.parquet",
+                                          "run.json"}
+    assert len([p for p in produced if p.relative_to(secret_env.root).parts[0] == "cache"]) == 4  # 2 calls x 2 stages
+    assert files_leaking(secret_env.root) == []
+
+
 @pytest.mark.slow
 def test_echoed_key_is_masked_in_a_real_process_with_logging(secret_env, instances, tmp_path):
     """The CLI as a process (everything it and its libraries print, logging included), with the key
@@ -116,11 +146,13 @@ def test_echoed_key_is_masked_in_a_real_process_with_logging(secret_env, instanc
 @pytest.mark.parametrize("text", [
     "x-goog-api-key: AIzaOTHERvalue123", '{"Authorization": "Bearer abc.def-123"}', "authorization=Basic dXNlcjpw",
     "GET /v1/models?key=AIzaQUERYvalue&alt=json", "https://user:ghp_tokenvalue@example.org/repo.git",
+    "model AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q (echo)", "token hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567 sent",
 ])
 def test_redact_masks_header_values_query_keys_and_url_credentials(text):
     masked = redact(text)
     assert "***" in masked
-    assert not any(v in masked for v in ("AIzaOTHERvalue123", "abc.def-123", "dXNlcjpw", "AIzaQUERYvalue", "ghp_tokenvalue"))
+    assert not any(v in masked for v in ("AIzaOTHERvalue123", "abc.def-123", "dXNlcjpw", "AIzaQUERYvalue", "ghp_tokenvalue",
+                                         "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"))
 
 
 def test_redact_masks_environment_secrets_read_at_call_time(monkeypatch):

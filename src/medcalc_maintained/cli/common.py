@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import Any, Callable
 
 import typer
 from rich.console import Console
@@ -53,3 +55,34 @@ def project_path(root: Path, value: str | Path) -> Path:
     """``value`` as given when absolute, else relative to the project root."""
     p = Path(value)
     return p if p.is_absolute() else root / p
+
+
+def no_space_exits(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` that, when a write fails for want of space, prints one line naming the file
+    (``error: <file>: no space left on device; nothing written``) and exits 1 instead of a
+    traceback; the writers (``core/io.py: naming_target``) have removed what they had begun."""
+    from medcalc_maintained.core.io import is_no_space
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except OSError as exc:
+            if not is_no_space(exc):
+                raise
+            where = exc.filename or "a file being written"
+            err.print(f"[bold red]error:[/] {escape(redact(where))}: no space left on device; nothing written",
+                      highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+
+    return run
+
+
+def guard_commands(app: typer.Typer) -> None:
+    """Wrap every command of ``app`` and of its sub-command groups with :func:`no_space_exits`."""
+    for info in app.registered_commands:
+        if info.callback is not None and not hasattr(info.callback, "__wrapped__"):
+            info.callback = no_space_exits(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            guard_commands(group.typer_instance)

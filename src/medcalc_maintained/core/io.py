@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -25,6 +26,38 @@ class DataError(Exception):
         super().__init__(f"{where}: {problem}")
 
 
+# -- a full disk ------------------------------------------------------------------------------
+#
+# A write that fails for want of space (ENOSPC, or EDQUOT: over the quota) raises an OSError that
+# names no file when it comes from a write or a close. Every writer of this module (and the release
+# build and the ledger writer) names its target with :func:`naming_target`; the command line prints
+# such an error as one line, ``error: <file>: no space left on device; nothing written``, and exits 1
+# (``cli/common.py: no_space_exits``). The writers leave nothing partial: the temporary file or
+# scratch directory is removed and the target keeps its old content.
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_no_space(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write that failed for want of space (also when a library such as
+    pyarrow reports it with the system's message but without the errno)."""
+    return isinstance(exc, OSError) and (exc.errno in NO_SPACE or os.strerror(errno.ENOSPC) in str(exc)
+                                         or os.strerror(errno.EDQUOT) in str(exc))
+
+
+@contextlib.contextmanager
+def naming_target(target: os.PathLike | str, *, always: bool = False) -> Iterator[None]:
+    """Re-raise a no-space error that names no file (with ``always``: any no-space error, e.g. one
+    naming a file of a scratch directory) as ``OSError(ENOSPC, ..., target)``."""
+    try:
+        yield
+    except OSError as exc:
+        if is_no_space(exc) and (always or not exc.filename):
+            code = exc.errno if exc.errno in NO_SPACE else errno.ENOSPC
+            raise OSError(code, os.strerror(code), str(target)) from None
+        raise
+
+
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -43,7 +76,8 @@ def atomic_path(target: os.PathLike | str) -> Iterator[Path]:
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
+        with naming_target(target):
+            yield tmp_path
         os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file ordinary permissions
         os.replace(tmp_path, target)
     finally:
@@ -159,7 +193,8 @@ def replace_files(directory: Path, writers: dict[str, Callable[[Path], None]]) -
                 if p.name not in writers and p.is_file():
                     shutil.copy2(p, tmp / p.name)
         for name, writer in writers.items():
-            writer(tmp / name)
+            with naming_target(directory / name):
+                writer(tmp / name)
             os.chmod(tmp / name, 0o666 & ~_UMASK)
         swap_in_dir(tmp, directory)
     finally:

@@ -7,11 +7,14 @@
 - the value of any ``Authorization`` or ``x-goog-api-key`` header (``Name: value``, ``"Name":
   "value"`` or ``'Name': 'value'``, any letter case);
 - the value of a ``key=``, ``token=`` or ``access_token=`` query parameter;
-- the password of a URL with credentials (``https://user:secret@host``).
+- the password of a URL with credentials (``https://user:secret@host``);
+- anything shaped like a Google API key (``AIza`` + 35 characters) or a Hugging Face token
+  (``hf_`` + 30 or more letters and digits), wherever it appears, set in this process or not.
 
 It is applied wherever remote text can reach the user or the disk: the errors of the Gemini backend
-(online and batch), the engine's failure messages, the call cache, the run records and vote tables,
-the command-line error printing, every log record (:func:`install_log_filter`) and the publishing
+(online and batch), the engine's failure messages, every text field of a call record (reply, model
+version, finish reason: ``verifiers.cache.Entry``, from which the call cache and the vote tables are
+written), the batch job records, the command-line error printing, every log record (:func:`install_log_filter`) and the publishing
 and git errors.
 """
 
@@ -30,6 +33,7 @@ _HEADER = re.compile(
     r"""(?P<name>["']?(?:authorization|proxy-authorization|x-goog-api-key)["']?\s*[:=]\s*)"""
     r"""(?P<q>["']?)(?P<value>(?:bearer\s+|basic\s+|token\s+)?[^"'\s,;}\]]+)""", re.IGNORECASE)
 _QUERY = re.compile(r"(?P<name>[?&;](?:key|api_key|token|access_token)=)(?P<value>[^&#\s\"']+)", re.IGNORECASE)
+_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_-])(?:AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,})(?![A-Za-z0-9_-])")
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?P<value>[^@/\s]+)(?=@)", re.IGNORECASE)
 
 
@@ -46,6 +50,7 @@ def redact(text: Any) -> str:
         return s
     for v in secret_values():
         s = s.replace(v, MASK)
+    s = _KEY_SHAPED.sub(MASK, s)
     s = _HEADER.sub(lambda m: m.group("name") + m.group("q") + MASK, s)
     s = _QUERY.sub(lambda m: m.group("name") + MASK, s)
     return _URL_CREDENTIALS.sub(lambda m: m.group("scheme") + MASK, s)

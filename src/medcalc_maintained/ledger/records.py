@@ -136,6 +136,28 @@ def _field_of(error: jsonschema.ValidationError) -> str:
     return ".".join(path) or "<record>"
 
 
+# Control characters (C0 but tab, newline and carriage return; DEL; C1) are refused in every text of a
+# record: an escape sequence in a rationale would otherwise reach CHANGELOG.md, the card, the tables
+# and the terminals that print them. YAML carries them only as escapes in quoted strings (``"\e"``).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL_NAMES = {0x00: "NUL", 0x07: "BEL", 0x08: "BS", 0x0B: "VT", 0x0C: "FF", 0x1B: "ESC", 0x7F: "DEL"}
+
+
+def _control_characters(value: Any, field: str = "") -> Iterator[tuple[str, str]]:
+    """``(field, character shown as U+XXXX (NAME))`` for the first control character of every text
+    in ``value`` (keys included), fields dotted as in the schema messages (``evidence.1``)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        name = f"{field}.{k}" if field else str(k)
+        for text in (k, v) if isinstance(value, dict) else (v,):
+            m = _CONTROL.search(text) if isinstance(text, str) else None
+            if m:
+                code = ord(m.group())
+                label = f" ({_CONTROL_NAMES[code]})" if code in _CONTROL_NAMES else ""
+                yield name, f"U+{code:04X}{label} at character {m.start() + 1}"
+        yield from _control_characters(v, name)
+
+
 def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
     """Parse one ledger YAML file and check each record against the JSON Schema."""
     path = Path(path)
@@ -166,6 +188,11 @@ def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
         rec = Record(data, str(path), i)
         for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
             problems.append(LedgerProblem(str(path), err.message, record=rec.id, field=_field_of(err)))
+            rec.valid = False
+        for field, char in _control_characters(data):
+            problems.append(LedgerProblem(str(path), f"control character {char}; text in a record may hold tabs and "
+                                          "line breaks only", record=f"#{i}" if _CONTROL.search(rec.id) else rec.id,
+                                          field=field))
             rec.valid = False
         records.append(rec)
     return records, problems

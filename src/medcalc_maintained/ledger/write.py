@@ -23,7 +23,7 @@ from typing import Iterator
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, clean_stale, write_text_atomic
+from medcalc_maintained.core.io import DataError, clean_stale, naming_target, write_text_atomic
 from medcalc_maintained.ledger.apply import check_and_apply
 from medcalc_maintained.ledger.records import LedgerError, Record, load
 
@@ -104,7 +104,7 @@ def _create_new(target: Path, text: str) -> None:
     """Create ``target`` atomically, failing (never replacing) when a file of that name appeared."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with naming_target(target), os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.chmod(tmp, 0o644)
         try:

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import DataError, scratch_dir, sha256_file, swap_in_dir
+from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import unverified_estimate
@@ -252,8 +252,9 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
         say("checking the declared kind against the changes since the previous release")
         check_kind(plan, t, previous, template, project.upstream_base)
     rows, identities = release_history(project, plan, t, previous)
-    return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
-                       identities=identities, previous=previous_of(previous))
+    with naming_target(out, always=True):  # a full disk names the release directory (left as it was)
+        return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
+                           identities=identities, previous=previous_of(previous))
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:

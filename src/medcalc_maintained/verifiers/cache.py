@@ -53,8 +53,10 @@ class Entry:
     created_at: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 
     def __post_init__(self) -> None:
-        # remote text is stored and shown with any secret masked (core.redact)
-        self.text, self.problem = redact(self.text), redact(self.problem)
+        # every text field of a call record is stored and shown with any secret masked (core.redact):
+        # a reply may quote the request's headers in its text, model version or finish reason
+        for name in ("text", "problem", "model_version", "finish_reason"):
+            setattr(self, name, redact(getattr(self, name)))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=1) + "\n"
