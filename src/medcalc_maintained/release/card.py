@@ -158,7 +158,8 @@ def _present(r: dict[str, Any], key: str) -> bool:
 def change_kind(r: dict[str, Any]) -> str:
     """What an accepted record did to its row's label, read from its values (never from counts):
     ``confirmation`` / ``reconfirmed`` (the label text stays), ``harmonization`` and ``restored``
-    (policy records, ledger/harmonize.py), ``inputs`` (a change that records its inputs),
+    (policy records, ledger/harmonize.py), ``inputs`` (a change that records its inputs, and every
+    ``inputs-corrected`` record, also one that brings the label back to upstream's),
     ``recomputed`` (a confirmation that wrote another text of the same label) or ``change``. An
     abstention re-confirmed as an abstention (``N/A`` -> ``NA``) keeps the label."""
     old, new = str(r["old_value"]).strip(), str(r["new_value"]).strip()
@@ -168,6 +169,8 @@ def change_kind(r: dict[str, Any]) -> str:
         return "confirmation" if status == "confirmed" else "reconfirmed"
     if policy:
         return "harmonization" if _present(r, "adjudicated_value") else "restored"
+    if str(r.get("reconstruction")) == "inputs-corrected":
+        return "inputs"
     if status == "confirmed":
         return "recomputed"
     return "inputs" if _present(r, "inputs") else "change"
@@ -193,7 +196,9 @@ SECTIONS = (
      "The adjudicated label followed a definition other than the row's declared one (or was N/A where the "
      "declared convention computes a value): decided under the declared definition (`calculators/definitions.yaml`) "
      "by a policy record, which keeps the adjudicated value and the definition it followed."),
-    ("inputs", "Inputs corrected", "Changes that record the corrected inputs with their note evidence."),
+    ("inputs", "Inputs corrected",
+     "Changes that record the corrected inputs with their note evidence; a record that replaces an adjudicated "
+     "label no evidenced reading reproduces (reconstruction `inputs-corrected`) names that value."),
     ("restored", "Confirmed labels restored to upstream's value",
      "A confirmed label is the upstream label, value for value: the earlier release shipped a recomputed "
      "number inside the tolerance."),
@@ -228,7 +233,8 @@ def change_sections(accepted: pd.DataFrame, before: dict[str, str]) -> list[str]
         if key in ("harmonization", "inputs"):
             header = header + ["derivation"]
             rows = [row + [(f"adjudicated {r.get('adjudicated_value')} under {r.get('adjudicated_definition') or 'no named definition'}"
-                            f"; declared {r.get('definition')}" if key == "harmonization" else "")
+                            f"; declared {r.get('definition')}" if key == "harmonization" else
+                            f"adjudicated {r.get('adjudicated_value')}; " if _present(r, "adjudicated_value") else "")
                            + (("; inputs: " if key == "harmonization" else "") + _inputs_text(r.get("inputs"))
                               if _present(r, "inputs") else "")]
                     for row, r in zip(rows, part.to_dict("records"))]
