@@ -125,3 +125,49 @@ def test_a_partly_answered_packet_is_refused_in_one_line_that_points_to_partial(
     with pytest.raises(PacketError) as exc:
         read_packet(tmp_path / "none.xlsx", real_instances)
     assert "the answers of 5 rows are empty" in str(exc.value) and "--partial" not in str(exc.value)
+
+
+def test_apply_names_every_problem_of_one_record_in_one_run(real_instances, tmp_path):
+    """uid 862 (GCS, upstream label 18): one record breaking seven independent rules (the schema, the
+    range, the date, old_value, the status, an unknown definition and an input whose evidence is not
+    the note's text). ``apply`` names each on its own line with file, record and field, and writes nothing."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from ledger_support import record
+    from medcalc_maintained.cli import app
+
+    note = real_instances.set_index("uid").loc[862, "Patient Note"]
+    quoted = note[0:10]
+    bad = record(id="BAD-1", uid=862, old_value="17", new_value="16", label_status="confirmed", error_type=None,
+                 decided_at="2999-01-01", comment="not a field of the schema", definition="no-such-definition",
+                 inputs=[{"name": "Best eye response", "value": "spontaneously",
+                          "evidence": {"start": 0, "end": 10, "text": quoted.upper() + "!"}}])
+    ledger_file = tmp_path / "many-problems.yaml"
+    ledger_file.write_text(yaml.safe_dump({"corrections": [bad]}, sort_keys=False), encoding="utf-8")
+    instances_file = tmp_path / "instances.parquet"
+    real_instances.to_parquet(instances_file)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["apply", "--ledger", str(ledger_file), "--instances", str(instances_file),
+                                 "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+    lines = [x.strip() for x in r.output.splitlines() if "many-problems.yaml, record BAD-1, field" in x]
+    fields = {}
+    for line in lines:
+        field = line.split("field '", 1)[1].split("'", 1)[0]
+        fields.setdefault(field, []).append(line)
+    expected = {
+        "comment": "Additional properties are not allowed",
+        "new_value": "outside",
+        "decided_at": "in the future",
+        "label_status": "label_status 'confirmed' but new_value '16' differs from the upstream label '18'",
+        "old_value": "old_value '17' does not match the current label '18'",
+        "definition": "definition 'no-such-definition' is not one of calculators/definitions.yaml for calculator 21",
+        "inputs": "evidence text",
+    }
+    assert set(fields) == set(expected), r.output
+    for field, words in expected.items():
+        assert any(words in line for line in fields[field]), (field, fields[field])
+    assert f"{len(lines)} ledger problem(s); nothing written" in r.output
+    assert not out.exists()

@@ -297,12 +297,79 @@ def test_draft_build_previews_the_next_release_and_cannot_be_published(tmp_path,
     assert log.index("## 2.1.0") < log.index("## 2.0.0") < log.index("## 1.0.0")
     assert ("| T-0002 | 2 | " in log and "38 → 40 | L1 | unverified → corrected | extraction | md-1 (physician, nephrology) "
             "| 2026-01-15 | Two points missed. |" in log)
+    assert "### Proposed (deferred, not in this release) (0)" in log[:log.index("## 2.1.0")]
     # the 2.0.0 section still lists only its own record
     section = log[log.index("## 2.0.0"):log.index("## 1.0.0")]
     assert "25.238 → 30" in section and "38 → 40" not in section
     r = invoke(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{tmp_path / 'r.git'}")
     assert r.exit_code == 1 and "draft" in r.output
     assert not (tmp_path / "r.git").exists()
+
+
+def test_draft_build_lists_a_deferred_proposal_and_leaves_its_label(tmp_path, instances):
+    """A contributor's `propose` writes a deferred record; the CI preview (`release build --draft`)
+    lists it under its own section of the changelog and of the output, applies no label of it, and
+    is a draft publish refuses (here the version moves on: the derivation columns of 2.1.0 are new;
+    ``test_release_e2e.py`` previews the real project, where nothing else changed)."""
+    root = make_project(tmp_path / "p", instances, [rec()])
+    why = ("The note gives no weight at admission; the weight of an earlier admission was used, so the "
+           "clearance cannot be computed from this note.")
+    r = invoke(root, "propose", "--uid", "1", "--new-value", "N/A", "--error-type", "unanswerable",
+               "--rationale", why, "--evidence", "note, paragraph 1", "--reviewer-id", "md-9", "--date", "2026-03-02")
+    assert r.exit_code == 0, r.output
+    (proposal,) = yaml.safe_load((root / "data" / "corrections" / "2026-03-proposals.yaml").read_text())["corrections"]
+    assert proposal["decision"] == "deferred"
+    calculator = instances.set_index("uid").loc[1, "Calculator Name"]
+    out = tmp_path / "preview"
+    r = invoke(root, "release", "build", "--draft", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "Proposed (deferred, not in this release): 1 record(s)" in text
+    assert f"{proposal['id']} uid 1 ({calculator}): 30 → N/A" in text and "md-9, 2026-03-02" in text
+    man = yaml.safe_load((out / "manifest.json").read_text())
+    assert man["draft"] is True and man["version"] == "2.1.0"
+    log = (out / "CHANGELOG.md").read_text()
+    section = log[log.index("## Draft preview"):log.index("## 2.1.0")]
+    assert "### Proposed (deferred, not in this release) (1)" in section
+    (row,) = [x for x in section.splitlines() if x.startswith(f"| {proposal['id']} |")]
+    cells = [c.strip() for c in row.strip("|").split(" | ")]
+    assert cells[:4] == [proposal["id"], "1", calculator, "30 → N/A"]
+    assert cells[4].endswith("…") and why.startswith(cells[4][:-1]) and len(cells[4]) < len(why)
+    assert cells[5:] == ["md-9", "2026-03-02"]
+    assert proposal["id"] not in log[log.index("## 2.1.0"):]  # in no release, the draft's included
+    # the label stays the accepted one: 30, corrected, record T-0001 only
+    full = pd.read_parquet(out / "data" / "full" / "test-00000-of-00001.parquet").set_index("uid")
+    assert full.loc[1, ["Ground Truth Answer", "Label Status", "Correction IDs"]].tolist() == ["30", "corrected", "T-0001"]
+    r = invoke(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{tmp_path / 'r.git'}")
+    assert r.exit_code == 1 and "draft" in r.output
+    assert not (tmp_path / "r.git").exists()
+
+
+@pytest.mark.slow
+def test_draft_of_the_real_project_with_only_a_proposal_is_a_draft_of_the_latest_release(project_root, tmp_path):
+    """The issue's case: on the real ledger a contributor's proposal changes no label, so the draft
+    stays at the latest release of releases.yaml; it is still a draft (publish refuses it) and it
+    lists the proposal."""
+    latest = load_releases(project_root / "releases.yaml").latest.version
+    r = invoke(project_root, "propose", "--uid", "862", "--new-value", "N/A", "--error-type", "unanswerable",
+               "--rationale", "Eye response not testable after surgery.", "--reviewer-id", "gh-1", "--date", "2026-03-02")
+    assert r.exit_code == 0, r.output
+    (proposal,) = yaml.safe_load((project_root / "data" / "corrections" / "2026-03-proposals.yaml").read_text())["corrections"]
+    out = tmp_path / "preview"
+    r = invoke(project_root, "release", "build", "--draft", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert f"nothing changed since {latest}" in r.output
+    assert "Proposed (deferred, not in this release): 1 record(s)" in r.output
+    man = yaml.safe_load((out / "manifest.json").read_text())
+    assert man["draft"] is True and man["version"] == latest
+    log = (out / "CHANGELOG.md").read_text()
+    head = log[:log.index(f"## {latest}")]
+    assert "### Proposed (deferred, not in this release) (1)" in head
+    assert f"| {proposal['id']} | 862 | " in head and f"| {proposal['old_value']} → N/A |" in head
+    full = pd.read_parquet(out / "data" / "full" / "test-00000-of-00001.parquet").set_index("uid")
+    assert full.loc[862, "Ground Truth Answer"] == proposal["old_value"]
+    r = invoke(project_root, "release", "publish", "--release-dir", str(out), "--target", f"file://{tmp_path / 'r.git'}")
+    assert r.exit_code == 1 and "draft" in r.output
 
 
 # ---------------------------------------------------------------- stage release-tables, then release

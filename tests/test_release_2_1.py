@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from medcalc_maintained.ledger import harmonize
+from medcalc_maintained.release import deferred
 from medcalc_maintained.release.card import change_sections, config_change
 from medcalc_maintained.release.state import derive_bump
 from release_support import built_copy, cli
@@ -153,16 +154,25 @@ _record = st.fixed_dictionaries({
 })
 
 
+_deferred = st.fixed_dictionaries({"old": st.sampled_from(_VALUES), "new": st.sampled_from(_VALUES),
+                                   "rationale": st.text(max_size=120), "by": st.sampled_from(["md-9", None])})
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_record, max_size=25))
-def test_every_number_in_the_changelog_equals_the_rows_it_lists(recs):
+@given(st.lists(_record, max_size=25), st.lists(_deferred, max_size=10))
+def test_every_number_in_the_changelog_equals_the_rows_it_lists(recs, proposals):
     rows = [{"id": f"R{n}", "split": "test", "uid": n, "Calculator Name": "c", "old_value": r["old"], "new_value": r["new"],
              "label_status": r["status"], "source": r["source"], "adjudicated_value": r["adjudicated"],
              "inputs": r["inputs"], "error_type": None, "reviewer_id": "x", "reviewer_role": "y",
              "reviewer_specialty": None, "decided_at": "2026-11-24", "rationale": "r", "change_severity": "L1"}
             for n, r in enumerate(recs)]
     accepted = pd.DataFrame(rows, columns=list(rows[0]) if rows else ["id"])
-    text = "\n".join(change_sections(accepted, {}))
+    # a draft's deferred proposals (release/deferred.py): their own section, never a label change
+    proposed = pd.DataFrame([{"id": f"RD{n}", "split": "test", "uid": 1000 + n, "Calculator Name": "c",
+                              "old_value": p["old"], "new_value": p["new"], "rationale": p["rationale"],
+                              "proposed_by": p["by"], "decided_at": "2026-11-24", "file": "x.yaml"}
+                             for n, p in enumerate(proposals)], columns=deferred.COLUMNS)
+    text = "\n".join(change_sections(accepted, {}) + deferred.proposed_section(proposed))
     def same(r):  # the label stays: the same text, or an abstention re-confirmed in another spelling
         return r["old_value"] == r["new_value"] or {r["old_value"], r["new_value"]} <= _ABSTAIN
 
@@ -177,6 +187,8 @@ def test_every_number_in_the_changelog_equals_the_rows_it_lists(recs):
         assert len(ids) == n, title
         if title.startswith("Re-confirmed"):
             assert set(ids) == reconfirmed
+        elif title.startswith(deferred.TITLE):
+            assert ids == [f"RD{n}" for n in range(len(proposals))]
         else:
             listed += ids
     assert sorted(listed) == sorted(changed)

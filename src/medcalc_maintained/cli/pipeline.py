@@ -131,7 +131,8 @@ def apply_cmd(
 
     Each record is checked first (schema, uid exists in its split, old_value is the current label,
     values valid for the output type, status consistent, at most one accepted record per row and
-    release); any problem is printed with its file, record and field, and nothing is written.
+    release, definition and input evidence); every problem of every record, schema and rules alike,
+    is printed on its own line with its file, record and field, and nothing is written.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.stages import apply as stage

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger, guarded
@@ -60,7 +61,7 @@ def tables_cmd() -> None:
 def build_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Directory to write (replaced atomically; default: params.release.out, build/release)."),
     version: Optional[str] = typer.Option(None, "--version", help="Release to build (default: the latest in releases.yaml)."),
-    draft: bool = typer.Option(False, "--draft", help="Preview the next release: apply the unreleased accepted records too, derive its version; cannot be published."),
+    draft: bool = typer.Option(False, "--draft", help="Preview the next release: apply the unreleased accepted records too, derive its version, list the unreleased deferred records (proposals) without applying them; cannot be published."),
 ) -> None:
     """Build one release as a Hugging Face dataset repository in OUT.
 
@@ -71,6 +72,12 @@ def build_cmd(
     inputs always give byte-identical files. Refuses a release whose declared kind in releases.yaml
     is not the bump derived from the changes since the previous release, naming the rows that
     force the derived kind. On any problem nothing is written.
+
+    With --draft: a preview of the next release (the latest one when no accepted record is new),
+    marked `draft: true` in its manifest so that `release publish` refuses it; its CHANGELOG.md and
+    the output list every unreleased deferred record (`propose`'s proposals) under "Proposed
+    (deferred, not in this release)" -- record, uid, calculator, old -> proposed value, rationale
+    (shortened) -- and no label includes them.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.stages import release as stage
@@ -88,7 +95,21 @@ def build_cmd(
     for r in res.reasons:
         console.print(f"  - {r}", highlight=False)
     _print_rows(res.rows)
+    if res.draft:
+        _print_proposed(res.proposed)
     console.print(f"{len(res.files) + 1} files, manifest {res.out / 'manifest.json'}")
+
+
+def _print_proposed(proposed) -> None:
+    """A draft's unreleased deferred records, one line each (also at the top of its CHANGELOG.md)."""
+    from medcalc_maintained.release import deferred
+
+    rows = deferred.proposed_rows(proposed) if proposed is not None else []
+    console.print(f"{deferred.TITLE}: {len(rows)} record(s)" + ("; no label of this draft includes them" if rows else ""),
+                  highlight=False)
+    for rid, uid, calc, change, why, who, day in rows:
+        console.print(f"  {escape(str(rid))}  uid {uid} ({escape(str(calc))}): {escape(change)}  "
+                      f"{escape(why)} ({escape(str(who))}, {day})", highlight=False, soft_wrap=True)
 
 
 @release_app.command("publish")

@@ -18,6 +18,7 @@ or, for a record that states none, the computed one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -83,12 +84,38 @@ def replay(entries: Iterable[tuple[int, tuple[str, int], str, Any, Any]], labels
         yield Step(pos, key, base, is_first, first[slot], matches, applied)
 
 
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+def _row_key(rec: Record) -> tuple[str, int] | None:
+    """``(split, uid)`` of a record, ``None`` when either has the wrong type (the schema says so)."""
+    split, uid = rec.get("split"), rec.get("uid")
+    if not isinstance(split, str) or isinstance(uid, bool) or not isinstance(uid, int):
+        return None
+    return (split, uid)
+
+
+def _replayable(rec: Record) -> bool:
+    """An accepted record the replay can place: its row, release and both values are there (a record
+    that failed the schema otherwise is replayed as if it were fixed, so that its ``old_value`` and
+    duplicate problems are named too, but it is never applied)."""
+    return (rec.get("decision") == "accepted" and _row_key(rec) is not None and rec.get("old_value") is not None
+            and rec.get("new_value") is not None and (rec.release == UNRELEASED or bool(_VERSION.match(rec.release))))
+
+
 def _check_records(selected: list[Record], index: dict[tuple[str, int], int], rows: "_Rows") -> list[LedgerProblem]:
     """The record rules of :mod:`medcalc_maintained.ledger.rules` for every selected record
-    (accepted or not), and ``label_status`` agrees with the values."""
+    (accepted or not, and whether or not it passed the JSON Schema: every problem of a record is
+    named in one run), and ``label_status`` agrees with the values."""
     problems: list[LedgerProblem] = []
     for rec in selected:
-        key = (rec["split"], int(rec["uid"]))
+        key = _row_key(rec)
+        if key is None:  # split or uid unusable (a schema problem): the rules that need no row
+            for fld, problem in (("blinded", rules.blinded_problem(rec.data)),
+                                 ("decided_at", rules.decided_at_problem(rec.get("decided_at")))):
+                if problem:
+                    problems.append(LedgerProblem(rec.path, problem, rec.id, fld))
+            continue
         if key not in index:
             problems.append(LedgerProblem(rec.path, f"uid {key[1]} does not exist in split {key[0]!r}", rec.id, "uid"))
             continue
@@ -100,31 +127,40 @@ def _check_records(selected: list[Record], index: dict[tuple[str, int], int], ro
         for fld, problem in rules.derivation_problems(rec.data, calculator_id=rows.calculators[i], output_type=otype,
                                                       style=rows.styles[i], note=rows.notes[i], entities=rows.entities[i]):
             problems.append(LedgerProblem(rec.path, f"{rec['split']} uid {key[1]}: {problem}", rec.id, fld))
-        new = parse_answer(rec["new_value"], otype)
-        st = rec["label_status"]
-        if st == "abstain" and not new.is_abstain:
-            problems.append(LedgerProblem(rec.path, "label_status 'abstain' needs new_value N/A", rec.id, "label_status"))
-        if st != "abstain" and new.is_abstain:
-            problems.append(LedgerProblem(rec.path, f"new_value N/A needs label_status 'abstain', not {st!r}", rec.id, "label_status"))
-        # status is said of the row against its upstream label: a physician who agrees with an already
-        # corrected label keeps the row corrected (old_value = new_value, label_status corrected)
-        original = rows.originals[i]
-        if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(original, otype).is_valid and new.is_valid:
-            agree = labels_agree(rec["new_value"], original, otype)
-            if st == "confirmed" and not agree:
-                problems.append(LedgerProblem(rec.path, f"label_status 'confirmed' but new_value {rec['new_value']!r} differs "
-                                              f"from the upstream label {original!r}", rec.id, "label_status"))
-            if st == "corrected" and agree:
-                problems.append(LedgerProblem(rec.path, f"label_status 'corrected' but new_value {rec['new_value']!r} agrees "
-                                              f"with the upstream label {original!r}", rec.id, "label_status"))
+        problems += _status_problems(rec, rows, i, otype)
         problems += _severity_problems(rec, rows, i, otype)
+    return problems
+
+
+def _status_problems(rec: Record, rows: "_Rows", i: int, otype: str) -> list[LedgerProblem]:
+    """``label_status`` agrees with ``new_value`` (and, for corrected/confirmed, with the upstream label)."""
+    problems: list[LedgerProblem] = []
+    if not isinstance(rec.get("new_value"), str) or not rec["new_value"].strip():
+        return problems  # an absent or empty new_value is a value problem already
+    new = parse_answer(rec["new_value"], otype)
+    st = rec.get("label_status")
+    if st == "abstain" and not new.is_abstain:
+        problems.append(LedgerProblem(rec.path, "label_status 'abstain' needs new_value N/A", rec.id, "label_status"))
+    if st != "abstain" and new.is_abstain:
+        problems.append(LedgerProblem(rec.path, f"new_value N/A needs label_status 'abstain', not {st!r}", rec.id, "label_status"))
+    # status is said of the row against its upstream label: a physician who agrees with an already
+    # corrected label keeps the row corrected (old_value = new_value, label_status corrected)
+    original = rows.originals[i]
+    if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(original, otype).is_valid and new.is_valid:
+        agree = labels_agree(rec["new_value"], original, otype)
+        if st == "confirmed" and not agree:
+            problems.append(LedgerProblem(rec.path, f"label_status 'confirmed' but new_value {rec['new_value']!r} differs "
+                                          f"from the upstream label {original!r}", rec.id, "label_status"))
+        if st == "corrected" and agree:
+            problems.append(LedgerProblem(rec.path, f"label_status 'corrected' but new_value {rec['new_value']!r} agrees "
+                                          f"with the upstream label {original!r}", rec.id, "label_status"))
     return problems
 
 
 def _severity_problems(rec: Record, rows: "_Rows", i: int, otype: str) -> list[LedgerProblem]:
     """A stated ``change_severity`` must be the level computed from the record's values."""
     stated = rec.get("change_severity")
-    if stated is None:
+    if stated is None or not isinstance(rec.get("old_value"), str) or not isinstance(rec.get("new_value"), str):
         return []
     try:
         level = change_level(rows.calculators[i], rec["old_value"], rec["new_value"], otype, rows.entities[i])
@@ -178,7 +214,6 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     df["Error Type"] = ""
     index = {(str(s), int(u)): i for i, (s, u) in enumerate(zip(df["split"], df["uid"]))}
     problems: list[LedgerProblem] = list(prior or [])
-    records = [r for r in records if r.valid]
     labels = df["Ground Truth Answer"].astype(str).tolist()
     status = df["Label Status"].tolist()
     source = df["Label Source"].tolist()
@@ -191,11 +226,12 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df),
                  ents, list(labels))
 
-    selected = [r for r in records if upto is None or (r.release != UNRELEASED and release_key(r.release) <= release_key(upto))]
+    selected = [r for r in records if upto is None or (r.release != UNRELEASED and bool(_VERSION.match(r.release))
+                                                       and release_key(r.release) <= release_key(upto))]
     problems += _check_records(selected, index, rows)
 
     positions = {id(r): n for n, r in enumerate(records)}
-    accepted = sorted((r for r in selected if r["decision"] == "accepted"),
+    accepted = sorted((r for r in selected if _replayable(r)),
                       key=lambda r: rules.accepted_order(release_key(r.release), r.get("decided_at"), positions[id(r)]))
     current = {key: labels[i] for key, i in index.items()}
     row_types = {key: otypes[i] for key, i in index.items()}
@@ -212,7 +248,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
             problems.append(LedgerProblem(
                 rec.path, f"old_value {rec['old_value']!r} does not match the current label {step.base!r}", rec.id, "old_value"))
             continue
-        if not step.applied:
+        if not step.applied or not rec.valid:
             continue
         i = index[step.key]
         labels[i] = _label_text(rec["new_value"], rows.originals[i], otypes[i], styles[i])

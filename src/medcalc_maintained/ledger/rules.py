@@ -94,16 +94,20 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     """(field, problem) of a record's derivation: the named ``definition`` exists, the ``inputs``
     quote the note, an ``override`` has a physician reviewer, and a record that states inputs or a
     definition (and is no override) reproduces its ``new_value`` (MedCalc-Bench grading; an ``N/A``
-    is reproduced when the derivation gives no value)."""
+    is reproduced when the derivation gives no value). Every problem is listed: an unknown
+    ``definition`` still has its inputs checked (only the reproduction, which needs the definition,
+    is skipped)."""
     out: list[tuple[str, str]] = []
     if rec.get("override") is not None and not is_physician(rec):
         out.append(("override", "an override (a value no derivation gives) needs a physician reviewer"))
-    if (p := D.definition_problem(calculator_id, rec.get("definition"))):
-        out.append(("definition", p))
-        return out
+    unknown = D.definition_problem(calculator_id, rec.get("definition"))
+    if unknown:
+        out.append(("definition", unknown))
     inputs = rec.get("inputs")
     out += [("inputs", p) for p in D.input_problems(calculator_id, inputs, note)]
-    if rec.get("override") is not None or (not inputs and rec.get("definition") is None):
+    # nothing to derive: an override, no stated derivation, an unknown definition, malformed inputs
+    if unknown or not _derivable(inputs) or rec.get("override") is not None or (
+            not inputs and rec.get("definition") is None):
         return out
     new = str(rec.get("new_value", ""))
     answer = parse_answer(new, output_type)
@@ -120,6 +124,16 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
         out.append(("inputs", f"{d.definition} applied to the row's entities with {_shown(inputs)} gives {d.shown}, "
                               f"not new_value {new!r}"))
     return out
+
+
+def _derivable(inputs: Any) -> bool:
+    """Whether ``inputs`` can patch entities: absent, or a list of mappings whose values and units have
+    the schema's types (a record that failed the schema is still checked, without deriving from junk)."""
+    if inputs is None:
+        return True
+    return isinstance(inputs, list) and all(
+        isinstance(i, Mapping) and isinstance(i.get("value"), (int, float, str, bool, type(None)))
+        and isinstance(i.get("unit"), (str, type(None))) for i in inputs)
 
 
 def _shown(inputs: Any) -> str:

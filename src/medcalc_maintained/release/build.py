@@ -27,7 +27,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import unverified_estimate
+from medcalc_maintained.release import deferred, unverified_estimate
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
@@ -49,6 +49,7 @@ class BuildResult:
     state: dict[str, Any]
     draft: bool = False
     reasons: list[str] = field(default_factory=list)
+    proposed: pd.DataFrame | None = None  # a draft's unreleased deferred records (:mod:`.deferred`)
 
 
 def _files(root: Path) -> list[str]:
@@ -181,10 +182,10 @@ def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str
 def write_build(out: Path, project: Project, plan: Releases, t: Tables, template: str, *, draft: bool = False,
                 reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None,
                 rows: dict[str, Any] | None = None, identities: dict[str, Any] | None = None,
-                previous: dict[str, Any] | None = None) -> BuildResult:
+                previous: dict[str, Any] | None = None, proposed: pd.DataFrame | None = None) -> BuildResult:
     """Write the release of tables ``t`` into ``out``; the directory is replaced only when every
     file was written (``rows``, ``identities``: row counts and row identities of earlier releases
-    for the changelog)."""
+    for the changelog; ``proposed``: a draft's deferred records, listed at the top of its changelog)."""
     rel, reasons = t.release, list(reasons or [])
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
@@ -203,6 +204,9 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates,
                                                    follow.quarantine_text(project, rel)), encoding="utf-8")
         changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities)
+        if draft:
+            changelog = deferred.add_to_changelog(changelog, deferred.draft_preamble(
+                rel.version, reasons, proposed if proposed is not None else pd.DataFrame(columns=deferred.COLUMNS)))
         (tmp / "CHANGELOG.md").write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
         files = {f: sha256_file(tmp / f) for f in _files(tmp)}
         state = release_state(t.tables, template)
@@ -213,7 +217,15 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return BuildResult(out, rel, t.rows(), files, state, draft, reasons)
+    return BuildResult(out, rel, t.rows(), files, state, draft, reasons, proposed)
+
+
+def proposed_of(project: Project, t: Tables) -> pd.DataFrame:
+    """The unreleased deferred records of the working tree's ledger (:func:`deferred.proposed_frame`)."""
+    names = {(str(s), int(u)): str(n) for sp in t.splits
+             for s, u, n in zip(t.tables["full"][sp]["split"], t.tables["full"][sp]["uid"],
+                                t.tables["full"][sp]["Calculator Name"])}
+    return deferred.proposed_frame(ledger.load(project.ledger_paths), names)
 
 
 def build(project: Project, out: Path, *, version: str | None = None, draft: bool = False,
@@ -222,24 +234,26 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     the directory is replaced only when the whole build succeeded.
 
     ``draft``: build a preview of the next release instead -- every accepted record applied, the
-    version derived with :func:`~medcalc_maintained.release.state.derive_bump`; its manifest says
-    ``draft: true`` and publish refuses it.
+    version derived with :func:`~medcalc_maintained.release.state.derive_bump` (the latest release
+    when no accepted record is new); its manifest says ``draft: true``, publish refuses it, and its
+    changelog lists the unreleased deferred records (proposals) in a section of their own.
     """
     say = progress or (lambda _msg: None)
     plan = follow.plan_for(project)
     template = read_card(project)
     reasons: list[str] = []
+    ahead = False  # a draft with accepted records that no release carries yet
     if draft:
         if version is not None:
             raise DataError("--version", "a draft's version is derived; do not pass --version with --draft")
         say("deriving the next version")
         rel, reasons = draft_release(project, plan, template)
-        draft = rel.version != plan.latest.version
-        if draft:
+        ahead = rel.version != plan.latest.version
+        if ahead:
             plan = plan.with_draft(rel)
     else:
         rel = plan.get(version)
-    if draft:
+    if ahead:
         say(f"applying the ledger up to {rel.version}")
         t = build_tables(project, rel, plan.path, include_unreleased=True)
     else:
@@ -252,9 +266,10 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
         say("checking the declared kind against the changes since the previous release")
         check_kind(plan, t, previous, template, project.upstream_base)
     rows, identities = release_history(project, plan, t, previous)
+    proposed = proposed_of(project, t) if draft else None
     with naming_target(out, always=True):  # a full disk names the release directory (left as it was)
         return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
-                           identities=identities, previous=previous_of(previous))
+                           identities=identities, previous=previous_of(previous), proposed=proposed)
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:
