@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.derivation import DERIVED, UNDERIVED, derive, reproduces
-from medcalc_maintained.quality.definitions import entities_of
 from medcalc_maintained.release.card import change_sections
 from paths import ROOT
 from release_support import cli
@@ -77,7 +77,7 @@ def test_inputs_corrected_rows_ship_the_declared_value_from_their_evidence(built
         assert row["Ground Truth Answer"] == rec["new_value"] and row["Derivation Status"] in DERIVED
         # the record keeps the adjudicated value it replaces, which no longer ships
         assert rec["adjudicated"]["value"] == rec["old_value"] != rec["new_value"]
-        d = derive(int(row["Calculator ID"]), entities_of(ents[uid]), rec["inputs"])
+        d = derive(int(row["Calculator ID"]), entities_or_empty(ents[uid]), rec["inputs"])
         assert reproduces(d.value, rec["new_value"], row["Lower Limit"], row["Upper Limit"], otype), uid
         was = parse_answer(rec["old_value"], otype)
         assert was.is_abstain or not reproduces(d.value, rec["old_value"], rec["old_value"], rec["old_value"], otype)
