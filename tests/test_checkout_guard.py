@@ -60,10 +60,9 @@ def git(cwd: Path, *args: str) -> None:
                    capture_output=True)
 
 
-@pytest.fixture
-def polluted_run(tmp_path) -> str:
+def run_polluters(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     """A checkout (git repo with src/, data/, a conftest loading the guard) whose tests write into it,
-    run with pytest; the report's text."""
+    run with pytest in a subprocess."""
     repo = tmp_path / "checkout"
     (repo / "src").mkdir(parents=True)
     (repo / "data").mkdir()
@@ -75,9 +74,15 @@ def polluted_run(tmp_path) -> str:
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "init")
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "-rA",
-                           "test_polluters.py"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "-rA",
+                           "test_polluters.py"], cwd=repo, env={**os.environ, "PYTHONPATH": str(HERE), **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def polluted_run(tmp_path) -> str:
+    """The report of the polluting tests run under the guard."""
+    proc = run_polluters(tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -93,6 +98,11 @@ def test_guard_fails_each_polluting_test_and_names_the_path(polluted_run):
     assert "PASSED test_polluters.py::test_clean" in out
     assert "PASSED test_polluters.py::test_after_leaky_is_clean" in out
     assert "4 errors" in out
+
+
+def test_guard_can_be_turned_off_for_a_run(tmp_path):
+    proc = run_polluters(tmp_path, MEDCALC_CHECKOUT_GUARD="0")
+    assert proc.returncode == 0 and "6 passed" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_guard_ignores_caches_and_dvc_scratch(tmp_path):
