@@ -23,7 +23,7 @@ collect_ignore = [path for path, package in (("src/medcalc_maintained/harnesses/
 
 def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     """A module of the package without ``>>>`` has no doctest: not imported at collection."""
-    if collection_path.suffix == ".py" and PACKAGE in collection_path.parents:
-        if ">>>" not in collection_path.read_text(encoding="utf-8"):
-            return True
+    if (collection_path.suffix == ".py" and PACKAGE in collection_path.parents
+            and ">>>" not in collection_path.read_text(encoding="utf-8")):
+        return True
     return None

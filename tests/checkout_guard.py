@@ -58,7 +58,7 @@ def git_status(root: str) -> set[str] | None:
     """The lines of ``git status --porcelain --untracked-files=all``; None outside a git work tree."""
     try:
         proc = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return set(proc.stdout.splitlines()) if proc.returncode == 0 else None

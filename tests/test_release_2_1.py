@@ -83,6 +83,7 @@ def _validate(root, out) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
+@pytest.mark.slow  # builds release 2.1.0 (module fixture `built`)
 def test_release_ships_the_harmonized_labels_with_their_derivations(built, upstream_labels):
     root, out = built
     full = _full(out).set_index("Row Number")
