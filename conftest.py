@@ -1,10 +1,31 @@
-"""Root pytest configuration: the doctest collection of the package (``--doctest-modules`` over
-``src/medcalc_maintained``) leaves out the harness adapters whose optional extra is not installed,
-since importing them needs the harness package."""
+"""Root pytest configuration.
+
+- The doctest collection of the package (``--doctest-modules`` over ``src/medcalc_maintained``) leaves
+  out the harness adapters whose optional extra is not installed, since importing them needs the
+  harness package, and imports only the modules that hold a doctest (``>>>``): importing the others
+  (torch, trl, inspect_ai, ...) only to find none cost each xdist worker about 7 s of CPU.
+- Every test and doctest runs under the checkout guard of ``tests/checkout_guard.py`` (a test that
+  changes a file of the checkout fails)."""
 
 import importlib.util
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent / "src" / "medcalc_maintained"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
+
+pytest_plugins = ["checkout_guard"]
 
 # (adapter, the harness package it imports); the HELM adapter imports crfm-helm lazily
 OPTIONAL = (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),
             ("src/medcalc_maintained/harnesses/verifiers_env.py", "verifiers"))
 collect_ignore = [path for path, package in OPTIONAL if importlib.util.find_spec(package) is None]
+
+
+def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
+    """A module of the package without ``>>>`` has no doctest: not imported at collection."""
+    if (collection_path.suffix == ".py" and PACKAGE in collection_path.parents
+            and ">>>" not in collection_path.read_text(encoding="utf-8")):
+        return True
+    return None

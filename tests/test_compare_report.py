@@ -94,6 +94,7 @@ def test_smoke_outputs_of_the_pipeline():
     assert "compare-report" in stages["stages"] and stages["plots"]
 
 
+@pytest.mark.slow  # imports torch; the script in a new process
 def test_gpu_check_skips_without_cuda():
     import subprocess
     import sys

@@ -278,6 +278,7 @@ def _derive(root, *args: str):
     return CliRunner().invoke(app, ["ledger", "derive", *args], env={"MEDCALC_ROOT": str(root)})
 
 
+@pytest.mark.slow  # `ledger derive` four times over the whole project
 def test_ledger_derive_shows_the_row_s_derivation_and_refuses_a_false_quote(project_root, real_instances, tmp_path):
     # uid 60: the campaign record's reconstructed input (a thromboembolism history) gives the corrected 6
     r = _derive(project_root, "--uid", "60")

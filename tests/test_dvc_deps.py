@@ -92,6 +92,7 @@ def test_every_stage_declares_the_import_closure_of_its_module():
     assert dep_problems(ROOT) == []
 
 
+@pytest.mark.slow  # dvc in a copy of the project
 def test_a_stage_that_gains_an_undeclared_import_fails_on_a_copy(tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(SRC, copy / "src" / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
@@ -110,6 +111,7 @@ def test_a_stage_that_gains_an_undeclared_import_fails_on_a_copy(tmp_path):
     assert {p.split(":")[0].removeprefix("dvc.yaml stage ") for p in problems} == importers
 
 
+@pytest.mark.slow  # dvc in a copy of the project
 def test_a_stale_dep_fails_on_a_copy(tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(SRC, copy / "src" / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))

@@ -69,6 +69,7 @@ def test_rebase_has_the_quarantine_ceiling_of_ingest(tmp_path):
     assert not (project.rebase_dir / "instances.parquet").exists()
 
 
+@pytest.mark.slow  # rebase + release tables + a release build
 def test_a_dropped_calculator_blocks_and_quarantine_is_counted(tmp_path):
     from medcalc_maintained.contracts.validate import validate
     from medcalc_maintained.stages import ledger_rebase, release, release_tables
@@ -93,6 +94,7 @@ def test_a_dropped_calculator_blocks_and_quarantine_is_counted(tmp_path):
     assert gate and gate[0].offending == ["split=test Calculator ID=3 Calculator Name=Score 3"]
 
 
+@pytest.mark.slow  # release tables + a release build
 def test_the_base_release_says_nothing_is_quarantined(tmp_path):
     from medcalc_maintained.contracts.validate import validate
     from medcalc_maintained.stages import release, release_tables

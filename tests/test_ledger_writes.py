@@ -39,6 +39,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
             and p.suffix != ".parquet"}
 
 
+@pytest.mark.slow  # holds the lock 3 s of wall clock
 def test_a_second_writer_waits_for_the_lock(root):
     corrections = root / "data" / "corrections"
     done = {}

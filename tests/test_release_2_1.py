@@ -79,10 +79,12 @@ def _full(out) -> pd.DataFrame:
 
 
 def _validate(root, out) -> tuple[int, str]:
-    r = cli(root, "validate", str(out))
+    """The release contracts on ``out`` (without Data Docs, which would double GX's time)."""
+    r = cli(root, "validate", "--no-docs", str(out))
     return r.exit_code, r.output
 
 
+@pytest.mark.slow  # builds release 2.1.0 (module fixture `built`)
 def test_release_ships_the_harmonized_labels_with_their_derivations(built, upstream_labels):
     root, out = built
     full = _full(out).set_index("Row Number")
@@ -99,6 +101,7 @@ def test_release_ships_the_harmonized_labels_with_their_derivations(built, upstr
     assert "Confirmed labels restored to upstream's value (332)" in log
 
 
+@pytest.mark.slow  # GX over the whole release, twice
 def test_the_release_contract_passes_and_a_tampered_derivation_breaks_it_naming_the_row(built, tmp_path):
     root, out = built
     code, output = _validate(root, out)

@@ -61,6 +61,6 @@ def test_built_release_loads_without_the_malformed_splits_warning(project_root, 
         assert split["num_bytes"] == pytest.approx(loaded[config]["num_bytes"], rel=1e-3)
         assert info[config]["dataset_size"] == split["num_bytes"]
 
-    # the release contracts still hold on this build
-    val = runner.invoke(app, ["validate", str(release)])
+    # the release contracts still hold on this build (Data Docs are not this test's subject)
+    val = runner.invoke(app, ["validate", "--no-docs", str(release)])
     assert val.exit_code == 0, val.output

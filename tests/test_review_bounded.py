@@ -153,6 +153,11 @@ runpy.run_module("medcalc_maintained.cli", run_name="__main__", alter_sys=True)
 """
 
 
+# The tests that run the CLI in a new process (a second or more each to import the package, and a
+# million-row sheet to write) are left out of `make test-fast`; `make test` runs them.
+SLOW_CLI = pytest.mark.slow
+
+
 def run_cli(root: Path, *args: str) -> tuple[int, str, float, float]:
     """(exit code, output, seconds, peak memory in MB) of a real run of the CLI in a new process."""
     peak_file = root / ".peak-kb"
@@ -166,6 +171,7 @@ def run_cli(root: Path, *args: str) -> tuple[int, str, float, float]:
     return p.returncode, p.stdout.decode(), seconds, peak
 
 
+@SLOW_CLI
 def test_a_zip_bomb_is_refused_before_it_is_unpacked(root, real_instances):
     member = review_member(root / "filled.xlsx")
     zeros = b" " * (1 << 20)
@@ -181,6 +187,7 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(root, real_instances):
     assert ledger_files(root) == []
 
 
+@SLOW_CLI
 def test_a_million_row_sheet_is_refused_at_the_exported_row_count(root, real_instances):
     member = review_member(root / "filled.xlsx")
     with zipfile.ZipFile(root / "filled.xlsx") as zf:
@@ -208,6 +215,7 @@ BOMB = ("corrections:\n- &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "
     f"- &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)))
 
 
+@SLOW_CLI
 def test_a_yaml_alias_bomb_is_refused_fast_and_quietly(root):
     bomb = root / "data" / "corrections" / "bomb.yaml"
     bomb.write_text(BOMB)
@@ -272,6 +280,7 @@ def refused_quickly(root: Path, packet: Path, words: str) -> str:
     return flat
 
 
+@SLOW_CLI
 def test_a_row_renumbered_far_down_is_refused_before_loading(root):
     member = sheet_member(root / "filled.xlsx", "Review")
     bad = rewrite(root / "filled.xlsx", root / "far.xlsx", member,
@@ -281,6 +290,7 @@ def test_a_row_renumbered_far_down_is_refused_before_loading(root):
                                "and a header; rows and columns are never added): row 1000000")
 
 
+@SLOW_CLI
 @pytest.mark.parametrize("row, words", [
     (b'<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>x</t></is></c></row>',
      "sheet Packet holds more than 6 rows (a packet is exported with at most 6 entries in columns A and B; "
@@ -303,6 +313,7 @@ def test_one_far_cell_in_the_packet_sheet_is_refused_before_loading(root, row, w
     refused_quickly(root, bad, words)
 
 
+@SLOW_CLI
 def test_a_declared_range_beyond_the_export_is_refused(root):
     member = sheet_member(root / "filled.xlsx", "Review")
     bad = rewrite(root / "filled.xlsx", root / "dim.xlsx", member,
@@ -312,6 +323,7 @@ def test_a_declared_range_beyond_the_export_is_refused(root):
                                "A1:XFD1048576")
 
 
+@SLOW_CLI
 def test_a_million_row_review_sheet_moved_out_of_worksheets_is_refused(root):
     member = sheet_member(root / "filled.xlsx", "Review")
     with zipfile.ZipFile(root / "filled.xlsx") as zf:
