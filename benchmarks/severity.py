@@ -14,7 +14,7 @@ import pandas as pd
 from _common import ROOT
 
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality.severity import LEVELS, change_table, level_counts, per_calculator
+from medcalc_maintained.calculators.severity import LEVELS, change_table, level_counts, per_calculator
 
 
 def main() -> None:

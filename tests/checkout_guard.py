@@ -5,7 +5,7 @@ After each test (its setup, call and teardown, including any module or session f
 the guard walks the checkout once with ``os.scandir`` and compares every file's (size, mtime_ns) with the
 walk after the previous test. Only when the walk differs does it also ask ``git status --porcelain
 --untracked-files=all``, so that the report names tracked files whose content changed too. The walk skips
-what is never the project's: ``.git``, ``.venv``, caches (``__pycache__``, ``.pytest_cache``,
+what is never the project's: ``.git``, ``.venv`` and the harness venvs ``.venv-<harness>``, caches (``__pycache__``, ``.pytest_cache``,
 ``.hypothesis``, ``.mypy_cache``, ``.ruff_cache``) and DVC's own scratch directory ``.dvc/tmp``; it
 covers ``data/`` (ignored by git, so git status alone would miss it), ``build/``, ``src/`` and ``tests/``.
 
@@ -43,7 +43,8 @@ def walk(root: str) -> Snapshot:
             for e in entries:
                 path = os.path.join(rel, e.name) if rel else e.name
                 if e.is_dir(follow_symlinks=False):
-                    if e.name not in SKIP_DIRS and not e.name.endswith(".egg-info") and path not in SKIP_PATHS:
+                    if (e.name not in SKIP_DIRS and not e.name.startswith(".venv-") and not e.name.endswith(".egg-info")
+                            and path not in SKIP_PATHS):
                         stack.append(path)
                     continue
                 try:
