@@ -118,7 +118,11 @@ def real_maintained(real_instances, campaign_ledger):
 def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, policy_ledger,
                      real_maintained) -> Path:
     """A project root holding the real outputs of ingest, recompute, import-campaign and apply,
-    with this checkout's params.yaml, expectations, releases.yaml and card. Read-only."""
+    with this checkout's params.yaml, expectations, releases.yaml and card. Read-only.
+
+    Lighter than ``dvc repro``: the campaign records carry no check findings (no ``findings.parquet``)
+    and ``data/corrections`` is empty, so its release 2.1.0 lacks the hand-written derivation records
+    and is not the committed one (:func:`repro_project` is)."""
     import shutil
 
     root = tmp_path_factory.mktemp("pipeline-project")
@@ -150,3 +154,36 @@ def project_root(pipeline_project, tmp_path) -> Path:
     dst = tmp_path / "project"
     shutil.copytree(pipeline_project, dst)
     return dst
+
+
+UPSTREAM_INPUTS = ("medcalc-bench/v1.0/test_data.csv", "validate-medcalc-labels/phase3/y_new_and_sampled_MD_evals.xlsx",
+                   "validate-medcalc-labels/phase3/y_final_MD_evals_incorporated.xlsx")
+
+
+@pytest.fixture(scope="session")
+def repro_project(tmp_path_factory) -> Path:
+    """A project root as ``dvc repro`` makes it, up to stage apply: this checkout's params.yaml,
+    releases.yaml, card, expectations and hand-written ledger (``data/corrections``), the upstream
+    inputs, and the stages ingest, recompute, import-campaign, harmonize and apply run on them.
+    Its releases are the committed ones (tests/test_repro_project.py). Read-only."""
+    import shutil
+
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import apply, harmonize, import_campaign, ingest, recompute
+
+    root = tmp_path_factory.mktemp("repro-project")
+    for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copytree(ROOT / "expectations", root / "expectations")
+    shutil.copytree(ROOT / "data" / "corrections", root / "data" / "corrections")
+    for rel in UPSTREAM_INPUTS:
+        dst = root / "data" / "upstream" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(upstream_file(rel), dst)
+    project = Project.load(root)
+    assert not ingest.run(project).too_many, "ingest quarantined more rows than ingest.max_quarantine"
+    recompute.run(project)
+    import_campaign.run(project)
+    harmonize.run(project)
+    apply.run(project)
+    return root

@@ -128,11 +128,11 @@ print(json.dumps(out))
 """
 
 
-def test_lm_eval_task_directory(hub, cases, tmp_path):
+def test_lm_eval_task_directory(hub, cases, relabel, tmp_path):
     pytest.importorskip("lm_eval")
     exe = Path(sys.executable).parent
     tasks = {}
-    for rev in REVISIONS.values():
+    for rev in (*REVISIONS.values(), "v2.1"):
         tasks[rev] = tmp_path / f"tasks-{rev}"
         # the README's command
         proc = subprocess.run([str(exe / "medcalc-maintained"), "harness", "lm-eval", "--revision", rev,
@@ -141,8 +141,10 @@ def test_lm_eval_task_directory(hub, cases, tmp_path):
         assert f"revision: {rev}" in (tasks[rev] / "medcalc_maintained.yaml").read_text()
     env = hub_env(hub, tmp_path)
     start = time.perf_counter()
-    got = run_script(LM_EVAL, {"plan": cases["plan"], "tasks": {k: str(v) for k, v in tasks.items()}}, env, tmp_path)
+    got = run_script(LM_EVAL, {"plan": cases["plan"] + tagged(relabel), "tasks": {k: str(v) for k, v in tasks.items()}},
+                     env, tmp_path)
     check(cases, got)
+    check_relabel(relabel, got, "lm-eval")
     # the lm_eval command line with its own dummy model (it answers "lol"): scores 0
     task_dir = tasks["v2.0"]
     proc = subprocess.run(
@@ -183,12 +185,14 @@ print(json.dumps(out))
 """
 
 
-def test_inspect_task(hub, cases, tmp_path):
+def test_inspect_task(hub, cases, relabel, tmp_path):
     pytest.importorskip("inspect_ai")
     env = hub_env(hub, tmp_path)
     start = time.perf_counter()
-    got = run_script(INSPECT, {"plan": cases["plan"], "logs": str(tmp_path / "inspect-logs")}, env, tmp_path)
+    got = run_script(INSPECT, {"plan": cases["plan"] + tagged(relabel), "logs": str(tmp_path / "inspect-logs")},
+                     env, tmp_path)
     check(cases, got)
+    check_relabel(relabel, got, "inspect")
     print(f"inspect: {time.perf_counter() - start:.1f}s")
 
 
@@ -211,6 +215,16 @@ def relabel(builds):
         plan.append({"revision": rev, "config": "default", "n": len(rows),
                      "answers": {"relabel": {str(u): preds.get(int(u), NO_PREDICTION) for u in rows["uid"]}}})
     return {"plan": plan, "correct": correct}
+
+
+def tagged(relabel) -> list[dict]:
+    """The relabel plan for the mock models of lm-eval and Inspect, which put the table's answer inside
+    <answer> tags: each output's graded answer (its last <answer>, else the whole output), so the reply
+    carries the answer ``evaluate`` grades."""
+    from medcalc_maintained.core.answers import graded_answer
+
+    return [{**c, "answers": {"relabel": {u: graded_answer(a) for u, a in c["answers"]["relabel"].items()}}}
+            for c in relabel["plan"]]
 
 
 def check_relabel(relabel, got: dict, harness: str) -> None:

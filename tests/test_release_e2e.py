@@ -2,9 +2,10 @@
 repository, serve that repository with a local Hugging Face Hub mirror (olah, offline) and load it
 with `datasets.load_dataset(..., revision=...)` through HF_ENDPOINT.
 
-The project used here is a writable copy of the shared ``pipeline_project`` fixture: the real
-releases.yaml, dataset_card.md, params.yaml and expectations/, with the instances ingested from the
-upstream CSV and the campaign ledger imported from the published phase-3 workbooks.
+The project used here is a writable copy of the shared ``repro_project`` fixture: the real
+releases.yaml, dataset_card.md, params.yaml, expectations/ and hand-written ledger, with the stages
+ingest, recompute, import-campaign, harmonize and apply run on the upstream files as `dvc repro`
+runs them, so its releases are the committed ones (tests/test_repro_project.py).
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, pipeline_project) -> Path:
+def project(tmp_path_factory, repro_project) -> Path:
     root = tmp_path_factory.mktemp("release-project") / "project"
-    shutil.copytree(pipeline_project, root)
+    shutil.copytree(repro_project, root)
     return root
 
 
