@@ -253,7 +253,7 @@ def test_review_import_refuses_a_gcs_the_declared_definition_cannot_give(real_in
 
     from medcalc_maintained.quality.triage import Reviewer
     from medcalc_maintained.review import adjudicate, packet as pkt
-    from medcalc_maintained.review.packet import PacketError
+    from medcalc_maintained.review.layout import PacketError
 
     md = Reviewer("md-em-1", "physician", "emergency medicine")
     corrections = tmp_path / "corrections"

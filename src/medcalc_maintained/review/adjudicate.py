@@ -35,7 +35,8 @@ from medcalc_maintained.quality.definitions import guideline_version
 from medcalc_maintained.ledger.records import LedgerError, collect, dump, state_change_severity
 from medcalc_maintained.ledger.write import ledger_lock, write_checked
 from medcalc_maintained.quality.triage import Deferred, Reviewer, deferred_reviews
-from medcalc_maintained.review.packet import META, REVIEW, PacketError, PacketProblem, keyed, row_id
+from medcalc_maintained.review.layout import META, REVIEW, PacketError, PacketProblem, row_id
+from medcalc_maintained.review.packet import keyed
 from medcalc_maintained.review.reader import Item, Packet, read_packet
 
 REFERENCES = ("relabel", "physician", "current")
