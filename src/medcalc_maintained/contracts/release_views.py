@@ -58,7 +58,6 @@ ID_COLUMNS = {
     "card_features": ["config"],
     "croissant": ["item"],
 }
-KEY = ["split", "uid"]
 
 
 @dataclass

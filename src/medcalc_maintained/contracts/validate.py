@@ -94,11 +94,6 @@ class Target:
 
 # --- loading targets ---------------------------------------------------------------------------
 
-def manifest_files(release: Path) -> pd.DataFrame:
-    """One row per file listed in or present beside ``manifest.json``: listed, present, sha256 equal."""
-    return release_views.files_view(Path(release), release_views.read_manifest(Path(release)))
-
-
 def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
     """Gate overrides recorded for this release's version in releases.yaml (if any)."""
     from medcalc_maintained.release.plan import release_gates as gates_of

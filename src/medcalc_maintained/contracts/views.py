@@ -266,11 +266,6 @@ def calculator_aliases(name: str) -> tuple[str, ...]:
     return tuple(sorted(words, key=len, reverse=True))
 
 
-def answer_leak(name: str, note: str, question: str, answer: str) -> bool:
-    """Whether the note or question states this calculator's answer (e.g. "CHA2DS2-VASc score of 4")."""
-    return answer_leak_text(name, note, question, answer) is not None
-
-
 def answer_leak_text(name: str, note: str, question: str, answer: str) -> str | None:
     """The words of the note or question that state this calculator's answer, or ``None``."""
     a = str(answer).strip()
@@ -344,9 +339,5 @@ def calculator_counts(instances: pd.DataFrame, expected: pd.DataFrame | None = N
     return full.reset_index()
 
 
-def manifest_view(files: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(files, columns=["path", "sha256_matches", "listed"])
-
-
-__all__ = ["instance_view", "ledger_view", "qc_view", "calculator_counts", "manifest_view", "answer_leak", "answer_leak_text",
+__all__ = ["instance_view", "ledger_view", "qc_view", "calculator_counts", "answer_leak_text",
            "calculator_aliases", "near_duplicates", "answer_facts", "labels_agree"]

@@ -35,7 +35,6 @@ from medcalc_maintained.ledger.derivation import derive
 from medcalc_maintained.quality.checks import REGISTRY, Finding, Instance
 
 PROPOSED_ANSWER, PROPOSAL = "Proposed Answer", "Proposal"
-COLUMNS = (PROPOSED_ANSWER, PROPOSAL)
 SEVERITY = "error"  # the findings that back a proposal
 
 

@@ -31,7 +31,6 @@ present).
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -44,14 +43,12 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
 from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_text_atomic
-from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.scoring.predictions import read_predictions
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 # optional columns, with the names they are kept under
 OPTIONAL_COLUMNS = {"Label Status": ("Label Status",), "calculator_id": ("calculator_id", "Calculator ID"),
                     "entities": ("entities", "Relevant Entities"), "category": ("category", "Category")}
-SKIP_REASONS = ("no prediction", "unlabelled in this version", "not in this label set")
 
 
 def check_label_set(name: str, df: pd.DataFrame) -> pd.DataFrame:

@@ -161,8 +161,3 @@ def grader(name: str) -> Grader:
         return GRADERS[name]
     except KeyError:
         raise ValueError(f"unknown grader {name!r}; known: {', '.join(GRADERS)}") from None
-
-
-def helm_defect_rows(rows: list[Row]) -> int:
-    """How many of ``rows`` HELM scores 0 whatever the answer (category ``lab`` or ``dosage``)."""
-    return sum(_text(r.get("Category")) in HELM_DEFECT_CATEGORIES for r in rows)

@@ -33,7 +33,6 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable
 
 import pandas as pd
 
@@ -63,13 +62,6 @@ def fingerprint(text: object) -> str:
 def tokens(text: object) -> frozenset[str]:
     """The set of word and number tokens of the normalised text."""
     return frozenset(_TOKEN.findall(normalise(text)))
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
 
 
 def content_key(calculator_id: object, note: object, question: object) -> str:
@@ -232,13 +224,3 @@ def match_rows(old: list[Row], new: list[Row], *, threshold: float = THRESHOLD, 
 def match_frames(old: pd.DataFrame, new: pd.DataFrame, **kw) -> list[Match]:
     """:func:`match_rows` on two upstream frames (upstream column names, ``Row Number`` as uid)."""
     return match_rows(rows_of(old), rows_of(new), **kw)
-
-
-def carry_keys(matches: Iterable[Match], old_keys: dict[int, str], new_keys: dict[int, str]) -> dict[int, str]:
-    """``instance_key`` per new uid that stays stable through edits: a matched new row inherits
-    its old row's key; every other new row keeps its own content key."""
-    out = dict(new_keys)
-    for m in matches:
-        if m.status == "matched" and m.old_uid in old_keys:
-            out[int(m.new_uid)] = old_keys[m.old_uid]
-    return out
