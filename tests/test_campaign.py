@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained import ledger
+from medcalc_maintained.core.answers import parse_answer, same_value
+from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained.ledger import campaign
 from medcalc_maintained.quality import agreement as report
-from medcalc_maintained.core.answers import parse_answer, same_value
-from medcalc_maintained.stages.ingest import ingest
 from medcalc_maintained.quality.recompute import recompute
+from medcalc_maintained.stages.ingest import ingest
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ import inspect
 import pandas as pd
 import pytest
 
+from citations import cites
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.quality import definitions as D
-from citations import cites
 
 
 def _alt(cid, name, entities):

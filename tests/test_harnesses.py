@@ -18,10 +18,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from medcalc_maintained.scoring.evaluate import evaluate
+
 # the published releases and the local Hub mirror of test_release_e2e (module-scoped fixtures)
 from test_release_e2e import builds, hub, project, published  # noqa: F401
-
-from medcalc_maintained.scoring.evaluate import evaluate
 
 pytestmark = pytest.mark.slow
 REVISIONS = {"1.0.0": "v1.0", "2.0.0": "v2.0"}

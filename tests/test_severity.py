@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+from citations import cites
 from medcalc_maintained.calculators import load_all
 from medcalc_maintained.calculators.severity import LEVELS, change_table, level_counts, per_calculator, severity
 from medcalc_maintained.calculators.thresholds import action_edges, load, thresholds
-from citations import cites
 from medcalc_maintained.core.io import DataError
 
 MALE, FEMALE = {"sex": "Male"}, {"sex": "Female"}

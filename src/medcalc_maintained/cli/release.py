@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger, guarded
+from medcalc_maintained.cli.common import console, fail_ledger, guarded
+from medcalc_maintained.cli.common import fail as _fail
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 

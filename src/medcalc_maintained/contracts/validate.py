@@ -22,9 +22,10 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.contracts import release_views, views as contracts
-from medcalc_maintained.project import Project
+from medcalc_maintained.contracts import release_views
+from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.project import Project
 
 ID_COLUMNS = {
     "instances": ["split", "uid"],

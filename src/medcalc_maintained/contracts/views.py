@@ -10,7 +10,6 @@ plain, reviewable built-in expectations over named facts. Each function returns 
 from __future__ import annotations
 
 import json
-
 import math
 import re
 from collections import Counter
@@ -19,12 +18,13 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators.policy import known_version
 from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
-from medcalc_maintained.calculators.policy import known_version
 from medcalc_maintained.core.labels import fit_problem, label_style
 from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.core.versions import UNRELEASED, release_key as _release_key
+from medcalc_maintained.core.versions import UNRELEASED
+from medcalc_maintained.core.versions import release_key as _release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import replay
 

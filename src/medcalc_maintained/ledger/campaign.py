@@ -36,12 +36,12 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.answers import NA, format_answer, limits, parse_answer
-from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
+from medcalc_maintained.core.labels import label_style, status_of
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import reconstruct as R
+from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
 from medcalc_maintained.ledger.records import state_change_severity
 from medcalc_maintained.quality.definitions import guideline_version
 

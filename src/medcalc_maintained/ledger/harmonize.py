@@ -32,8 +32,8 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.labels import label_style
-from medcalc_maintained.ledger.derivation import Derivation, derive
 from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.ledger.derivation import Derivation, derive
 
 POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": None}
 POLICY_FILE = "src/medcalc_maintained/calculators/definitions.yaml"

@@ -29,9 +29,9 @@ from medcalc_maintained.calculators.policy import (  # noqa: F401 (public here t
     load_policy,
     reproducing_alternatives,
 )
-from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.answers import Answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import write_csv_for_people
+from medcalc_maintained.core.rows import entities_or_empty
 
 CHECK = "definition_alternative"
 CONTRADICTION_COLUMNS = ["split", "uid", "calculator_id", "calculator", "label", "label_status", "correction_ids",

@@ -24,9 +24,9 @@ import pandas as pd
 
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.inputs import declared_inputs, spec_by_name
+from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import is_correct
-from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core.labels import ERROR_STATUSES
 from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger.derivation import DERIVED

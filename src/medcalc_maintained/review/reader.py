@@ -12,12 +12,21 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators.ranges import range_problem
 from medcalc_maintained.core.answers import Answer, parse_answer
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.calculators.ranges import range_problem
 from medcalc_maintained.core.labels import GESTATIONAL_AGE, fit_problem
 from medcalc_maintained.review.layout import (
-    COL, COLUMNS, MAX_TEXT, META, META_ROWS, PACKET_FORMAT, REVIEW, ROW_ID, PacketError, PacketProblem,
+    COL,
+    COLUMNS,
+    MAX_TEXT,
+    META,
+    META_ROWS,
+    PACKET_FORMAT,
+    REVIEW,
+    ROW_ID,
+    PacketError,
+    PacketProblem,
 )
 from medcalc_maintained.review.packet import answer_kind, keyed
 

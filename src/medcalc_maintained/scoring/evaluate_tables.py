@@ -10,8 +10,9 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.calculators.severity import LEVELS, SEVERE
+from medcalc_maintained.core.answers import graded_answer, parse_answer
+from medcalc_maintained.scoring.graders import grader
 from medcalc_maintained.scoring.grading import (
     STATUSES,
     bootstrap_accuracy_ci,
@@ -21,8 +22,6 @@ from medcalc_maintained.scoring.grading import (
     mcnemar_exact,
     parsed_text,
 )
-from medcalc_maintained.core.answers import graded_answer
-from medcalc_maintained.scoring.graders import grader
 
 GRADED_COLUMNS = ["label_set", "uid", "calculator", "label_status", "label", "output_type", "answer", "parsed",
                   "status", "correct", "severity"]
