@@ -49,14 +49,14 @@ def answer_facts(otype: str, answer: str, lower: str, upper: str, style: str | N
         within = lo.value <= a.value <= hi.value
         rule = lo.value == a.value == hi.value
         return {"answer_parses": True, "within_limits": within, "limits_rule_ok": rule}
-    x, l, h = _num(a), _num(lo), _num(hi)
-    within = l is not None and h is not None and min(l, h) - 1e-9 <= x <= max(l, h) + 1e-9
+    x, low, high = _num(a), _num(lo), _num(hi)
+    within = low is not None and high is not None and min(low, high) - 1e-9 <= x <= max(low, high) + 1e-9
     if otype == "decimal" and a.kind != "gestational_age":
         bl, bh = band(x)
-        rule = (l is not None and h is not None and math.isclose(l, bl, rel_tol=REL_TOL, abs_tol=1e-9)
-                and math.isclose(h, bh, rel_tol=REL_TOL, abs_tol=1e-9))
+        rule = (low is not None and high is not None and math.isclose(low, bl, rel_tol=REL_TOL, abs_tol=1e-9)
+                and math.isclose(high, bh, rel_tol=REL_TOL, abs_tol=1e-9))
     else:
-        rule = l == x == h
+        rule = low == x == high
     return {"answer_parses": True, "within_limits": within, "limits_rule_ok": rule}
 
 
@@ -68,7 +68,7 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     accepted = records[records.get("decision", pd.Series(dtype=str)) == "accepted"] if len(records) else records
     rationale_by_id = dict(zip(accepted["id"], accepted["rationale"].fillna(""))) if len(accepted) else {}
     styles = [label_style(o, t) for o, t in zip(df["Original Ground Truth Answer"].astype(str), df["Output Type"])]
-    facts = [answer_facts(str(o), str(a), str(l), str(h), st) for o, a, l, h, st in
+    facts = [answer_facts(str(o), str(a), str(lo), str(hi), st) for o, a, lo, hi, st in
              zip(df["Output Type"], df["Ground Truth Answer"], df["Lower Limit"], df["Upper Limit"], styles)]
     for key in ("answer_parses", "within_limits", "limits_rule_ok"):
         df[key] = [f[key] for f in facts]

@@ -251,7 +251,6 @@ def _scan_sheet(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, sheet: s
     reader expands (merged cells, hyperlinks) lies beyond ``max_r`` rows or ``max_c`` columns; stops
     at the first such place."""
     state = {"rows": 0, "row": 0, "cells": 0}
-    limit = f"{_letters(max_c)}{max_r}"
 
     def outside(what: str, ref: str, row: int) -> _Refused:
         much = f"more than {max_r} rows" if row > max_r else f"more than {max_c} columns (A to {_letters(max_c)})"
