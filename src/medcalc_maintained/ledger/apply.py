@@ -182,7 +182,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     labels = df["Ground Truth Answer"].astype(str).tolist()
     status = df["Label Status"].tolist()
     source = df["Label Source"].tolist()
-    ids = [[] for _ in range(len(df))]
+    ids: list[list[str]] = [[] for _ in range(len(df))]
     etype = df["Error Type"].tolist()
     gversion = [guideline_version(int(c)) or "" for c in df["Calculator ID"]]
     otypes = df["Output Type"].astype(str).tolist()

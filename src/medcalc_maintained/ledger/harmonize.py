@@ -39,7 +39,7 @@ POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": Non
 POLICY_FILE = "src/medcalc_maintained/calculators/definitions.yaml"
 
 
-def _row_index(instances: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
+def _row_index(instances: pd.DataFrame) -> dict[tuple[str, int], dict[Any, Any]]:
     return {(str(r["split"]), int(r["uid"])): r for r in instances.to_dict("records")}
 
 

@@ -186,9 +186,9 @@ def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> li
                     continue
                 pat = re.compile(r"\b" + re.escape(opt.lower()) + r"\b")
                 for a, b in mentions:
-                    m = pat.search(low, a, b)
-                    if m:
-                        out.append(_Candidate(key, opt, None, m.start(), m.end(), note[m.start():m.end()]))
+                    hit = pat.search(low, a, b)
+                    if hit:
+                        out.append(_Candidate(key, opt, None, hit.start(), hit.end(), note[hit.start():hit.end()]))
                         break
     return out
 
