@@ -186,12 +186,12 @@ def match_rows(old: list[Row], new: list[Row], *, threshold: float = THRESHOLD, 
     while True:
         found = []
         for i in sorted(free_old):
-            j, hint_i, _ = _best(edges[i], free_new, old[i].note_id if use_note_id else "", new_ids)
-            if j is None:
+            best, hint_i, _ = _best(edges[i], free_new, old[i].note_id if use_note_id else "", new_ids)
+            if best is None:
                 continue
-            i2, hint_j, _ = _best(back[j], free_old, new[j].note_id if use_note_id else "", old_ids)
+            i2, hint_j, _ = _best(back[best], free_old, new[best].note_id if use_note_id else "", old_ids)
             if i2 == i:
-                found.append((i, j, _basis(edges[i][j], hint_i or hint_j), edges[i][j][2]))
+                found.append((i, best, _basis(edges[i][best], hint_i or hint_j), edges[i][best][2]))
         if not found:
             break
         for i, j, basis, sim in found:
