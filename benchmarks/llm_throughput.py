@@ -66,12 +66,13 @@ def main() -> None:
     args = ap.parse_args()
 
 
+    from _common import upstream
+
     from medcalc_maintained.project import defaults, merge
     from medcalc_maintained.stages import relabel as stage
     from medcalc_maintained.stages.ingest import ingest
     from medcalc_maintained.verifiers import runner
     from medcalc_maintained.verifiers.settings import from_section
-    from _common import upstream
 
     instances = ingest([("test", upstream("medcalc-bench/v1.0/test_data.csv"))]).instances
     rows = runner.select_rows(instances, "test", args.rows)

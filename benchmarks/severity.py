@@ -13,8 +13,8 @@ import argparse
 import pandas as pd
 from _common import ROOT
 
-from medcalc_maintained.project import Project
 from medcalc_maintained.calculators.severity import LEVELS, change_table, level_counts, per_calculator
+from medcalc_maintained.project import Project
 
 
 def main() -> None:

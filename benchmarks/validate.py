@@ -16,7 +16,6 @@ import argparse
 import time
 from pathlib import Path
 
-
 from _common import ROOT
 
 from medcalc_maintained.contracts import validate as V

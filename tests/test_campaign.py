@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained import ledger
+from medcalc_maintained.core.answers import parse_answer, same_value
+from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained.ledger import campaign
 from medcalc_maintained.quality import agreement as report
-from medcalc_maintained.core.answers import parse_answer, same_value
-from medcalc_maintained.stages.ingest import ingest
 from medcalc_maintained.quality.recompute import recompute
+from medcalc_maintained.stages.ingest import ingest
 
 
 @pytest.fixture(scope="module")
@@ -150,4 +151,8 @@ def test_agreement_rules_on_hand_made_rows():
     assert flags["b"].tolist() == [False, False, True, False, False, True]
     # sMAPE of a: rows 1,3,4,5 -> 200*1/11, 200*4/204, 200*0.04/0.04, 200*20/80
     terms = report.smape_terms(star, cands["a"])
-    assert terms.tolist() == pytest.approx([200 / 11, 800 / 204, 200.0, 50.0])
+    assert len(terms) == len(star) and np.isnan(terms[[0, 2]]).all()  # a missing value: no term, row kept
+    assert terms[[1, 3, 4, 5]].tolist() == pytest.approx([200 / 11, 800 / 204, 200.0, 50.0])
+    # physician_agreement's sMAPE is the mean of these terms over the rows both value
+    assert report.physician_agreement(star, cands, n_boot=10)["label_sets"]["a"]["smape"] == \
+        pytest.approx((200 / 11 + 800 / 204 + 200.0 + 50.0) / 4, abs=1e-4)

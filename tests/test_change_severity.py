@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from ledger_support import record as shared_record
 from medcalc_maintained.contracts.severity_views import severity_view
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.records import LedgerError
-from ledger_support import record as shared_record
 
 
 def record(**kw) -> dict:

@@ -8,6 +8,7 @@ import inspect
 import pandas as pd
 import pytest
 
+from citations import cites
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
 from medcalc_maintained.core.io import DataError
@@ -20,6 +21,15 @@ def _alt(cid, name, entities):
 
 # --- the policy covers every calculator, and names only implemented alternatives -------------------
 
+def test_the_citation_forms_reject_a_bare_number_or_word():
+    for bad in ("19", "2017", "c", "y", "see above", "", None, "Chest", "TODO: cite"):
+        assert not cites(bad), bad
+    for good in ("Lip GYH et al. Chest 2010;137:263-72", "ACOG Committee Opinion No. 700 (2017)",
+                 "doi 10.1056/NEJMoa2102953", "https://www.mdcalc.com/calc/60/delta-gap", 'MDCalc "Target Weight"',
+                 "Mosteller RD. N Engl J Med 1987;317:1098", "Little P et al. BMJ 2013;347:f5806"):
+        assert cites(good), good
+
+
 def test_policy_covers_every_registered_calculator():
     registry = load_all()
     policy = D.load_policy()
@@ -27,11 +37,12 @@ def test_policy_covers_every_registered_calculator():
     assert set(policy) == set(registry)
     for cid, entry in policy.items():
         assert entry["name"] == registry[cid].name
-        for fld in ("version", "definition", "citation"):
+        for fld in ("version", "definition"):
             assert str(entry[fld]).strip(), (cid, fld)
+        assert cites(entry["citation"]), (cid, entry["citation"])
         for name, alt in entry["alternatives"].items():
             assert (cid, name) in ALTERNATIVES, (cid, name)
-            assert alt["definition"] and alt["citation"], (cid, name)
+            assert str(alt["definition"]).strip() and cites(alt["citation"]), (cid, name, alt["citation"])
 
 
 def test_every_implemented_alternative_is_declared_and_cites_a_source():

@@ -16,17 +16,17 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from medcalc_maintained.core.rows import entities_or_empty
+from ledger_support import minimal_project, record
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.contracts.views import ledger_view
 from medcalc_maintained.core.answers import limits
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import derivation as D
 from medcalc_maintained.ledger import reconstruct as R
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.release.card import render_changelog
 from medcalc_maintained.release.plan import Release
-from ledger_support import minimal_project, record
 
 runner = CliRunner()
 
@@ -201,10 +201,10 @@ def test_propose_refuses_a_gcs_the_declared_definition_cannot_give(root):
 def test_a_physician_agreeing_with_a_corrected_label_keeps_it_corrected(real_instances, real_recompute,
                                                                         campaign_ledger, tmp_path):
     """uid 47 (CHA2DS2-VASc) was corrected 2 -> 1 by the campaign; a blinded physician answers 1."""
-    from triage_support import fill
-
     from medcalc_maintained.quality.triage import Reviewer
-    from medcalc_maintained.review import adjudicate, packet as pkt
+    from medcalc_maintained.review import adjudicate
+    from medcalc_maintained.review import packet as pkt
+    from triage_support import fill
 
     before = build(real_instances, [campaign_ledger]).set_index("uid")
     assert before.loc[47, ["Ground Truth Answer", "Original Ground Truth Answer", "Label Status"]].tolist() == \
@@ -249,11 +249,11 @@ def test_review_import_refuses_a_gcs_the_declared_definition_cannot_give(real_in
                                                                           campaign_ledger, tmp_path):
     """uid 862: the eye response is not testable, so gcs-1974-not-testable-undefined gives no total;
     a physician's packet answer of 13 is refused with the row and the rule, and nothing is written."""
-    from triage_support import fill
-
     from medcalc_maintained.quality.triage import Reviewer
-    from medcalc_maintained.review import adjudicate, packet as pkt
-    from medcalc_maintained.review.packet import PacketError
+    from medcalc_maintained.review import adjudicate
+    from medcalc_maintained.review import packet as pkt
+    from medcalc_maintained.review.layout import PacketError
+    from triage_support import fill
 
     md = Reviewer("md-em-1", "physician", "emergency medicine")
     corrections = tmp_path / "corrections"

@@ -12,12 +12,8 @@ from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.scoring.evaluate import (
-    bootstrap_accuracy_ci,
-    evaluate,
-    mcnemar_exact,
-    read_predictions,
-)
+from medcalc_maintained.scoring.evaluate import evaluate, read_predictions
+from medcalc_maintained.scoring.grading import bootstrap_accuracy_ci, mcnemar_exact
 
 runner = CliRunner()
 

@@ -18,10 +18,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-# the published releases and the local Hub mirror of test_release_e2e (module-scoped fixtures)
-from test_release_e2e import builds, hub, project, published  # noqa: F401
-
+import test_release_e2e as e2e
 from medcalc_maintained.scoring.evaluate import evaluate
+
+# the published releases and the local Hub mirror of test_release_e2e (module-scoped fixtures, bound
+# here so pytest finds them in this module too)
+project, builds, published, hub = e2e.project, e2e.builds, e2e.published, e2e.hub
 
 pytestmark = pytest.mark.slow
 REVISIONS = {"1.0.0": "v1.0", "2.0.0": "v2.0"}
@@ -152,7 +154,7 @@ def test_lm_eval_task_directory(hub, cases, relabel, tmp_path):
          "--output_path", str(tmp_path / "lm-eval-out")], env=env, cwd=tmp_path, capture_output=True, text=True,
         timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    line = next(l for l in proc.stdout.splitlines() if "medcalc_maintained_mini" in l and "acc" in l)
+    line = next(ln for ln in proc.stdout.splitlines() if "medcalc_maintained_mini" in ln and "acc" in ln)
     assert "|0|" in line.replace(" ", "").replace("0.0000", "0"), line
     print(f"lm-eval: {time.perf_counter() - start:.1f}s")
 

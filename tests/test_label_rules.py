@@ -289,8 +289,9 @@ def test_validate_reports_uid_862_as_a_warning_on_the_pipeline_outputs(pipeline_
 
 def test_review_import_refuses_an_out_of_range_answer_naming_sheet_and_cell(real_instances, real_recompute,
                                                                           campaign_ledger, tmp_path):
-    from medcalc_maintained.review import adjudicate, packet as pkt
-    from medcalc_maintained.review.packet import PacketError
+    from medcalc_maintained.review import adjudicate
+    from medcalc_maintained.review import packet as pkt
+    from medcalc_maintained.review.layout import PacketError
     from triage_support import ANSWERS, CASES, REVIEWER, fill
 
     packet = pkt.export_packet(real_instances, [("test", u) for u in CASES], REVIEWER, tmp_path / "packet.xlsx")
@@ -311,7 +312,8 @@ def test_review_import_refuses_an_out_of_range_answer_naming_sheet_and_cell(real
 
 def test_review_import_records_carry_the_routing_stage_as_proposer(real_instances, real_recompute, campaign_ledger,
                                                                   tmp_path):
-    from medcalc_maintained.review import adjudicate, packet as pkt
+    from medcalc_maintained.review import adjudicate
+    from medcalc_maintained.review import packet as pkt
     from triage_support import ANSWERS, CASES, REVIEWER, fill
 
     packet = pkt.export_packet(real_instances, [("test", u) for u in CASES], REVIEWER, tmp_path / "packet.xlsx")

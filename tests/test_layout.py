@@ -104,13 +104,7 @@ def test_no_import_cycle_among_the_modules():
     a seam (tests/import_graph.py reads every import of every module with ``ast``)."""
     from import_graph import graph
 
-    # Left of issue 29 item 3 (to cut along a seam, then drop from this list): the packet writes its
-    # export record, which reads the packet's layout; evaluate and its tables and graders grade
-    # through each other.
-    remaining = [["medcalc_maintained.review.export_record", "medcalc_maintained.review.packet"],
-                 ["medcalc_maintained.scoring.evaluate", "medcalc_maintained.scoring.evaluate_tables",
-                  "medcalc_maintained.scoring.graders"]]
-    assert import_cycles(graph(SRC)) == remaining
+    assert import_cycles(graph(SRC)) == []
 
 
 def test_the_upstream_columns_and_the_entities_literal_have_one_definition():

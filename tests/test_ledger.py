@@ -9,11 +9,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from medcalc_maintained.ledger import apply as apply_stage
-from medcalc_maintained.cli import app
-from medcalc_maintained.stages.ingest import ingest
-from medcalc_maintained.ledger import LedgerError
 from ledger_support import record
+from medcalc_maintained.cli import app
+from medcalc_maintained.ledger import LedgerError
+from medcalc_maintained.ledger import apply as apply_stage
+from medcalc_maintained.stages.ingest import ingest
 
 runner = CliRunner()
 

@@ -10,15 +10,14 @@ import threading
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 from typer.testing import CliRunner
 
+from ledger_support import minimal_project
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.ledger.write import ledger_lock
-from ledger_support import minimal_project
 
 runner = CliRunner()
 PROPOSE = ["propose", "--uid", "41", "--new-value", "N/A", "--error-type", "unanswerable",

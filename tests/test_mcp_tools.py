@@ -206,10 +206,10 @@ def test_grading_three_hand_made_traces(tmp_path, real_maintained):
 
 
 def test_tool_descriptions_name_the_declared_definition_version():
+    import yaml
+
     from medcalc_maintained.calculators import load_all
     from medcalc_maintained.tools.calculator_tools import describe
-
-    import yaml
     from paths import ROOT
 
     policy = yaml.safe_load((ROOT / "src" / "medcalc_maintained" / "calculators" / "definitions.yaml").read_text())

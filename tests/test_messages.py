@@ -104,7 +104,7 @@ def test_validate_prints_the_gcs_18_warning_as_a_violation(pipeline_project):
 
 def test_a_partly_answered_packet_is_refused_in_one_line_that_points_to_partial(real_instances, tmp_path):
     from medcalc_maintained.review import packet as pkt
-    from medcalc_maintained.review.packet import PacketError
+    from medcalc_maintained.review.layout import PacketError
     from medcalc_maintained.review.reader import read_packet
     from triage_support import ANSWERS, CASES, REVIEWER, fill
 

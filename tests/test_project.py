@@ -9,7 +9,6 @@ import yaml
 
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
-
 from paths import ROOT
 
 

@@ -12,7 +12,6 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from paths import ROOT
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.io import DataError
@@ -21,6 +20,7 @@ from medcalc_maintained.project import Project
 from medcalc_maintained.release.plan import load_releases
 from medcalc_maintained.release.state import derive_bump, next_version, release_state
 from medcalc_maintained.release.tables import build_tables
+from paths import ROOT
 
 runner = CliRunner()
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,12 +13,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from paths import ROOT
-from test_release import entry, make_project, rec, write_releases
 import hub_mirror
-from test_release_e2e import load_through_hub
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
+from paths import ROOT
+from test_release import entry, make_project, rec, write_releases
+from test_release_e2e import load_through_hub
 
 runner = CliRunner()
 

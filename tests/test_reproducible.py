@@ -77,7 +77,8 @@ def simulate_project(pipeline_project, real_instances, real_recompute, campaign_
     for path, frame in ((p.relabel_labels, relabel), (p.audit_flags, flags)):
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_parquet(path, index=False)
-    from medcalc_maintained.stages import recompute as recompute_stage, release_tables
+    from medcalc_maintained.stages import recompute as recompute_stage
+    from medcalc_maintained.stages import release_tables
 
     recompute_stage.run(p)  # the check findings: the check_* signals of the error model
     triage_stage.run(p)

@@ -18,8 +18,9 @@ from medcalc_maintained.core.answers import format_answer, parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.quality import triage as tr
-from medcalc_maintained.review import adjudicate, packet as pkt
-from medcalc_maintained.review.packet import PacketError
+from medcalc_maintained.review import adjudicate
+from medcalc_maintained.review import packet as pkt
+from medcalc_maintained.review.layout import PacketError
 from triage_support import ANSWERS, CASES, REVIEWER, config, controlled_relabel, fill, relabel_and_flags
 
 runner = CliRunner()

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from scipy import integrate
 
-from medcalc_maintained.quality import allocation, error_model as em, replay
+from medcalc_maintained.quality import allocation, replay
+from medcalc_maintained.quality import error_model as em
 from medcalc_maintained.stages import triage_simulate as stage
 
 CFG = em.ModelConfig(signals=("s",), prior_rate=0.2, prior_sd_mu=2.0, prior_sd_beta=2.5, tau=1.5)
@@ -168,7 +169,8 @@ def test_stage_on_the_real_adjudicated_rows(project_root, real_instances, real_r
     import yaml
 
     from medcalc_maintained.project import Project
-    from medcalc_maintained.stages import triage as triage_stage, triage_simulate as stage
+    from medcalc_maintained.stages import triage as triage_stage
+    from medcalc_maintained.stages import triage_simulate as stage
     from triage_support import relabel_and_flags
 
     params = yaml.safe_load((project_root / "params.yaml").read_text())

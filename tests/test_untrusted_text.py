@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.io import read_csv_for_people, write_csv_for_people
-from medcalc_maintained.review import adjudicate, packet as pkt
-from medcalc_maintained.review.packet import PacketError
+from medcalc_maintained.review import adjudicate
+from medcalc_maintained.review import packet as pkt
+from medcalc_maintained.review.layout import PacketError
 from medcalc_maintained.review.reader import read_packet
 from triage_support import REVIEWER
 

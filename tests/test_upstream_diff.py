@@ -101,7 +101,10 @@ def test_real_without_note_id_hint_is_ambiguous_for_identical_old_notes(old_test
 def test_real_reverse_direction(old_test_csv, v1_test_csv, real_diff):
     fwd = real_diff[0]
     rev = d.diff_files(v1_test_csv, old_test_csv)
-    pairs = lambda rm: {(int(o), int(n)) for o, n, st in zip(rm["old_uid"], rm["new_uid"], rm["status"]) if st == "matched"}
+
+    def pairs(rm):
+        return {(int(o), int(n)) for o, n, st in zip(rm["old_uid"], rm["new_uid"], rm["status"]) if st == "matched"}
+
     assert {(n, o) for o, n in pairs(fwd.row_map)} == pairs(rev.row_map)
     assert rev.summary["added"] == fwd.summary["removed"] and rev.summary["removed"] == fwd.summary["added"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from medcalc_maintained.core.io import DataError

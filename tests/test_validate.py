@@ -10,8 +10,6 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from paths import ROOT
-from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.contracts.validate import validate
 from medcalc_maintained.project import Project

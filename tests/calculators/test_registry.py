@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import csv
+from importlib import resources
 
 import yaml
-from importlib import resources
 
 from medcalc_maintained.calculators import load_all
 

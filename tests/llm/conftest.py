@@ -15,6 +15,7 @@ if str(HERE) not in sys.path:
 
 from llm_helpers import LLMProject, stage_params  # noqa: E402
 
+
 @pytest.fixture(scope="session")
 def instances(real_instances) -> pd.DataFrame:
     return real_instances

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from typer.testing import CliRunner
-
 from fake_gemini import FakeGemini, FaultPlan, request_texts
 from llm_helpers import SEED, Script, log_counts, unique_prompt_rows
+from typer.testing import CliRunner
+
 from medcalc_maintained.cli import app
 from medcalc_maintained.verifiers.engine import RateLimiter, backoff_delay
 from medcalc_maintained.verifiers.settings import EngineSettings

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
-
 from fake_gemini import FakeGemini, FaultPlan
 from llm_helpers import unique_prompt_rows
+from typer.testing import CliRunner
+
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.redact import redact
 

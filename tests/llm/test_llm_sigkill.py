@@ -12,7 +12,6 @@ import time
 
 import pandas as pd
 import pytest
-
 from fake_gemini import FakeGemini
 from llm_helpers import Script, log_counts, unique_prompt_rows
 

@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from medcalc_maintained.verifiers.voting import audit_tally, required_votes, supermajority, vote_key
 from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.verifiers.voting import audit_tally, required_votes, supermajority, vote_key
 
 
 def test_issue_examples():

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from medcalc_maintained.core import units as U
 from medcalc_maintained.calculators.base import Inputs, _as_number, register
-
+from medcalc_maintained.core import units as U
 
 # --- steroid conversion -----------------------------------------------------------------------
 

@@ -20,12 +20,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
 
 from medcalc_maintained.calculators.base import CannotCompute, Inputs, plausibility_ranges
 from medcalc_maintained.core import units as U
 
-ACCESSORS = ("quantity", "number", "flag", "choice", "date", "text", "steroid_dose", "opioid_list")
 N_SCENARIOS = 6
 
 

@@ -1,6 +1,7 @@
 """The definition policy: which published definition and version each calculator's maintained
 labels follow, and the published alternatives (``definitions.yaml`` beside this module; the
-alternatives are implemented in :mod:`.alternatives`)."""
+alternatives are implemented in :mod:`.alternatives`), and which alternatives reproduce a label
+the declared definition does not."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from typing import Any
 
 import yaml
 
-from medcalc_maintained.calculators.alternatives import ALTERNATIVES
+from medcalc_maintained.calculators import compute
+from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
+from medcalc_maintained.core.answers import labels_agree, parse_answer
 from medcalc_maintained.core.io import DataError
 
 POLICY_FILE = "definitions.yaml"
@@ -56,3 +59,18 @@ def known_version(calculator_id: int, version: Any) -> bool:
     if entry is None or version is None or not str(version).strip():
         return False
     return str(version) == entry["version"] or str(version) in entry["alternatives"]
+
+
+def reproducing_alternatives(calculator_id: int, entities: dict[str, Any], label: Any, output_type: str) -> list[str]:
+    """Alternatives of the policy whose value agrees with ``label`` while the declared definition's
+    does not (or is not computable); empty for an abstention or an invalid label."""
+    entry = load_policy().get(int(calculator_id))
+    lab = parse_answer(label, output_type)
+    if not entry or not entry["alternatives"] or not lab.is_valid or lab.is_abstain:
+        return []
+    default = compute(int(calculator_id), entities).value
+    if default is not None and labels_agree(default, label, output_type):
+        return []
+    return [name for name in entry["alternatives"]
+            if (v := compute_alternative(int(calculator_id), name, entities).value) is not None
+            and labels_agree(v, label, output_type)]

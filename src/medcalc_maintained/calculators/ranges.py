@@ -22,7 +22,6 @@ from medcalc_maintained.core.answers import Answer, parse_answer
 from medcalc_maintained.core.labels import fit_problem
 
 RANGES_FILE = "output_ranges.yaml"
-KINDS = ("score", "formula", "physiological", "window")
 _NOTE_DATES = (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"))
 
 

@@ -13,6 +13,8 @@ read; key look-up falls back to a case-insensitive match.
 
 from __future__ import annotations
 
+import math
+
 from medcalc_maintained.calculators.base import Inputs, register
 
 _SEX = {"male": "M", "m": "M", "man": "M", "female": "F", "f": "F", "woman": "F"}
@@ -117,101 +119,30 @@ _SURGERY = {
 }
 
 
-def _apache_temp(t: float) -> int:
-    if t >= 41: return 4
-    if t >= 39: return 3
-    if t >= 38.5: return 1
-    if t >= 36: return 0
-    if t >= 34: return 1
-    if t >= 32: return 2
-    if t >= 30: return 3
-    return 4
+# APACHE II points of each physiologic variable: ``(lower bound, points)`` from the highest band
+# down (the first bound the value reaches gives its points), then the points of a value below every
+# bound. Sodium's 111-119 band starts strictly above 110: the smallest number above 110 is its bound.
+_APACHE_POINTS: dict[str, tuple[tuple[tuple[float, int], ...], int]] = {
+    "temp": (((41, 4), (39, 3), (38.5, 1), (36, 0), (34, 1), (32, 2), (30, 3)), 4),
+    "map": (((160, 4), (130, 3), (110, 2), (70, 0), (50, 2)), 4),
+    "hr": (((180, 4), (140, 3), (110, 2), (70, 0), (55, 2), (40, 3)), 4),
+    "rr": (((50, 4), (35, 3), (25, 1), (12, 0), (10, 1), (6, 2)), 4),
+    "ph": (((7.7, 4), (7.6, 3), (7.5, 1), (7.33, 0), (7.25, 2), (7.15, 3)), 4),
+    "na": (((180, 4), (160, 3), (155, 2), (150, 1), (130, 0), (120, 2), (math.nextafter(110, math.inf), 3)), 4),
+    "k": (((7, 4), (6, 3), (5.5, 1), (3.5, 0), (3, 1), (2.5, 2)), 4),
+    "cr": (((3.5, 4), (2.0, 3), (1.5, 2), (0.6, 0)), 2),
+    "hct": (((60, 4), (50, 2), (46, 1), (30, 0), (20, 2)), 4),
+    "wbc": (((40, 4), (20, 2), (15, 1), (3, 0), (1, 2)), 4),  # x10^9/L
+}
 
 
-def _apache_map(m: float) -> int:
-    if m >= 160: return 4
-    if m >= 130: return 3
-    if m >= 110: return 2
-    if m >= 70: return 0
-    if m >= 50: return 2
-    return 4
-
-
-def _apache_hr(hr: float) -> int:
-    if hr >= 180: return 4
-    if hr >= 140: return 3
-    if hr >= 110: return 2
-    if hr >= 70: return 0
-    if hr >= 55: return 2
-    if hr >= 40: return 3
-    return 4
-
-
-def _apache_rr(rr: float) -> int:
-    if rr >= 50: return 4
-    if rr >= 35: return 3
-    if rr >= 25: return 1
-    if rr >= 12: return 0
-    if rr >= 10: return 1
-    if rr >= 6: return 2
-    return 4
-
-
-def _apache_ph(ph: float) -> int:
-    if ph >= 7.7: return 4
-    if ph >= 7.6: return 3
-    if ph >= 7.5: return 1
-    if ph >= 7.33: return 0
-    if ph >= 7.25: return 2
-    if ph >= 7.15: return 3
-    return 4
-
-
-def _apache_na(na: float) -> int:
-    if na >= 180: return 4
-    if na >= 160: return 3
-    if na >= 155: return 2
-    if na >= 150: return 1
-    if na >= 130: return 0
-    if na >= 120: return 2
-    if na > 110: return 3
-    return 4
-
-
-def _apache_k(k: float) -> int:
-    if k >= 7: return 4
-    if k >= 6: return 3
-    if k >= 5.5: return 1
-    if k >= 3.5: return 0
-    if k >= 3: return 1
-    if k >= 2.5: return 2
-    return 4
-
-
-def _apache_cr(cr: float) -> int:
-    if cr >= 3.5: return 4
-    if cr >= 2.0: return 3
-    if cr >= 1.5: return 2
-    if cr >= 0.6: return 0
-    return 2
-
-
-def _apache_hct(h: float) -> int:
-    if h >= 60: return 4
-    if h >= 50: return 2
-    if h >= 46: return 1
-    if h >= 30: return 0
-    if h >= 20: return 2
-    return 4
-
-
-def _apache_wbc(w: float) -> int:  # x10^9/L
-    if w >= 40: return 4
-    if w >= 20: return 2
-    if w >= 15: return 1
-    if w >= 3: return 0
-    if w >= 1: return 2
-    return 4
+def _apache(variable: str, value: float) -> int:
+    """The APACHE II points of ``value`` of a physiologic ``variable`` (a key of :data:`_APACHE_POINTS`)."""
+    bands, below = _APACHE_POINTS[variable]
+    for bound, points in bands:
+        if value >= bound:
+            return points
+    return below
 
 
 @register(28, "APACHE II Score", "integer")
@@ -271,10 +202,10 @@ def apache_ii(x: Inputs) -> int:
 
     arf = _any(x, "Acute renal failure", "Acute Renal Failure")
     age_pts = 0 if age < 45 else 2 if age < 55 else 3 if age < 65 else 5 if age < 75 else 6
-    cr_pts = _apache_cr(cr) * (2 if arf else 1)
-    aps = (_apache_temp(temp) + _apache_map(mean_ap) + _apache_hr(hr) + _apache_rr(rr) + oxy
-           + _apache_ph(ph) + _apache_na(na) + _apache_k(k) + cr_pts + _apache_hct(hct)
-           + _apache_wbc(wbc / 1000.0) + (15 - int(round(gcs))))
+    cr_pts = _apache("cr", cr) * (2 if arf else 1)
+    aps = (_apache("temp", temp) + _apache("map", mean_ap) + _apache("hr", hr) + _apache("rr", rr) + oxy
+           + _apache("ph", ph) + _apache("na", na) + _apache("k", k) + cr_pts + _apache("hct", hct)
+           + _apache("wbc", wbc / 1000.0) + (15 - int(round(gcs))))
     return aps + age_pts + chronic
 
 

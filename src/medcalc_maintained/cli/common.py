@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any, Callable
 
 import typer
@@ -49,12 +48,6 @@ def guarded(out: object, **options):
     project = Project.load()
     project.guard_out(out, **options)
     return project
-
-
-def project_path(root: Path, value: str | Path) -> Path:
-    """``value`` as given when absolute, else relative to the project root."""
-    p = Path(value)
-    return p if p.is_absolute() else root / p
 
 
 def no_space_exits(command: Callable[..., Any]) -> Callable[..., Any]:

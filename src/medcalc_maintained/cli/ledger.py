@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-
-from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger, guarded
+from medcalc_maintained.cli.common import console, fail_ledger, guarded
+from medcalc_maintained.cli.common import fail as _fail
 from medcalc_maintained.cli.upstream import resolve
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
@@ -83,7 +83,6 @@ def rebase_cmd(
     map of stage `upstream-diff`.
     """
     from medcalc_maintained.ledger import LedgerError
-    from medcalc_maintained.project import Project
 
     if onto is None:
         _stage_rebase()
@@ -140,9 +139,9 @@ def derive_cmd(
     evidence holds, 1 when it does not, 2 for bad input.
     """
     from medcalc_maintained.core.io import load_yaml
+    from medcalc_maintained.core.rows import entities_or_empty
     from medcalc_maintained.ledger import derivation as D
     from medcalc_maintained.ledger.propose import current_row
-    from medcalc_maintained.core.rows import entities_or_empty
 
     project = Project.load()
     try:

@@ -70,7 +70,6 @@ def _print_result(result: Any) -> None:
 def _run_stage(stage: str, *, dry_run: bool, **options: Any) -> None:
     from functools import partial
 
-    from medcalc_maintained.project import Project
     from medcalc_maintained.stages import _llm
     from medcalc_maintained.stages import audit as audit_stage
     from medcalc_maintained.stages import relabel as relabel_stage

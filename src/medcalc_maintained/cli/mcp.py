@@ -48,7 +48,6 @@ def evaluate_tools_command(
     accuracy per input (against the row's upstream `Relevant Entities`, unit-normalised) and the
     share of answers equal to the tool's own output."""
     from medcalc_maintained.core.io import write_text_atomic
-    from medcalc_maintained.project import Project
     from medcalc_maintained.release.tables import load_config
     from medcalc_maintained.scoring import tool_calls
 

@@ -9,7 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, fail as _fail, fail_ledger, guarded
+from medcalc_maintained.cli.common import console, fail_ledger, guarded
+from medcalc_maintained.cli.common import fail as _fail
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -128,13 +129,16 @@ def publish_cmd(
     or when its declared kind is not the bump derived against the previous release on the target.
     The Hub token is read from HF_TOKEN and never printed.
     """
+    from medcalc_maintained.contracts import validate as contracts
     from medcalc_maintained.release import publish
 
     try:
         project = Project.load()
-        release_dir = release_dir or project.release_build
+        release_dir = Path(release_dir or project.release_build).resolve()
         with console.status("checking the release (manifest and data contracts)"):
-            res = publish.publish(release_dir, target, dry_run=dry_run, releases=project.releases_file)
+            publish.preflight(release_dir, target, releases=project.releases_file)
+            report = contracts.validate_release(release_dir)  # the gate, run before anything is published
+            res = publish.publish(release_dir, target, report, dry_run=dry_run, releases=project.releases_file)
     except publish.PublishRefused as exc:
         _fail(exc, code=1)
     except DataError as exc:

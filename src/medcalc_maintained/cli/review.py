@@ -16,7 +16,6 @@ from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.project import Project
 
 review_app = typer.Typer(
     help=("Single-blind physician review: export a reviewer's rows of the triage queue as an .xlsx "

@@ -16,7 +16,6 @@ from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.project import Project
 
 
 def simulate(

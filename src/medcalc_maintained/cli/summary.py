@@ -5,7 +5,6 @@ Each section reads one stage's output and is skipped (with a note) when that out
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Callable
 
 import pandas as pd

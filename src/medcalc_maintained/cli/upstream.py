@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from medcalc_maintained.cli.common import console, err, fail as _fail, fail_ledger, guarded
+from medcalc_maintained.cli.common import console, guarded
+from medcalc_maintained.cli.common import fail as _fail
 from medcalc_maintained.core.io import DataError
 
 upstream_app = typer.Typer(help="Follow upstream MedCalc-Bench: which rows changed between two upstream files.",

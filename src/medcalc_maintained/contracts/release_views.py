@@ -58,7 +58,6 @@ ID_COLUMNS = {
     "card_features": ["config"],
     "croissant": ["item"],
 }
-KEY = ["split", "uid"]
 
 
 @dataclass
@@ -153,8 +152,8 @@ def layouts(manifest: dict[str, Any]) -> dict[str, list[str]]:
     """The column layout of each config: fixed for default, original and corrections (the release
     tables' layouts; corrections with the derivation columns from 2.1.0 on), as recorded in the
     manifest's release state for full."""
-    from medcalc_maintained.core.versions import has_derivations
     from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
+    from medcalc_maintained.core.versions import has_derivations
     from medcalc_maintained.release.tables import CORRECTION_COLUMNS, DEFAULT_COLUMNS, DERIVATION_RECORD_COLUMNS
 
     derived = has_derivations(manifest.get("version"))

@@ -22,9 +22,10 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.contracts import release_views, views as contracts
-from medcalc_maintained.project import Project
+from medcalc_maintained.contracts import release_views
+from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.project import Project
 
 ID_COLUMNS = {
     "instances": ["split", "uid"],
@@ -93,11 +94,6 @@ class Target:
 
 
 # --- loading targets ---------------------------------------------------------------------------
-
-def manifest_files(release: Path) -> pd.DataFrame:
-    """One row per file listed in or present beside ``manifest.json``: listed, present, sha256 equal."""
-    return release_views.files_view(Path(release), release_views.read_manifest(Path(release)))
-
 
 def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
     """Gate overrides recorded for this release's version in releases.yaml (if any)."""

@@ -10,7 +10,6 @@ plain, reviewable built-in expectations over named facts. Each function returns 
 from __future__ import annotations
 
 import json
-
 import math
 import re
 from collections import Counter
@@ -19,12 +18,13 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators.policy import known_version
 from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
-from medcalc_maintained.calculators.policy import known_version
 from medcalc_maintained.core.labels import fit_problem, label_style
 from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.core.versions import UNRELEASED, release_key as _release_key
+from medcalc_maintained.core.versions import UNRELEASED
+from medcalc_maintained.core.versions import release_key as _release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import replay
 
@@ -49,14 +49,14 @@ def answer_facts(otype: str, answer: str, lower: str, upper: str, style: str | N
         within = lo.value <= a.value <= hi.value
         rule = lo.value == a.value == hi.value
         return {"answer_parses": True, "within_limits": within, "limits_rule_ok": rule}
-    x, l, h = _num(a), _num(lo), _num(hi)
-    within = l is not None and h is not None and min(l, h) - 1e-9 <= x <= max(l, h) + 1e-9
+    x, low, high = _num(a), _num(lo), _num(hi)
+    within = low is not None and high is not None and min(low, high) - 1e-9 <= x <= max(low, high) + 1e-9
     if otype == "decimal" and a.kind != "gestational_age":
         bl, bh = band(x)
-        rule = (l is not None and h is not None and math.isclose(l, bl, rel_tol=REL_TOL, abs_tol=1e-9)
-                and math.isclose(h, bh, rel_tol=REL_TOL, abs_tol=1e-9))
+        rule = (low is not None and high is not None and math.isclose(low, bl, rel_tol=REL_TOL, abs_tol=1e-9)
+                and math.isclose(high, bh, rel_tol=REL_TOL, abs_tol=1e-9))
     else:
-        rule = l == x == h
+        rule = low == x == high
     return {"answer_parses": True, "within_limits": within, "limits_rule_ok": rule}
 
 
@@ -68,7 +68,7 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     accepted = records[records.get("decision", pd.Series(dtype=str)) == "accepted"] if len(records) else records
     rationale_by_id = dict(zip(accepted["id"], accepted["rationale"].fillna(""))) if len(accepted) else {}
     styles = [label_style(o, t) for o, t in zip(df["Original Ground Truth Answer"].astype(str), df["Output Type"])]
-    facts = [answer_facts(str(o), str(a), str(l), str(h), st) for o, a, l, h, st in
+    facts = [answer_facts(str(o), str(a), str(lo), str(hi), st) for o, a, lo, hi, st in
              zip(df["Output Type"], df["Ground Truth Answer"], df["Lower Limit"], df["Upper Limit"], styles)]
     for key in ("answer_parses", "within_limits", "limits_rule_ok"):
         df[key] = [f[key] for f in facts]
@@ -266,11 +266,6 @@ def calculator_aliases(name: str) -> tuple[str, ...]:
     return tuple(sorted(words, key=len, reverse=True))
 
 
-def answer_leak(name: str, note: str, question: str, answer: str) -> bool:
-    """Whether the note or question states this calculator's answer (e.g. "CHA2DS2-VASc score of 4")."""
-    return answer_leak_text(name, note, question, answer) is not None
-
-
 def answer_leak_text(name: str, note: str, question: str, answer: str) -> str | None:
     """The words of the note or question that state this calculator's answer, or ``None``."""
     a = str(answer).strip()
@@ -344,9 +339,5 @@ def calculator_counts(instances: pd.DataFrame, expected: pd.DataFrame | None = N
     return full.reset_index()
 
 
-def manifest_view(files: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(files, columns=["path", "sha256_matches", "listed"])
-
-
-__all__ = ["instance_view", "ledger_view", "qc_view", "calculator_counts", "manifest_view", "answer_leak", "answer_leak_text",
+__all__ = ["instance_view", "ledger_view", "qc_view", "calculator_counts", "answer_leak_text",
            "calculator_aliases", "near_duplicates", "answer_facts", "labels_agree"]

@@ -90,6 +90,22 @@ class Answer:
     def is_number(self) -> bool:
         return self.kind in ("decimal", "integer", "gestational_age")
 
+    @property
+    def number(self) -> float:
+        """``value`` as a float (a ``TypeError`` for a date or an abstention, as ``float()`` gives)."""
+        v = self.value
+        if v is None or isinstance(v, dt.date):
+            raise TypeError(f"a {self.kind} answer has no numeric value")
+        return float(v)
+
+    @property
+    def date(self) -> dt.date:
+        """``value`` as a date (a ``TypeError`` for any other kind)."""
+        v = self.value
+        if not isinstance(v, dt.date):
+            raise TypeError(f"a {self.kind} answer has no date")
+        return v
+
 
 def _clean_text(raw: Any) -> str:
     if raw is None:
@@ -203,15 +219,15 @@ def is_correct(prediction: Any, ground_truth: Any, lower: Any = None, upper: Any
     if gt.kind == "gestational_age" or pred.kind == "gestational_age":
         return pred.value == gt.value
     if output_type == "integer":
-        return round(float(pred.value)) == round(float(gt.value))
+        return round(pred.number) == round(gt.number)
     # decimal: inside [lower, upper]
     lo_a = _coerce(lower, output_type) if lower is not None else None
     hi_a = _coerce(upper, output_type) if upper is not None else None
     if lo_a is not None and hi_a is not None and lo_a.is_number and hi_a.is_number:
-        lo, hi = float(lo_a.value), float(hi_a.value)
+        lo, hi = lo_a.number, hi_a.number
     else:
-        lo, hi = band(float(gt.value))
-    x = round(float(pred.value), 5)
+        lo, hi = band(gt.number)
+    x = round(pred.number, 5)
     return lo <= x <= hi
 
 
@@ -231,8 +247,8 @@ def rel_err(a: Any, b: Any, output_type: str = "decimal") -> float:
     if x.kind == "date" or y.kind == "date":
         if x.kind != y.kind:
             return 1.0
-        return 0.0 if abs((x.value - y.value).days) <= 1 else 1.0
-    p, q = float(x.value), float(y.value)
+        return 0.0 if abs((x.date - y.date).days) <= 1 else 1.0
+    p, q = x.number, y.number
     denom = max(abs(p), abs(q))
     return 0.0 if denom == 0 else abs(p - q) / denom
 
@@ -250,9 +266,9 @@ def labels_agree(a: Any, b: Any, output_type: str) -> bool:
     if output_type == "date":
         return x.value == y.value
     if output_type == "decimal" and x.kind != "gestational_age":
-        lo, hi = band(float(y.value))
-        return lo - 1e-9 <= float(x.value) <= hi + 1e-9
-    return float(x.value) == float(y.value)
+        lo, hi = band(y.number)
+        return lo - 1e-9 <= x.number <= hi + 1e-9
+    return x.number == y.number
 
 
 def same_value(a: Any, b: Any, output_type: str) -> bool:
@@ -267,7 +283,7 @@ def same_value(a: Any, b: Any, output_type: str) -> bool:
         return False
     if x.kind == "date":
         return x.value == y.value
-    return math.isclose(float(x.value), float(y.value), rel_tol=1e-9, abs_tol=1e-12)
+    return math.isclose(x.number, y.number, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def format_answer(answer: Any, output_type: str, style: str | None = None) -> str:
@@ -283,11 +299,11 @@ def format_answer(answer: Any, output_type: str, style: str | None = None) -> st
     if a.is_abstain:
         return NA
     if a.kind == "date":
-        return a.value.strftime("%m/%d/%Y")
+        return a.date.strftime("%m/%d/%Y")
     if style == "gestational_age" or a.kind == "gestational_age":
-        total = int(round(float(a.value)))
+        total = int(round(a.number))
         return f"('{total // 7} weeks', '{total % 7} days')"
-    x = float(a.value)
+    x = a.number
     if output_type == "integer" or x.is_integer():
         if output_type == "integer":
             return str(int(round(x)))
@@ -302,7 +318,7 @@ def limits(answer: Any, output_type: str, style: str | None = None) -> tuple[str
     if a.is_abstain:
         return NA, NA
     if output_type == "decimal" and a.kind in ("decimal", "integer"):
-        lo, hi = band(float(a.value))
+        lo, hi = band(a.number)
         return _fmt_limit(lo), _fmt_limit(hi)
     text = format_answer(a, output_type, style)
     return text, text
@@ -351,7 +367,7 @@ def extract_answer(text: Any) -> str | None:
     while True:
         start = _OPEN_TAG.search(text, pos)
         end = _CLOSE_TAG.search(text, start.end()) if start else None
-        if end is None:
+        if start is None or end is None:
             return found.strip() if found is not None else None
         found, pos = text[start.end():end.start()], end.end()
 

@@ -85,8 +85,8 @@ def atomic_path(target: os.PathLike | str) -> Iterator[Path]:
             tmp_path.unlink()
 
 
-def write_atomic(target: os.PathLike | str, writer: Callable[[Path], None]) -> Path:
-    """Call ``writer(tmp_path)`` and move the result onto ``target`` atomically."""
+def write_atomic(target: os.PathLike | str, writer: Callable[[Path], object]) -> Path:
+    """Call ``writer(tmp_path)`` (what it returns is not used) and move the result onto ``target`` atomically."""
     with atomic_path(target) as tmp:
         writer(tmp)
     return Path(target)
@@ -249,7 +249,7 @@ def _strict_loader():
     def refuse(problem: str, node) -> ConstructorError:
         return ConstructorError(None, None, problem, node.start_mark)
 
-    class Strict(base):  # type: ignore[misc, valid-type]
+    class Strict(base):
         def construct_object(self, node, deep=False):
             if node in self.constructed_objects or node in self.recursive_objects:
                 raise refuse("aliases (*name) are not allowed: the value anchored here is reused; write it out", node)

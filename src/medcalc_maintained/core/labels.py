@@ -18,7 +18,6 @@ from medcalc_maintained.core.answers import Answer, format_answer, labels_agree,
 
 RECORD_STATUSES = ("corrected", "abstain", "confirmed")
 UNVERIFIED = "unverified"
-LABEL_STATUSES = (*RECORD_STATUSES, UNVERIFIED)
 ERROR_STATUSES = ("corrected", "abstain")  # statuses that mean the upstream label was wrong
 GESTATIONAL_AGE = "gestational_age"
 

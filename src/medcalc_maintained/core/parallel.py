@@ -35,6 +35,8 @@ def worker_count(rows: int, workers: int | None = None) -> int:
 
 
 def _chunk(bounds: tuple[int, int]) -> list:
+    if _JOB is None:
+        raise RuntimeError("no job was set before the workers started")
     fn, items = _JOB
     return fn(items[bounds[0]:bounds[1]])
 

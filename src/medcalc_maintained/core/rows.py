@@ -11,7 +11,7 @@ import ast
 import io as _io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -33,6 +33,11 @@ UPSTREAM_COLUMNS = [
     "Upper Limit",
     "Ground Truth Explanation",
 ]
+
+
+def row_dicts(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``df`` as dicts keyed by column name (``df.to_dict("records")``, typed)."""
+    return cast("list[dict[str, Any]]", df.to_dict("records"))
 
 
 def _jsonable(value: Any) -> Any:

@@ -7,8 +7,20 @@ contributor's proposal.
 
 from medcalc_maintained.core.versions import UNRELEASED
 from medcalc_maintained.ledger.records import (
-    DECISIONS, ERROR_TYPES, SOURCES, STATUSES, LedgerError, LedgerProblem, Record, collect, dump, ledger_files, load,
-    read_file, records_frame, schema,
+    DECISIONS,
+    ERROR_TYPES,
+    SOURCES,
+    STATUSES,
+    LedgerError,
+    LedgerProblem,
+    Record,
+    collect,
+    dump,
+    ledger_files,
+    load,
+    read_file,
+    records_frame,
+    schema,
 )
 
 __all__ = [

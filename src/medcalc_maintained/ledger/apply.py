@@ -25,13 +25,13 @@ from typing import Any, Iterable, Iterator
 
 import pandas as pd
 
+from medcalc_maintained.calculators.policy import guideline_version
+from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.answers import format_answer, labels_agree, limits, parse_answer, same_value
 from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
 from medcalc_maintained.core.versions import UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
-from medcalc_maintained.calculators.policy import guideline_version
-from medcalc_maintained.calculators.severity import change_level
 
 
 @dataclass
@@ -217,7 +217,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     labels = df["Ground Truth Answer"].astype(str).tolist()
     status = df["Label Status"].tolist()
     source = df["Label Source"].tolist()
-    ids = [[] for _ in range(len(df))]
+    ids: list[list[str]] = [[] for _ in range(len(df))]
     etype = df["Error Type"].tolist()
     gversion = [guideline_version(int(c)) or "" for c in df["Calculator ID"]]
     otypes = df["Output Type"].astype(str).tolist()

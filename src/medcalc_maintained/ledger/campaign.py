@@ -32,16 +32,16 @@ import datetime as dt
 import re
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
-from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.answers import NA, format_answer, limits, parse_answer
-from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
+from medcalc_maintained.core.labels import label_style, status_of
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import reconstruct as R
+from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
 from medcalc_maintained.ledger.records import state_change_severity
 from medcalc_maintained.quality.definitions import guideline_version
 
@@ -121,12 +121,12 @@ def _rationale(status: str, note: str, physician: str | None, y_new: str, origin
     return f"Independent recomputation gave {y_new} (4 of 5 runs), outside the tolerance of the v1.0 label {original}."
 
 
-def _test_findings_by_uid(checks: pd.DataFrame | None) -> dict[int, list[dict[str, Any]]]:
+def _test_findings_by_uid(checks: pd.DataFrame | None) -> dict[int, list[dict[Any, Any]]]:
     """The check findings of each test row (the reconstruction reads its N/A justifications there)."""
     if checks is None or not len(checks):
         return {}
     test_checks = checks[checks["split"] == "test"]
-    return {int(u): g.to_dict("records") for u, g in test_checks.groupby("uid", sort=True)}
+    return {int(cast(int, u)): g.to_dict("records") for u, g in test_checks.groupby("uid", sort=True)}
 
 
 def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd.DataFrame | None,
@@ -145,7 +145,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         if uid not in inst.index:
             unreadable.append({"uid": uid, "column": "uid", "value": uid, "reason": "not a v1.0 test row"})
             continue
-        r = inst.loc[uid]
+        r = cast(pd.Series, inst.loc[uid])  # one row: the test uids are unique
         otype = str(r["Output Type"])
         original = str(r["Ground Truth Answer"])
         style = label_style(original, otype)
@@ -157,7 +157,7 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
         status = status_of(final, original, otype)
         has_md = _has_physician_label(row["physician"])
         note = (row.get("note") or "").strip()
-        finding = findings.loc[uid, "finding"] if findings is not None and uid in findings.index else None
+        finding = cast("str | None", findings.loc[uid, "finding"]) if findings is not None and uid in findings.index else None
         cid = int(r["calculator_id"])
         ents = entities_or_empty(r.get("entities"))
         ev = gather(cid, ents, original, new_value, otype, rationale=note if has_md else "",

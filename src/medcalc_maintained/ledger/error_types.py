@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from medcalc_maintained.calculators import compute
+from medcalc_maintained.calculators.policy import reproducing_alternatives
 from medcalc_maintained.core.answers import labels_agree, parse_answer
 
 TIMEPOINT = re.compile(r"time ?point|time ?frame|at (?:the time of )?(?:presentation|admission)|most recent|time course",
@@ -94,8 +95,6 @@ def input_findings(findings: Any) -> dict[tuple[str, int], list[str]]:
 def gather(calculator_id: int, entities: dict[str, Any], old: str, new: str, output_type: str, *,
            rationale: str = "", finding: str | None = None, error_findings: list[str] | None = None) -> Evidence:
     """The evidence of one changed label (``new`` may be N/A)."""
-    from medcalc_maintained.quality.definitions import reproducing_alternatives
-
     ev = Evidence()
     default = compute(calculator_id, entities).value
     new_ok = parse_answer(new, output_type).is_valid and not parse_answer(new, output_type).is_abstain

@@ -32,14 +32,14 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.labels import label_style
-from medcalc_maintained.ledger.derivation import Derivation, derive
 from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.ledger.derivation import Derivation, derive
 
 POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": None}
 POLICY_FILE = "src/medcalc_maintained/calculators/definitions.yaml"
 
 
-def _row_index(instances: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
+def _row_index(instances: pd.DataFrame) -> dict[tuple[str, int], dict[Any, Any]]:
     return {(str(r["split"]), int(r["uid"])): r for r in instances.to_dict("records")}
 
 

@@ -15,13 +15,23 @@ import pandas as pd
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError, load_yaml, read_parquet
 from medcalc_maintained.core.labels import row_style, status_of, write_label
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
-from medcalc_maintained.ledger.records import (ERROR_TYPES, SOURCES, LedgerError, LedgerProblem, append, collect,
-                                               dump, ledger_files, load, state_change_severity)
+from medcalc_maintained.ledger.records import (
+    ERROR_TYPES,
+    SOURCES,
+    LedgerError,
+    LedgerProblem,
+    append,
+    collect,
+    dump,
+    ledger_files,
+    load,
+    state_change_severity,
+)
 from medcalc_maintained.ledger.write import ledger_lock, ledger_target, write_checked
 from medcalc_maintained.project import Project
-from medcalc_maintained.core.rows import entities_or_empty
 
 PROPOSAL_PREFIX = "C-"
 NEW_FILE_HEADER = ("Label corrections proposed with `medcalc-maintained propose` (decision: deferred until a\n"

@@ -32,12 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators.inputs import declared_inputs
-from medcalc_maintained.calculators.policy import load_policy
+from medcalc_maintained.calculators.policy import load_policy, reproducing_alternatives
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.ledger.derivation import derive, entity_value, reproduces
 from medcalc_maintained.quality.checks.note_checks import NEVER_MENTIONED
-from medcalc_maintained.quality.definitions import reproducing_alternatives
 
 INPUTS = "inputs-reconstructed"
 CONTRADICTION = "definition-contradiction"
@@ -187,9 +186,9 @@ def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> li
                     continue
                 pat = re.compile(r"\b" + re.escape(opt.lower()) + r"\b")
                 for a, b in mentions:
-                    m = pat.search(low, a, b)
-                    if m:
-                        out.append(_Candidate(key, opt, None, m.start(), m.end(), note[m.start():m.end()]))
+                    hit = pat.search(low, a, b)
+                    if hit:
+                        out.append(_Candidate(key, opt, None, hit.start(), hit.end(), note[hit.start():hit.end()]))
                         break
     return out
 

@@ -43,10 +43,9 @@ import jsonschema
 import pandas as pd
 import yaml
 
-from medcalc_maintained.core.answers import NA
-from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, RECORD_STATUSES
-from medcalc_maintained.core.versions import UNRELEASED
 from medcalc_maintained.core.io import YAML_MAX_BYTES, DataError, dump_yaml, load_yaml
+from medcalc_maintained.core.labels import RECORD_STATUSES
+from medcalc_maintained.core.versions import UNRELEASED
 
 DECISIONS = ("accepted", "rejected", "deferred")
 STATUSES = RECORD_STATUSES

@@ -20,10 +20,10 @@ import datetime as dt
 import re
 from typing import Any, Mapping
 
-from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import limits, parse_answer
 from medcalc_maintained.core.labels import fit_problem
+from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import derivation as D
 
 PHYSICIAN = "physician"

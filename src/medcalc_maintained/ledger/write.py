@@ -19,7 +19,7 @@ import fcntl
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pandas as pd
 
@@ -46,7 +46,7 @@ def ledger_lock(directory: Path) -> Iterator[Path]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def ledger_target(target: Path, ledger_dir: Path, generated: list[Path] = ()) -> Path:
+def ledger_target(target: Path, ledger_dir: Path, generated: Sequence[Path] = ()) -> Path:
     """``target`` when a hand command may write it: a ``.yaml``/``.yml`` file directly in
     ``ledger_dir`` and none of the ``generated`` files; a :class:`DataError` naming it otherwise."""
     target = Path(target)

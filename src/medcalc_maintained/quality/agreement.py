@@ -62,9 +62,12 @@ def agreement_flags(star: Sequence[float | None], candidates: dict[str, Sequence
 
 
 def smape_terms(star: Sequence[float | None], y: Sequence[float | None]) -> np.ndarray:
+    """Per row, the sMAPE term ``200 |s - v| / (|s| + |v|)`` (0 when both are 0), ``NaN`` where
+    either value is missing (N/A); aligned with the rows, so a bootstrap can resample them."""
     terms = []
     for s, v in zip(star, y):
         if s is None or v is None:
+            terms.append(np.nan)
             continue
         denom = abs(s) + abs(v)
         terms.append(0.0 if denom == 0 else 200.0 * abs(s - v) / denom)
@@ -89,10 +92,7 @@ def physician_agreement(star: Sequence[float | None], candidates: dict[str, Sequ
         vals = list(vals)
         agree = flags[name]
         both = np.array([s is not None and v is not None for s, v in zip(star, vals)])
-        terms_all = np.array([
-            (0.0 if (abs(s) + abs(v)) == 0 else 200.0 * abs(s - v) / (abs(s) + abs(v))) if (s is not None and v is not None) else np.nan
-            for s, v in zip(star, vals)
-        ], dtype=float)
+        terms_all = smape_terms(star, vals)
         smape = float(np.nanmean(terms_all)) if both.any() else math.nan
         boot_agree = agree[idx].sum(axis=1) if n else np.zeros(1)
         with np.errstate(invalid="ignore"):

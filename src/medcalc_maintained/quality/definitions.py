@@ -23,10 +23,15 @@ import pandas as pd
 
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import compute_alternative
-from medcalc_maintained.calculators.policy import POLICY_FILE, guideline_version, load_policy  # noqa: F401 (public here too)
-from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.calculators.policy import (  # noqa: F401 (public here too)
+    POLICY_FILE,
+    guideline_version,
+    load_policy,
+    reproducing_alternatives,
+)
 from medcalc_maintained.core.answers import Answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import write_csv_for_people
+from medcalc_maintained.core.rows import entities_or_empty
 
 CHECK = "definition_alternative"
 CONTRADICTION_COLUMNS = ["split", "uid", "calculator_id", "calculator", "label", "label_status", "correction_ids",
@@ -87,21 +92,6 @@ def definition_findings(calculator_id: int, entities: dict[str, Any], label: Any
             out.append(_finding(f"under {what} the label would be {value} instead of {label} "
                                 f"({_change(answer, lab)})"))
     return out
-
-
-def reproducing_alternatives(calculator_id: int, entities: dict[str, Any], label: Any, output_type: str) -> list[str]:
-    """Alternatives of the policy whose value agrees with ``label`` while the declared definition's
-    does not (or is not computable); empty for an abstention or an invalid label."""
-    entry = load_policy().get(int(calculator_id))
-    lab = parse_answer(label, output_type)
-    if not entry or not entry["alternatives"] or not lab.is_valid or lab.is_abstain:
-        return []
-    default = compute(int(calculator_id), entities).value
-    if default is not None and labels_agree(default, label, output_type):
-        return []
-    return [name for name in entry["alternatives"]
-            if (v := compute_alternative(int(calculator_id), name, entities).value) is not None
-            and labels_agree(v, label, output_type)]
 
 
 def policy_contradictions(maintained: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
@@ -171,4 +161,4 @@ def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str], column: st
 
 
 __all__ = ["CHECK", "MARKERS", "definition_findings", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
-           "reproducing_alternatives", "requeue", "write_contradictions"]
+           "requeue", "write_contradictions"]

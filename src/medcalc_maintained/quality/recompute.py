@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.core.answers import is_correct, parse_answer, rel_err
 from medcalc_maintained.core.parallel import map_chunks
-from medcalc_maintained.calculators import compute, load_all
 
 FINDINGS = ("agrees", "aggregation_mismatch", "implausible_input", "not_computable")
 FLAGGING = ("aggregation_mismatch", "implausible_input")

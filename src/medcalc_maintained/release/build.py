@@ -28,10 +28,10 @@ from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sh
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, unverified_estimate
-from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release import upstream as follow
-from medcalc_maintained.release.plan import Release, Releases
+from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.croissant import write_croissant
+from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.semver import kind_problem
 from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
 from medcalc_maintained.release.tables import Tables, build_tables, load_tables, stored_state, write_parquet

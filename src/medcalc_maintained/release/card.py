@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import yaml
 
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, has_derivations, release_data_file, short_tag, version_key
 from medcalc_maintained.release.markdown import md_table
 from medcalc_maintained.release.plan import Release, Releases
@@ -37,7 +37,7 @@ def _status_before(records: pd.DataFrame) -> dict[str, str]:
     out: dict[str, str] = {}
     acc = records[records["decision"] == "accepted"] if len(records) else records
     last: dict[tuple[str, str], tuple[tuple, str]] = {}
-    for r in sorted(acc.to_dict("records"), key=lambda r: version_key(r["release"])):
+    for r in sorted(row_dicts(acc), key=lambda r: version_key(r["release"])):
         key = (str(r["split"]), str(r["uid"]))
         prev = last.get(key)
         out[r["id"]] = prev[1] if prev and prev[0] < version_key(r["release"]) else "unverified"
@@ -60,7 +60,7 @@ def change_rows(changes: pd.DataFrame, before: dict[str, str]) -> tuple[list[str
     header = ["record", "uid", "calculator", "old → new", *(["severity"] if severity else []), "status", "error type",
               "reviewer", *(["proposer"] if proposer else []), "decided", "rationale"]
     rows = []
-    for r in changes.to_dict("records"):
+    for r in row_dicts(changes):
         rows.append([r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
                      *([r.get("change_severity") or ""] if severity else []),
                      f"{before.get(r['id'], 'unverified')} → {r['label_status']}", r["error_type"],
@@ -84,7 +84,7 @@ def severity_table(records: pd.DataFrame, version: str) -> str:
         return "No label change in this release."
     ch = records[(records["release"] == version) & (records["decision"] == "accepted")]
     if "old_value" in ch.columns:
-        ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in ch.to_dict("records")]]
+        ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in row_dicts(ch)]]
     else:  # a table without the values (older layouts): the records that are changes by status
         ch = ch[ch["label_status"].isin(["corrected", "abstain"])]
     if not len(ch):
@@ -211,7 +211,7 @@ def change_sections(accepted: pd.DataFrame, before: dict[str, str]) -> list[str]
     """The changelog sections of one release's accepted records: every record whose label text
     changed is listed in exactly one section; re-confirmations are listed; confirmations counted."""
     out: list[str] = []
-    kinds = [change_kind(r) for r in accepted.to_dict("records")]
+    kinds = [change_kind(r) for r in row_dicts(accepted)]
     kinds_s = pd.Series(kinds, index=accepted.index, dtype="object")
     changed = accepted[kinds_s.isin([k for k, _, _ in SECTIONS])]
     out += [f"{len(changed)} label(s) changed in this release"
@@ -237,7 +237,7 @@ def change_sections(accepted: pd.DataFrame, before: dict[str, str]) -> list[str]
                             f"adjudicated {r.get('adjudicated_value')}; " if _present(r, "adjudicated_value") else "")
                            + (("; inputs: " if key == "harmonization" else "") + _inputs_text(r.get("inputs"))
                               if _present(r, "inputs") else "")]
-                    for row, r in zip(rows, part.to_dict("records"))]
+                    for row, r in zip(rows, row_dicts(part))]
         out += [md_table(header, rows), ""]
     reconfirmed = accepted[kinds_s == "reconfirmed"]
     if len(reconfirmed):
@@ -248,7 +248,7 @@ def change_sections(accepted: pd.DataFrame, before: dict[str, str]) -> list[str]
                          [[r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], r["new_value"],
                            r["label_status"], r["error_type"],
                            _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
-                           r.get("decided_at")] for r in reconfirmed.to_dict("records")]), ""]
+                           r.get("decided_at")] for r in row_dicts(reconfirmed)]), ""]
     confirmed = int((kinds_s == "confirmation").sum())
     if confirmed:
         out += [f"{confirmed} accepted record(s) confirm the upstream label, text for text (listed in the "

@@ -18,17 +18,17 @@ The upstream explanation of every row stays in the ``original`` config.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.inputs import declared_inputs, spec_by_name
+from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import is_correct
-from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.core.labels import ERROR_STATUSES
-from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.rows import entities_or_empty, row_dicts
 from medcalc_maintained.ledger.derivation import DERIVED
 
 SOURCES = ("upstream", "reference-calculator", "ledger", "none")
@@ -44,7 +44,7 @@ def _input_text(calculator_id: int, key: str, value: Any) -> str:
     spec = spec_by_name(calculator_id).get(key)
     if spec is not None and spec.accessor == "quantity" and isinstance(value, list) and len(value) == 2:
         try:
-            canonical = U.to_canonical(spec.kind, float(value[0]), str(value[1]))
+            canonical = U.to_canonical(cast(str, spec.kind), float(value[0]), str(value[1]))
         except (ValueError, KeyError, TypeError):
             return f"{key} is {value[0]} {value[1]}"
         shown = f"{value[0]} {value[1]}"
@@ -129,10 +129,10 @@ def explain(full: pd.DataFrame, records: pd.DataFrame,
     row's ``Derivation`` document, :func:`medcalc_maintained.ledger.derivation.label_derivation`) a
     changed label is explained by its recorded derivation, and an N/A by its justification."""
     by_id = {} if records is None or not len(records) else {
-        str(r["id"]): r for r in records.to_dict("records")}
+        str(r["id"]): r for r in row_dicts(records)}
     texts: list[Any] = []
     sources: list[str] = []
-    for n, r in enumerate(full.to_dict("records")):
+    for n, r in enumerate(row_dicts(full)):
         status, label = str(r.get("Label Status")), r.get("Ground Truth Answer")
         if status not in ERROR_STATUSES:
             texts.append(r.get("Ground Truth Explanation"))

@@ -22,7 +22,16 @@ from typing import Any
 import yaml
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import KINDS, SEMVER, bump, from_tag, full_tag, resolve_tag, short_tag, version_key
+from medcalc_maintained.core.versions import (
+    KINDS,
+    SEMVER,
+    bump,
+    from_tag,
+    full_tag,
+    resolve_tag,
+    short_tag,
+    version_key,
+)
 
 DEFAULT_ROWS = ("verified", "all")
 # `gates`: per-release overrides of the validate QC gates, read by medcalc_maintained.contracts.validate

@@ -30,12 +30,11 @@ import pandas as pd
 
 from medcalc_maintained.core.io import read_parquet
 from medcalc_maintained.core.labels import UNVERIFIED
-from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.rows import entities_or_empty, row_dicts
 from medcalc_maintained.ledger.derivation import derive
 from medcalc_maintained.quality.checks import REGISTRY, Finding, Instance
 
 PROPOSED_ANSWER, PROPOSAL = "Proposed Answer", "Proposal"
-COLUMNS = (PROPOSED_ANSWER, PROPOSAL)
 SEVERITY = "error"  # the findings that back a proposal
 
 
@@ -46,7 +45,7 @@ def read_findings(path: Path) -> dict[tuple[str, int], list[Finding]]:
         return {}
     frame = read_parquet(path, "check findings", "recompute")
     out: dict[tuple[str, int], list[Finding]] = {}
-    for r in frame[frame["severity"] == SEVERITY].to_dict("records"):
+    for r in row_dicts(frame[frame["severity"] == SEVERITY]):
         f = Finding(str(r["check"]), str(r["severity"]), str(r["reason"]), str(r["evidence_text"] or ""),
                     int(r["evidence_start"]), int(r["evidence_end"]))
         out.setdefault((str(r["split"]), int(r["uid"])), []).append(f)
@@ -98,7 +97,7 @@ def row_proposals(maintained: pd.DataFrame, instances: pd.DataFrame,
     ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
     answers: list[str] = []
     docs: list[str | None] = []
-    for r in maintained.to_dict("records"):
+    for r in row_dicts(maintained):
         key = (str(r["split"]), int(r["uid"]))
         found = findings.get(key)
         if str(r["Label Status"]) != UNVERIFIED or not found:

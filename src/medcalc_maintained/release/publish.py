@@ -60,17 +60,15 @@ class PublishResult:
     notes: list[str] = field(default_factory=list)
 
 
-def check_release(release_dir: Path) -> tuple[list[str], list[str]]:
-    """(problems, notes) of a built release: manifest integrity, then the data contracts
-    (``medcalc_maintained.contracts.validate.validate_release``)."""
+def check_release(release_dir: Path, contracts: Any) -> tuple[list[str], list[str]]:
+    """(problems, notes) of a built release: manifest integrity, then ``contracts``, the data
+    contracts' report on it that the caller ran (``contracts.validate.validate_release``; its
+    ``success``, ``failures`` and the ``blocking`` ones among them)."""
     problems = verify_manifest(release_dir)
     notes: list[str] = []
-    from medcalc_maintained.contracts import validate as contracts
-
-    result = contracts.validate_release(Path(release_dir))
-    failures = list(getattr(result, "failures", []) or [])
-    blocking = list(getattr(result, "blocking", failures))
-    if not result.success:
+    failures = list(getattr(contracts, "failures", []) or [])
+    blocking = list(getattr(contracts, "blocking", failures))
+    if not contracts.success:
         problems += [f"contract: {f}" for f in (blocking or ["validation failed"])]
     warnings = [f for f in failures if f not in blocking]
     if warnings:
@@ -275,25 +273,36 @@ def _check_against_plan(release_dir: Path, man: dict[str, Any], releases: Path) 
                                     "rebuild with `release build`")
 
 
-def publish(release_dir: Path, target: str, *, dry_run: bool = False, say: Callable[[str], None] | None = None,
-            releases: Path | None = None) -> PublishResult:
-    """Publish a built release to ``hf://ORG/NAME`` or ``file:///path/repo.git``.
-
-    Refuses (raising :class:`PublishRefused`, with nothing written) when the release fails its
-    manifest or data contracts, when its tag exists, or when a later version is already published;
-    with ``releases`` (releases.yaml), also when the manifest's version, kind, date or release list
-    is not what that file declares.
-    """
-    say = say or (lambda _m: None)
+def preflight(release_dir: Path, target: str, releases: Path | None = None) -> dict[str, Any]:
+    """The manifest of a release that may go to ``target``, checked before its data contracts run:
+    refuses (:class:`PublishRefused`) a target other than ``hf://`` or ``file://``, a draft, and,
+    with ``releases`` (releases.yaml), a manifest whose version, kind, date or release list is not
+    what that file declares."""
     release_dir = Path(release_dir).resolve()
-    tgt = Target.parse(target)
+    Target.parse(target)
     man = read_manifest(release_dir)
     if man.get("draft"):
         raise PublishRefused(release_dir, f"is a draft of {man.get('version')} (`release build --draft`); "
                                           "add the release to releases.yaml and build it to publish")
     if releases is not None:
         _check_against_plan(release_dir, man, releases)
-    problems, notes = check_release(release_dir)
+    return man
+
+
+def publish(release_dir: Path, target: str, contracts: Any, *, dry_run: bool = False,
+            say: Callable[[str], None] | None = None, releases: Path | None = None) -> PublishResult:
+    """Publish a built release to ``hf://ORG/NAME`` or ``file:///path/repo.git``; ``contracts``
+    is the data contracts' report on it, run by the caller (the gate is not run here).
+
+    Refuses (raising :class:`PublishRefused`, with nothing written) what :func:`preflight` refuses,
+    a release that fails its manifest or ``contracts``, one whose tag exists, or one when a later
+    version is already published.
+    """
+    say = say or (lambda _m: None)
+    release_dir = Path(release_dir).resolve()
+    tgt = Target.parse(target)
+    man = preflight(release_dir, target, releases)
+    problems, notes = check_release(release_dir, contracts)
     if problems:
         shown = "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else "")
         raise PublishRefused(release_dir, f"validation failed, nothing published: {shown}")

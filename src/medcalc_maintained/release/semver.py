@@ -16,16 +16,17 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import RELEASE_DATA_DIR, full_tag, version_key
 from medcalc_maintained.release.state import derive_bump
 
 SHOWN = 5  # rows named per reason
 
 
-def _key_rows(full: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
+def _key_rows(full: pd.DataFrame | None) -> dict[tuple[str, int], dict[str, Any]]:
     if full is None or full.empty:
         return {}
-    return {(str(s), int(u)): r for s, u, r in zip(full["split"], full["uid"], full.to_dict("records"))}
+    return {(str(s), int(u)): r for s, u, r in zip(full["split"], full["uid"], row_dicts(full))}
 
 
 def _uid(key: tuple[str, int]) -> str:
@@ -37,7 +38,7 @@ def _class(label: Any, otype: Any) -> str:
     return "number" if kind in ("decimal", "integer") else kind
 
 
-def row_evidence(previous: pd.DataFrame, current: pd.DataFrame, kind: str | None) -> list[str]:
+def row_evidence(previous: pd.DataFrame | None, current: pd.DataFrame | None, kind: str | None) -> list[str]:
     """Phrases naming the rows that make the change from ``previous`` to ``current`` (two ``full``
     configs) a ``kind`` change: added or removed rows and new label classes for major, changed
     labels, limits or statuses for minor."""

@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 from medcalc_maintained import ledger
 from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_atomic
-from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
+from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED, has_derivations, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
@@ -184,7 +184,7 @@ class Tables:
             frame = self.combined(c)
             keys = frame["id"].astype(str) if c == "corrections" else frame["split"].astype(str) + ":" + frame["uid"].astype(str)
             out[c] = {k: {x: hashlib.sha256(("\x00" if is_missing(v) else str(v)).encode()).hexdigest()[:16]
-                          for x, v in r.items()} for k, r in zip(keys, frame.to_dict("records"))}
+                          for x, v in r.items()} for k, r in zip(keys, row_dicts(frame))}
         return out
 
     def empty_configs(self) -> list[str]:
@@ -230,7 +230,7 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
     columns = CORRECTION_COLUMNS + (DERIVATION_RECORD_COLUMNS if derived else [])
     rows = []
     frame = ledger.records_frame(chosen) if chosen else pd.DataFrame()
-    for d in frame.to_dict("records"):
+    for d in row_dicts(frame):
         row = {c: d.get(c) for c in CORRECTION_COLUMNS}
         if derived:
             row.update(_derivation_fields(d))

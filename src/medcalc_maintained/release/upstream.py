@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, cast
 
 import pandas as pd
 
@@ -24,6 +24,8 @@ from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import bump
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.plan import Release, Releases, load_releases
+
+_Counts = Iterable[tuple[tuple[str, str], int]]  # rows per (column, reason)
 
 SPLIT = "test"  # the split the row map and the rebase cover
 _GIVEN = re.compile(r"^cannot parse .* as (\w+):", re.S)  # the reason without the cell's own value
@@ -101,7 +103,7 @@ def quarantine_text(project: Project, release: Release) -> str:
     by_reason = (q.drop_duplicates(["split", "row_number", "column", "reason"]).groupby(["column", "reason"]).size()
                  .sort_values(ascending=False, kind="stable"))
     table = ["| column | reason | rows |", "|:--|:--|--:|"] + [f"| {_cell(c)} | {_cell(r)} | {n} |"
-                                                              for (c, r), n in by_reason.items()]
+                                                              for (c, r), n in cast(_Counts, by_reason.items())]
     return (f"{len(rows)} row(s) of upstream MedCalc-Bench {up} are quarantined: they do not parse and are not in "
             "this release (`quarantine.csv` of the pipeline lists them):\n\n" + "\n".join(table))
 

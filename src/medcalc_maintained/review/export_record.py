@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from medcalc_maintained.core.io import DataError, loads_json, write_json
-from medcalc_maintained.review.packet import COL, INPUTS, META, REVIEW, PacketError, PacketProblem
+from medcalc_maintained.review.layout import COL, INPUTS, META, REVIEW, PacketError, PacketProblem, text_cell
 
 PACKET_ID = "packet id"
 _PROTECTED = sorted(i for k, i in COL.items() if k not in INPUTS)
@@ -51,8 +51,6 @@ def packet_id(cells: dict[str, str]) -> str:
 
 def stamp(wb, reviewer_id: str, rows: list[str]) -> dict[str, Any]:
     """Write the packet id into the ``Packet`` sheet and return the export record."""
-    from medcalc_maintained.review.packet import text_cell
-
     cells = protected_cells(wb)
     pid = packet_id(cells)
     meta = wb[META]

@@ -1,4 +1,4 @@
-"""The review packet: its layout, its problems, and its export to ``.xlsx``.
+"""The review packet and its export to ``.xlsx`` (its layout and problems: :mod:`.layout`).
 
 A packet is what one reviewer sees: for each row routed to them by the triage queue, the calculator,
 the expected answer format, the patient note and the question — never the original label, the
@@ -17,39 +17,28 @@ holding any formula cell.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, write_atomic
 from medcalc_maintained.core.labels import GESTATIONAL_AGE, label_style
 from medcalc_maintained.quality.triage import Reviewer
-
-PACKET_FORMAT = "medcalc-review-packet-v1"
-REVIEW, INSTRUCTIONS, META = "Review", "Instructions", "Packet"
-
-# (key, header, width); the answer sits in column F.
-COLUMNS = [
-    ("row_id", "Row ID", 13),
-    ("calculator", "Calculator", 30),
-    ("answer_format", "Answer format", 26),
-    ("note", "Patient note", 95),
-    ("question", "Question", 45),
-    ("answer", "Your answer", 18),
-    ("timepoint", "Scoring timepoint used", 26),
-    ("guideline", "Guideline or version used", 26),
-    ("comment", "Comment", 45),
-    ("evidence", "Note sentences the offline checks point at", 60),
-]
-COL = {key: i + 1 for i, (key, _, _) in enumerate(COLUMNS)}
-INPUTS = ("answer", "timepoint", "guideline", "comment")
-MAX_TEXT = 2000
-META_KEYS = ("format", "reviewer id", "reviewer role", "reviewer specialty", "rows")
-META_ROWS = len(META_KEYS) + 1  # the entries, then the packet id of the export record
-ROW_ID = re.compile(r"^(?P<split>[a-z]+)-(?P<uid>\d+)$")
+from medcalc_maintained.review import export_record
+from medcalc_maintained.review.layout import (
+    COL,
+    COLUMNS,
+    INPUTS,
+    INSTRUCTIONS,
+    MAX_TEXT,
+    META,
+    META_KEYS,
+    PACKET_FORMAT,
+    REVIEW,
+    row_id,
+    text_cell,
+)
 
 FORMATS = {
     "decimal": "A number (decimals allowed), or N/A",
@@ -98,48 +87,6 @@ HEADINGS = {"Your answer (column F)", "When to write N/A", "Scoring timepoint an
             "Comment (column I)"}
 
 
-@dataclass
-class PacketProblem:
-    path: str
-    sheet: str | None
-    cell: str | None
-    problem: str
-
-    def __str__(self) -> str:
-        where = self.path
-        if self.sheet:
-            where += f", sheet {self.sheet}"
-        if self.cell:
-            where += f", cell {self.cell}"
-        return f"{where}: {self.problem}"
-
-
-class PacketError(DataError):
-    """Every problem found in a review packet (each names its sheet and cell)."""
-
-    def __init__(self, problems: list[Any]):
-        self.problems = problems
-        first = problems[0]
-        super().__init__(first.path, first.problem)
-        self.args = ("\n".join(str(p) for p in problems),)
-
-    def __str__(self) -> str:
-        return "\n".join(str(p) for p in self.problems)
-
-
-def text_cell(ws, row: int, column: int, value: str | None):
-    """Write ``value`` as a string cell: text from upstream notes or contributors is shown, never run
-    as a formula (openpyxl would store text starting with ``=`` as one). The text is not altered."""
-    c = ws.cell(row=row, column=column, value=value)
-    if value is not None:
-        c.data_type = "s"
-    return c
-
-
-def row_id(split: str, uid: int) -> str:
-    return f"{split}-{int(uid):05d}"
-
-
 def keyed(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` indexed by ``(split, uid)`` (split as text, uid as int)."""
     return df.assign(split=df["split"].astype(str), uid=df["uid"].astype(int)).set_index(["split", "uid"])
@@ -186,8 +133,6 @@ def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], revi
     _meta_sheet(wb.create_sheet(META), reviewer, keys)
     wb.active = wb.index(ws)
     if exports is not None:
-        from medcalc_maintained.review import export_record
-
         record = export_record.stamp(wb, reviewer.id, [row_id(*k) for k in keys])
         export_record.save(record, exports, Path(out))
     return write_atomic(Path(out), lambda p: wb.save(p))

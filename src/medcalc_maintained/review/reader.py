@@ -12,13 +12,23 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators.ranges import range_problem
 from medcalc_maintained.core.answers import Answer, parse_answer
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.calculators.ranges import range_problem
 from medcalc_maintained.core.labels import GESTATIONAL_AGE, fit_problem
-from medcalc_maintained.review.packet import (
-    COL, COLUMNS, MAX_TEXT, META, META_ROWS, PACKET_FORMAT, REVIEW, ROW_ID, PacketError, PacketProblem, answer_kind, keyed,
+from medcalc_maintained.review.layout import (
+    COL,
+    COLUMNS,
+    MAX_TEXT,
+    META,
+    META_ROWS,
+    PACKET_FORMAT,
+    REVIEW,
+    ROW_ID,
+    PacketError,
+    PacketProblem,
 )
+from medcalc_maintained.review.packet import answer_kind, keyed
 
 
 @dataclass
@@ -241,7 +251,6 @@ def _scan_sheet(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, sheet: s
     reader expands (merged cells, hyperlinks) lies beyond ``max_r`` rows or ``max_c`` columns; stops
     at the first such place."""
     state = {"rows": 0, "row": 0, "cells": 0}
-    limit = f"{_letters(max_c)}{max_r}"
 
     def outside(what: str, ref: str, row: int) -> _Refused:
         much = f"more than {max_r} rows" if row > max_r else f"more than {max_c} columns (A to {_letters(max_c)})"

@@ -31,7 +31,6 @@ present).
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -42,17 +41,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.core.answers import OUTPUT_TYPES, Answer, graded_answer, is_correct, parse_answer, parse_model_answer
+from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
 from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_text_atomic
-from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.scoring.predictions import read_predictions
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 # optional columns, with the names they are kept under
 OPTIONAL_COLUMNS = {"Label Status": ("Label Status",), "calculator_id": ("calculator_id", "Calculator ID"),
                     "entities": ("entities", "Relevant Entities"), "category": ("category", "Category")}
-STATUSES = ("correct", "wrong", "abstained", "unparsable")
-SKIP_REASONS = ("no prediction", "unlabelled in this version", "not in this label set")
 
 
 def check_label_set(name: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -92,92 +88,6 @@ def check_label_set(name: str, df: pd.DataFrame) -> pd.DataFrame:
             raise DataError(where, f"label {gt.text!r} is not a valid {otype} answer: {gt.reason}",
                             row=f"uid {rec['uid']}", field="Ground Truth Answer")
     return out.set_index("uid", drop=False)
-
-
-# -------------------------------------------------------------------------------------- grading
-
-
-def parsed_text(parsed: Answer | None) -> str:
-    """How ``graded.csv`` shows a parsed answer ('' when unparsable)."""
-    if parsed is None:
-        return ""
-    if parsed.is_abstain:
-        return "N/A"
-    if parsed.kind == "date":
-        return parsed.value.strftime("%m/%d/%Y")
-    if parsed.kind == "gestational_age":
-        return f"({parsed.weeks} weeks, {parsed.days} days)"
-    return format(parsed.value, ".12g")
-
-
-def grade(output: str, label: str, lower: str, upper: str, output_type: str) -> tuple[str, Answer | None]:
-    """``(status, parsed answer)`` of one prediction; the status is one of :data:`STATUSES`."""
-    parsed = parse_model_answer(graded_answer(output), output_type)
-    if parsed is None:
-        return "unparsable", None
-    if is_correct(parsed, label, lower, upper, output_type):
-        return "correct", parsed
-    return ("abstained" if parsed.is_abstain else "wrong"), parsed
-
-
-def grade_output(output: str | None, label: str, lower: str, upper: str, output_type: str) -> str:
-    """One of :data:`STATUSES` for one prediction (``None``: no prediction, ``missing``)."""
-    return "missing" if output is None else grade(output, label, lower, upper, output_type)[0]
-
-
-def error_severity(rec: dict[str, Any], parsed: Answer | None) -> str:
-    """The severity level (L0-L3) of answering ``parsed`` where the label is ``rec``'s; '' when it
-    cannot be told (unparsable answer, no calculator id, a calculator without thresholds)."""
-    from medcalc_maintained.calculators.severity import severity
-
-    if parsed is None or not str(rec.get("calculator_id", "")).strip().isdigit():
-        return ""
-    try:
-        level, _ = severity(int(rec["calculator_id"]), rec["Ground Truth Answer"], parsed.text,
-                            rec["Output Type"], entities_or_empty(rec.get("entities")))
-    except ValueError:
-        return ""
-    return level
-
-
-def bootstrap_accuracy_ci(correct: int, n: int, rng: np.random.Generator, n_boot: int,
-                          level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of an accuracy of ``correct``/``n``.
-
-    Resampling n 0/1 outcomes with replacement gives a count of successes that is exactly
-    Binomial(n, correct/n), so the resamples are drawn from that binomial directly.
-    """
-    if n == 0:
-        return (float("nan"), float("nan"))
-    draws = rng.binomial(n, correct / n, size=n_boot) / n
-    a = (1 - level) / 2
-    return (float(np.quantile(draws, a)), float(np.quantile(draws, 1 - a)))
-
-
-def bootstrap_difference_ci(both: int, a_only: int, b_only: int, neither: int, rng: np.random.Generator,
-                            n_boot: int, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of acc(A) - acc(B) over paired items (resampling items).
-
-    Resampling paired items with replacement gives cell counts that are multinomial over the four
-    (A correct?, B correct?) cells, so the resamples are drawn from that multinomial directly.
-    """
-    n = both + a_only + b_only + neither
-    if n == 0:
-        return (float("nan"), float("nan"))
-    cells = rng.multinomial(n, np.array([both, a_only, b_only, neither], dtype=float) / n, size=n_boot)
-    diff = (cells[:, 1] - cells[:, 2]) / n
-    a = (1 - level) / 2
-    return (float(np.quantile(diff, a)), float(np.quantile(diff, 1 - a)))
-
-
-def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value: a binomial test of a_only vs b_only discordant pairs at 1/2."""
-    from scipy.stats import binomtest
-
-    discordant = a_only + b_only
-    if discordant == 0:
-        return 1.0
-    return float(binomtest(a_only, discordant, 0.5, alternative="two-sided").pvalue)
 
 
 @dataclass

@@ -10,9 +10,10 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.calculators.severity import LEVELS, SEVERE
-from medcalc_maintained.scoring.evaluate import (
+from medcalc_maintained.core.answers import graded_answer, parse_answer
+from medcalc_maintained.scoring.graders import grader
+from medcalc_maintained.scoring.grading import (
     STATUSES,
     bootstrap_accuracy_ci,
     bootstrap_difference_ci,
@@ -21,7 +22,6 @@ from medcalc_maintained.scoring.evaluate import (
     mcnemar_exact,
     parsed_text,
 )
-from medcalc_maintained.core.answers import graded_answer
 
 GRADED_COLUMNS = ["label_set", "uid", "calculator", "label_status", "label", "output_type", "answer", "parsed",
                   "status", "correct", "severity"]
@@ -37,8 +37,6 @@ def _graded_status(name: str | None, output: str, rec: dict) -> tuple[str, objec
                            rec["Output Type"])
     if name in (None, "ours"):
         return status, parsed
-    from medcalc_maintained.scoring.graders import grader
-
     row = {**rec, "Calculator ID": rec.get("calculator_id", ""), "Category": rec.get("category", "")}
     if grader(name)(row, output):
         return "correct", parsed

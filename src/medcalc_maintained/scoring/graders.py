@@ -7,7 +7,7 @@ for one labelled ``row`` (a mapping with ``Ground Truth Answer``, ``Lower Limit`
 rules are re-implementations, in our own code, of each harness's published behaviour:
 
 ``ours``
-    :func:`medcalc_maintained.scoring.evaluate.grade` (``core/answers.is_correct`` after the one
+    :func:`medcalc_maintained.scoring.grading.grade` (``core/answers.is_correct`` after the one
     extraction rule): an abstention is correct against an ``N/A`` label.
 ``upstream``
     ncbi-nlp/MedCalc-Bench, ``evaluation/evaluate.py`` ``check_correctness`` (the v1.0 evaluation
@@ -41,6 +41,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from medcalc_maintained.core.answers import graded_answer
+from medcalc_maintained.scoring.grading import grade
 
 Row = Mapping[str, Any]
 Grader = Callable[[Row, str], bool]
@@ -142,8 +143,6 @@ def opencompass_answer(output: str) -> str:
 
 
 def _ours(row: Row, output: str) -> bool:
-    from medcalc_maintained.scoring.evaluate import grade
-
     return grade(output, _text(row["Ground Truth Answer"]), _text(row["Lower Limit"]), _text(row["Upper Limit"]),
                  _text(row["Output Type"]))[0] == "correct"
 
@@ -162,8 +161,3 @@ def grader(name: str) -> Grader:
         return GRADERS[name]
     except KeyError:
         raise ValueError(f"unknown grader {name!r}; known: {', '.join(GRADERS)}") from None
-
-
-def helm_defect_rows(rows: list[Row]) -> int:
-    """How many of ``rows`` HELM scores 0 whatever the answer (category ``lab`` or ``dosage``)."""
-    return sum(_text(r.get("Category")) in HELM_DEFECT_CATEGORIES for r in rows)

@@ -132,7 +132,7 @@ def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
         path = Path(value)
         if path.is_dir():
             src = _directory_source(name or path.resolve().name, path)
-        elif looks_like_version(value) and not path.suffix.lower() in (".csv", ".parquet"):
+        elif looks_like_version(value) and path.suffix.lower() not in (".csv", ".parquet"):
             from medcalc_maintained.release.plan import load_releases
 
             plan = load_releases(project.releases_file)

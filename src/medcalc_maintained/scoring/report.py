@@ -25,15 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.scoring.evaluate import bootstrap_accuracy_ci
+from medcalc_maintained.scoring.grading import bootstrap_accuracy_ci
 from medcalc_maintained.scoring.noise_diagnostics import label_flips, noise_diagnostics
-
-Generate = Callable[[str, list[Any]], list[str]]  # (model directory, prompts) -> completions
 
 
 @dataclass

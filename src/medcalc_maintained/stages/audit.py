@@ -24,8 +24,8 @@ from typing import Any, Mapping
 import pandas as pd
 
 from medcalc_maintained.project import Project
-from medcalc_maintained.stages._llm import LLMRun, Plan, ProgressFactory, StageKind, run_stage
 from medcalc_maintained.stages import _llm
+from medcalc_maintained.stages._llm import LLMRun, Plan, ProgressFactory, StageKind, run_stage
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers.base import Backend, Task, last_tag
 from medcalc_maintained.verifiers.engine import Outcome

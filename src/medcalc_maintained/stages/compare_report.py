@@ -138,8 +138,7 @@ def smoke(project: Project, out: Path | None = None) -> tuple[Report, str, Path]
     """The DVC stage: train both arms with the smoke settings, then report on the held-out rows."""
     import torch
 
-    from medcalc_maintained.scoring.train import (TrainParams, build_arm_dataset, run_grpo,
-                                                  smoke_generation_kwargs)
+    from medcalc_maintained.scoring.train import TrainParams, build_arm_dataset, run_grpo, smoke_generation_kwargs
 
     torch.set_num_threads(1)  # the same reductions on every machine
     pl = plan(project)

@@ -26,7 +26,6 @@ from medcalc_maintained.scoring.evaluate import evaluate as grade
 from medcalc_maintained.scoring.labels import resolve_against, subset_uids
 
 
-
 @dataclass
 class PredictionsRun:
     n: int

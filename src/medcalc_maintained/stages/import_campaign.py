@@ -10,11 +10,10 @@ that cannot be read go to ``unreadable.csv`` beside the output; more than
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import json
 
 import pandas as pd
 

@@ -24,8 +24,7 @@ from medcalc_maintained.core.io import read_csv_for_people, read_parquet, write_
 from medcalc_maintained.ledger import derivation
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality import definitions
-from medcalc_maintained.quality import impact
+from medcalc_maintained.quality import definitions, impact
 from medcalc_maintained.quality import triage as tr
 from medcalc_maintained.quality.triage_metrics import metrics
 

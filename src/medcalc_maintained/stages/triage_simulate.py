@@ -29,11 +29,12 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from medcalc_maintained.calculators.severity import LEVELS
 from medcalc_maintained.core.io import DataError, read_csv_for_people, read_parquet, write_atomic, write_json
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality import allocation, error_model as em, impact, replay
-from medcalc_maintained.calculators.severity import LEVELS
+from medcalc_maintained.quality import allocation, impact, replay
+from medcalc_maintained.quality import error_model as em
 
 ROWS, RATES, ESTIMATE = "rows.csv", "calculator_rates.csv", "unverified_estimate.json"
 SUMMARY, METRICS = "summary.json", "metrics.json"

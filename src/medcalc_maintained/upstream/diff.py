@@ -27,7 +27,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import labels_agree, parse_answer, same_value
 from medcalc_maintained.core.io import write_atomic, write_json
-from medcalc_maintained.core.rows import parse_entities, read_upstream_csv
+from medcalc_maintained.core.rows import parse_entities, read_upstream_csv, row_dicts
 from medcalc_maintained.upstream.identity import THRESHOLD, Match, match_frames, normalise
 
 FIELDS = ["uid", "note", "question", "label", "label_beyond_tolerance", "limits", "output_type", "entities",
@@ -105,12 +105,15 @@ class Diff:
 
 
 def _row_map(matches: list[Match], old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    orow = {int(r["Row Number"]): r for r in old.to_dict("records")}
-    nrow = {int(r["Row Number"]): r for r in new.to_dict("records")}
+    orow = {int(r["Row Number"]): r for r in row_dicts(old)}
+    nrow = {int(r["Row Number"]): r for r in row_dicts(new)}
     lines = []
     for m in matches:
-        a, b = orow.get(m.old_uid), nrow.get(m.new_uid)
+        a = orow.get(m.old_uid) if m.old_uid is not None else None
+        b = nrow.get(m.new_uid) if m.new_uid is not None else None
         either = a or b
+        if either is None:
+            raise ValueError(f"a {m.status} match names no row of either file")
         lines.append({
             "status": m.status, "old_uid": m.old_uid, "new_uid": m.new_uid,
             "calculator_id": int(either["Calculator ID"]), "basis": m.basis, "similarity": m.similarity,

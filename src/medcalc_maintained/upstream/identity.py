@@ -33,7 +33,6 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable
 
 import pandas as pd
 
@@ -63,13 +62,6 @@ def fingerprint(text: object) -> str:
 def tokens(text: object) -> frozenset[str]:
     """The set of word and number tokens of the normalised text."""
     return frozenset(_TOKEN.findall(normalise(text)))
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
 
 
 def content_key(calculator_id: object, note: object, question: object) -> str:
@@ -194,12 +186,12 @@ def match_rows(old: list[Row], new: list[Row], *, threshold: float = THRESHOLD, 
     while True:
         found = []
         for i in sorted(free_old):
-            j, hint_i, _ = _best(edges[i], free_new, old[i].note_id if use_note_id else "", new_ids)
-            if j is None:
+            best, hint_i, _ = _best(edges[i], free_new, old[i].note_id if use_note_id else "", new_ids)
+            if best is None:
                 continue
-            i2, hint_j, _ = _best(back[j], free_old, new[j].note_id if use_note_id else "", old_ids)
+            i2, hint_j, _ = _best(back[best], free_old, new[best].note_id if use_note_id else "", old_ids)
             if i2 == i:
-                found.append((i, j, _basis(edges[i][j], hint_i or hint_j), edges[i][j][2]))
+                found.append((i, best, _basis(edges[i][best], hint_i or hint_j), edges[i][best][2]))
         if not found:
             break
         for i, j, basis, sim in found:
@@ -232,13 +224,3 @@ def match_rows(old: list[Row], new: list[Row], *, threshold: float = THRESHOLD, 
 def match_frames(old: pd.DataFrame, new: pd.DataFrame, **kw) -> list[Match]:
     """:func:`match_rows` on two upstream frames (upstream column names, ``Row Number`` as uid)."""
     return match_rows(rows_of(old), rows_of(new), **kw)
-
-
-def carry_keys(matches: Iterable[Match], old_keys: dict[int, str], new_keys: dict[int, str]) -> dict[int, str]:
-    """``instance_key`` per new uid that stays stable through edits: a matched new row inherits
-    its old row's key; every other new row keeps its own content key."""
-    out = dict(new_keys)
-    for m in matches:
-        if m.status == "matched" and m.old_uid in old_keys:
-            out[int(m.new_uid)] = old_keys[m.old_uid]
-    return out

@@ -34,6 +34,7 @@ import pandas as pd
 import yaml
 
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.records import LedgerError, Record, dump, ledger_files, load
 from medcalc_maintained.upstream.diff import Diff, label_changed
@@ -54,7 +55,7 @@ class Outcome:
 
 
 def _index(df: pd.DataFrame) -> dict[int, dict[str, Any]]:
-    return {int(r["Row Number"]): r for r in df.to_dict("records")}
+    return {int(r["Row Number"]): r for r in row_dicts(df)}
 
 
 def classify(rec: Record, m: dict[str, Any] | None, old_row: dict | None, new_row: dict | None,
@@ -70,6 +71,8 @@ def classify(rec: Record, m: dict[str, Any] | None, old_row: dict | None, new_ro
         return "conflict", f"upstream changed the {', '.join(about)} of the row"
     if int(m["new_uid"]) not in ingested:
         return "conflict", f"new row {m['new_uid']} does not pass ingest (quarantined)"
+    if old_row is None or new_row is None:  # a matched row is in both files
+        raise ValueError(f"uid {rec['uid']}: the matched row is missing from the old or new upstream")
     otype_old, otype_new = old_row["Output Type"], new_row["Output Type"]
     old_label, new_label = old_row["Ground Truth Answer"], new_row["Ground Truth Answer"]
     if not label_changed(old_label, otype_old, new_label, otype_new):
@@ -83,7 +86,7 @@ def plan(records: list[Record], diff: Diff, old: pd.DataFrame, new: pd.DataFrame
          split: str = "test") -> list[Outcome]:
     """Class every record of ``split`` (records of other splits are reported as conflicts: the
     diff does not cover them)."""
-    by_old = {int(r["old_uid"]): r for r in diff.row_map.to_dict("records") if pd.notna(r["old_uid"])}
+    by_old = {int(r["old_uid"]): r for r in row_dicts(diff.row_map) if pd.notna(r["old_uid"])}
     orow, nrow = _index(old), _index(new)
     ingested = {int(u) for u, s in zip(new_instances["uid"], new_instances["split"]) if s == split}
     out = []

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Column
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
 
 from medcalc_maintained.core.redact import redact
 from medcalc_maintained.verifiers.base import FATAL, MALFORMED, Backend, Completion, MalformedReply, Task

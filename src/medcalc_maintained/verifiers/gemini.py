@@ -28,8 +28,17 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from medcalc_maintained.core.redact import redact
-from medcalc_maintained.verifiers.base import (FATAL, MALFORMED, RETRY, Backend, Completion, MalformedReply, Task,
-                                               canonical_json, sha256_text)
+from medcalc_maintained.verifiers.base import (
+    FATAL,
+    MALFORMED,
+    RETRY,
+    Backend,
+    Completion,
+    MalformedReply,
+    Task,
+    canonical_json,
+    sha256_text,
+)
 from medcalc_maintained.verifiers.settings import BatchSettings, GeminiSettings
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -22,9 +22,9 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
+from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import write_label
 from medcalc_maintained.ledger.campaign import read_workbooks
-from medcalc_maintained.core.io import DataError
 from medcalc_maintained.verifiers.base import Backend, Completion, Task
 
 CONSENSUS_MODEL = "gemini-2.5-pro (published consensus)"

@@ -13,7 +13,10 @@ output) and returns one row per finding (the ``findings.parquet`` table).
 from __future__ import annotations
 
 from medcalc_maintained.quality.checks import (  # noqa: F401  (register)
-    definition_checks, note_checks, recompute_checks, value_checks,
+    definition_checks,
+    note_checks,
+    recompute_checks,
+    value_checks,
 )
 from medcalc_maintained.quality.checks.registry import REGISTRY, SEVERITIES, Check, Finding, Instance, register, run
 from medcalc_maintained.quality.checks.table import FINDING_COLUMNS, run_checks

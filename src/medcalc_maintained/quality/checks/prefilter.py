@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from re import _constants as C  # noqa: the parsed form of a pattern (CPython's sre)
-from re import _parser as P  # noqa
+from re import _constants as C  # the parsed form of a pattern (CPython's sre)
+from re import _parser as P
 
 _MAX_SET = 32  # at most this many alternatives per literal set (more cost more than they save)
 
