@@ -2,6 +2,10 @@
 
 The copy holds the files git tracks plus untracked, non-ignored ones (so it also runs before a
 commit), with the DVC remote pointed at ../shared/dvc-store by absolute path.
+
+The copy is built once for the module and committed to its own git repository; a test that
+changes it puts it back with `_restore` (git for the tracked files and the uncached outputs,
+`dvc checkout` for the cached ones) instead of another `dvc repro`, and checks it is up to date.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ def _project_files() -> list[str]:
         cwd=ROOT, capture_output=True, check=True,
     ).stdout.decode()
     return [f for f in out.split("\0") if f and (ROOT / f).is_file()]
+
+
+GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
 
 
 def dvc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -51,7 +58,25 @@ def fresh_project(tmp_path_factory) -> Path:
     assert r.returncode == 0, r.stdout + r.stderr
     r = dvc(dst, "repro")
     assert r.returncode == 0, r.stdout + r.stderr
+    git = [*GIT, "-C", str(dst)]
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "pipeline outputs"], check=True, capture_output=True)
     return dst
+
+
+def _restore(project: Path, *extra_dirs: str) -> None:
+    """Put the copy back to the committed, reproduced state: tracked files (params, dvc.lock, the
+    uncached outputs) from git's HEAD (DVC's autostage has put its changes in the index), new
+    untracked files removed, ``extra_dirs`` deleted, the cached outputs from DVC's cache; then
+    `dvc status` must say it is up to date."""
+    subprocess.run([*GIT, "reset", "-q", "--hard", "HEAD"], cwd=project, check=True, capture_output=True)
+    subprocess.run([*GIT, "clean", "-qfd"], cwd=project, check=True, capture_output=True)
+    for rel in extra_dirs:
+        shutil.rmtree(project / rel, ignore_errors=True)
+    r = dvc(project, "checkout", "-q")
+    assert r.returncode == 0, r.stdout + r.stderr
+    status = dvc(project, "status")
+    assert "up to date" in status.stdout, status.stdout
 
 
 def test_repro_builds_outputs_and_is_then_up_to_date(fresh_project):
@@ -76,7 +101,7 @@ def test_changed_param_reruns_its_stage(fresh_project):
         assert "Running stage 'ingest'" in r.stdout
     finally:
         params.write_text(original)
-        dvc(fresh_project, "repro")
+        _restore(fresh_project)
 
 
 def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
@@ -105,7 +130,7 @@ def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
         assert after.at[int(target["uid"]), "Correction IDs"] == "TEST-0001"
     finally:
         batch.unlink()
-        dvc(fresh_project, "repro")
+        _restore(fresh_project)
 
 
 def test_moved_outputs_follow_params_through_the_whole_pipeline(fresh_project):
@@ -133,7 +158,7 @@ def test_moved_outputs_follow_params_through_the_whole_pipeline(fresh_project):
         assert v.returncode == 0, v.stdout + v.stderr
     finally:
         params.write_text(original)
-        dvc(fresh_project, "repro")
+        _restore(fresh_project, "data/interim-moved", "data/maintained-moved")
 
 
 def _stale_stages(project: Path) -> set[str]:
@@ -165,14 +190,14 @@ def test_dependencies_are_the_modules_a_stage_runs(fresh_project, module, expect
         path.write_bytes(original)
 
 
-def test_following_another_upstream_version_is_one_experiment(fresh_project):
+def test_following_another_upstream_version_is_one_experiment(fresh_project, tmp_path):
     """`dvc exp run -S upstream.version=2024-06` rebases the ledger and builds the next MAJOR release
     on 2024-06, whose changelog lists upstream's changes apart from ours (issue: following upstream)."""
     import json
 
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
-    subprocess.run([*git, "add", "-A"], cwd=fresh_project, check=True, capture_output=True)
-    subprocess.run([*git, "commit", "-qm", "pipeline outputs"], cwd=fresh_project, check=True, capture_output=True)
+    # the release stage's output is neither cached nor tracked by git: keep the base one to put back
+    release = fresh_project / "build" / "release"
+    shutil.copytree(release, tmp_path / "release")
     try:
         r = dvc(fresh_project, "exp", "run", "-S", "upstream.version=2024-06")
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -185,5 +210,6 @@ def test_following_another_upstream_version_is_one_experiment(fresh_project):
         assert "| matched changed | 119 |" in section and "| added | 120 |" in section
         assert "### Our corrections carried to 2024-06" in section
     finally:
-        subprocess.run([*git, "checkout", "-q", "--", "."], cwd=fresh_project, capture_output=True)
-        dvc(fresh_project, "checkout", "-q")
+        shutil.rmtree(release)
+        shutil.copytree(tmp_path / "release", release)
+        _restore(fresh_project)

@@ -252,9 +252,10 @@ def pa_concat(a, b):
     return pa.concat_tables([a, b])
 
 
-def test_patch_release_gets_no_short_tag(project, builds, tmp_path, v1_test_csv, campaign_dir):
+def test_patch_release_gets_no_short_tag(project, builds, published, tmp_path, v1_test_csv, campaign_dir):
     """A card-only change after 2.1.0 is derived as a patch; publishing 2.1.1 creates v2.1.1 and
-    leaves v2.1 on the first release of the 2.1 line."""
+    leaves v2.1 on the first release of the 2.1 line. It publishes onto a copy of the repository
+    that already holds 1.0.0, 2.0.0 and 2.1.0 (the ``published`` fixture, left untouched)."""
     copy = tmp_path / "proj"
     shutil.copytree(project, copy, ignore=shutil.ignore_patterns("build", "mirrors", "*.git", "olah*"))
     card = copy / "dataset_card.md"
@@ -269,9 +270,10 @@ def test_patch_release_gets_no_short_tag(project, builds, tmp_path, v1_test_csv,
     out = copy / "build" / "v2.1.1"
     assert cli(copy, "release", "build", "--out", str(out)).exit_code == 0
     repo = tmp_path / "patch.git"
-    for d in (builds["1.0.0"], builds["2.0.0"], builds["2.1.0"], out):
-        r = cli(copy, "release", "publish", "--release-dir", str(d), "--target", f"file://{repo}")
-        assert r.exit_code == 0, r.output
+    shutil.copytree(published, repo)
+    assert set(git(repo, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0", "v2.1.0", "v2.1"}
+    r = cli(copy, "release", "publish", "--release-dir", str(out), "--target", f"file://{repo}")
+    assert r.exit_code == 0, r.output
     assert git(repo, "rev-parse", "v2.1^{commit}") == git(repo, "rev-parse", "v2.1.0^{commit}")
     assert git(repo, "rev-parse", "v2.1.1^{commit}") == git(repo, "rev-parse", "main")
     assert git(repo, "rev-parse", "v2.1.1^{commit}") != git(repo, "rev-parse", "v2.1^{commit}")
