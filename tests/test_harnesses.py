@@ -200,14 +200,23 @@ def test_inspect_task(hub, cases, relabel, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def relabel(builds):
+def relabel(builds, project, tmp_path_factory):
     """The relabel stage's 887 predictions as answers on ``default`` of v1.0 and of the latest
     release (v2.1; rows without a prediction are answered with a text that is no answer: verifiers
     aborts a rollout on an empty reply), and the correct counts
-    ``evaluate`` reports for them."""
+    ``evaluate`` reports for them. The predictions are made as the pipeline makes them (``relabel``
+    with its offline replay backend, then ``compare predictions``) on the test's project copy: CI
+    runs the tests before ``make run``, so the checkout holds no pipeline outputs."""
+    from medcalc_maintained.project import Project
     from medcalc_maintained.scoring.predictions import read_predictions
+    from medcalc_maintained.stages.evaluate_example import write_predictions
 
-    preds = read_predictions(Path(__file__).resolve().parents[1] / "data" / "compare" / "relabel_predictions.jsonl")
+    work = tmp_path_factory.mktemp("relabel")
+    proj = Project.load(project)
+    r = e2e.cli(project, "relabel", "--instances", str(proj.instances), "--out", str(work / "relabel"))
+    assert r.exit_code == 0, r.output
+    path = write_predictions(proj, labels=work / "relabel" / "labels.parquet", out=work / "predictions.jsonl").target
+    preds = read_predictions(path)
     assert len(preds) == 887
     plan, correct = [], {}
     for version, rev in (("1.0.0", "v1.0"), ("2.1.0", "v2.1")):
