@@ -40,9 +40,11 @@ def hub_env(url: str, home: Path) -> dict[str, str]:
     return env
 
 
-def run_script(script: str, args: dict, env: dict[str, str], cwd: Path) -> dict:
+def run_script(script: str, args: dict, env: dict[str, str], cwd: Path, python: Path | str = sys.executable) -> dict:
+    """Run ``script`` with ``python`` (a harness's own venv where it has one) on ``args``; its last
+    stdout line is the JSON result."""
     (cwd / "args.json").write_text(json.dumps(args))
-    proc = subprocess.run([sys.executable, "-c", script, str(cwd / "args.json")], env=env, cwd=cwd,
+    proc = subprocess.run([str(python), "-c", script, str(cwd / "args.json")], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-6000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -247,6 +249,23 @@ def check_relabel(relabel, got: dict, harness: str) -> None:
               f"{round(got[key]['acc'] * case['n'])}/{case['n']} = {got[key]['acc']:.4f}")
 
 
+def answers_in_tags(cases, relabel) -> list[dict]:
+    """The plan for the mock models of verifiers and HELM, whose outputs are the table's text itself:
+    every answer of ``cases`` inside <answer> tags, plus the relabel predictions as they are."""
+    plan = [{**c, "answers": {k: {u: f"<answer>{a}</answer>" for u, a in t.items()} for k, t in c["answers"].items()}}
+            for c in cases["plan"]]
+    return plan + [{**c, "answers": {"relabel": c["answers"]["relabel"]}} for c in relabel["plan"]]
+
+
+def check_rewards(cases, rewards: dict, lam: float) -> None:
+    """Eq. 2: 1 for every gold answer; lam for a parsable wrong number (0 where the row is a date,
+    which "-987654" is not), so the wrong answers earn lam on some rows and never more."""
+    for case in cases["plan"]:
+        key = f"{case['revision']}/{case['config']}"
+        assert rewards[f"{key}/gold"] == [1.0], key
+        assert set(rewards[f"{key}/wrong"]) <= {0.0, lam} and lam in rewards[f"{key}/wrong"], key
+
+
 VERIFIERS = r"""
 import json, sys
 import httpx
@@ -286,21 +305,15 @@ def test_verifiers_environment(hub, cases, relabel, tmp_path):
     env = hub_env(hub, tmp_path)
     lam = 0.25
     # answers as the mock model writes them: inside <answer> tags; "untagged" gives a gold label bare
-    plan = [{**c, "answers": {k: {u: f"<answer>{a}</answer>" for u, a in t.items()} for k, t in c["answers"].items()}}
-            for c in cases["plan"]]
+    plan = answers_in_tags(cases, relabel)
     plan[0]["answers"]["untagged"] = dict(cases["plan"][0]["answers"]["gold"])
-    rel = [{**c, "answers": {"relabel": c["answers"]["relabel"]}} for c in relabel["plan"]]
     start = time.perf_counter()
-    got = run_script(VERIFIERS, {"plan": plan + rel, "lam": lam}, env, tmp_path)
+    got = run_script(VERIFIERS, {"plan": plan, "lam": lam}, env, tmp_path)
     print(f"verifiers: {time.perf_counter() - start:.1f}s")
     check(cases, got["acc"])
     check_relabel(relabel, got["acc"], "verifiers")
-    # the reward is Eq. 2: 1 for every gold answer; lam for a parsable wrong number (0 where the row
-    # is a date, which "-987654" is not); 0 without an <answer> tag, even for the right value
-    for case in cases["plan"]:
-        key = f"{case['revision']}/{case['config']}"
-        assert got["rewards"][f"{key}/gold"] == [1.0], key
-        assert set(got["rewards"][f"{key}/wrong"]) <= {0.0, lam} and lam in got["rewards"][f"{key}/wrong"], key
+    check_rewards(cases, got["rewards"], lam)
+    # 0 without an <answer> tag, even for the right value (which our grading still counts correct)
     untagged = f"{cases['plan'][0]['revision']}/{cases['plan'][0]['config']}/untagged"
     assert got["rewards"][untagged] == [0.0] and got["acc"][untagged]["acc"] == 1.0
 
@@ -349,19 +362,9 @@ def test_helm_scenario_and_metric(hub, cases, relabel, tmp_path):
                     "(crfm-helm does not install alongside our pins)")
     env = hub_env(hub, tmp_path)
     lam = 0.25
-    plan = [{**c, "answers": {k: {u: f"<answer>{a}</answer>" for u, a in t.items()} for k, t in c["answers"].items()}}
-            for c in cases["plan"]]
-    rel = [{**c, "answers": {"relabel": c["answers"]["relabel"]}} for c in relabel["plan"]]
-    (tmp_path / "args.json").write_text(json.dumps({"plan": plan + rel, "lam": lam}))
     start = time.perf_counter()
-    proc = subprocess.run([str(HELM_PYTHON), "-c", HELM, str(tmp_path / "args.json")], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-6000:])
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = run_script(HELM, {"plan": answers_in_tags(cases, relabel), "lam": lam}, env, tmp_path, python=HELM_PYTHON)
     print(f"helm: {time.perf_counter() - start:.1f}s")
     check(cases, got["acc"])
     check_relabel(relabel, got["acc"], "helm")
-    for case in cases["plan"]:
-        key = f"{case['revision']}/{case['config']}"
-        assert got["rewards"][f"{key}/gold"] == [1.0], key
-        assert set(got["rewards"][f"{key}/wrong"]) <= {0.0, lam} and lam in got["rewards"][f"{key}/wrong"], key
+    check_rewards(cases, got["rewards"], lam)

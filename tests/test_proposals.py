@@ -147,6 +147,16 @@ def _validate(root, out) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
+def _blocking_line(root, out, work, change, check: str) -> tuple[str, int]:
+    """Tamper a copy of ``out`` with ``change``; validate must fail, and the line of ``check``."""
+    bad, uid = _tamper(out, work, change)
+    code, output = _validate(root, bad)
+    assert code != 0
+    line = next(x for x in output.splitlines() if check in x)
+    assert line.startswith("BLOCKING"), line
+    return line, uid
+
+
 def test_the_contract_passes_and_a_tampered_proposal_fails_naming_row_and_field(built, tmp_path):
     root, out = built
     code, output = _validate(root, out)
@@ -160,11 +170,8 @@ def test_the_contract_passes_and_a_tampered_proposal_fails_naming_row_and_field(
         df.at[i, "Proposed Answer"] = doc["derivation"]["value"]
         return int(df.at[i, "Row Number"])
 
-    bad, uid = _tamper(out, tmp_path / "a", wrong_value)
-    code, output = _validate(root, bad)
-    assert code != 0
-    line = next(x for x in output.splitlines() if "value_derives" in x)
-    assert line.startswith("BLOCKING") and f"uid {uid} field=Proposal" in line
+    line, uid = _blocking_line(root, out, tmp_path / "a", wrong_value, "value_derives")
+    assert f"uid {uid} field=Proposal" in line
     assert f"uid {uid} field=Proposed Answer" not in line  # the answer still says what the document says
 
     def on_verified(df):
@@ -173,8 +180,5 @@ def test_the_contract_passes_and_a_tampered_proposal_fails_naming_row_and_field(
         df.at[i, "Proposal"], df.at[i, "Proposed Answer"] = df.at[src, "Proposal"], df.at[src, "Proposed Answer"]
         return int(df.at[i, "Row Number"])
 
-    bad, uid = _tamper(out, tmp_path / "b", on_verified)
-    code, output = _validate(root, bad)
-    assert code != 0
-    line = next(x for x in output.splitlines() if "only_unverified" in x)
-    assert line.startswith("BLOCKING") and f"uid {uid} field=Proposal" in line
+    line, uid = _blocking_line(root, out, tmp_path / "b", on_verified, "only_unverified")
+    assert f"uid {uid} field=Proposal" in line

@@ -140,6 +140,7 @@ def derive_cmd(
     """
     from medcalc_maintained.core.io import load_yaml
     from medcalc_maintained.core.rows import entities_or_empty
+    from medcalc_maintained.ledger import collect
     from medcalc_maintained.ledger import derivation as D
     from medcalc_maintained.ledger.propose import current_row
 
@@ -155,11 +156,12 @@ def derive_cmd(
         from medcalc_maintained.core.io import read_parquet
 
         instances = read_parquet(project.instances, "upstream instances", "ingest")
-        row = current_row(project, split, uid, instances)
+        collected = collect(project.ledger_paths)  # read once: the row's labels and its applied record
+        row = current_row(project, split, uid, instances, collected=collected)
         ents = instances.loc[(instances["split"].astype(str) == split) & (instances["uid"] == uid), "entities"].iloc[0]
         cid = int(row["Calculator ID"])
         if inputs is None:
-            doc = _applied_derivation(project, str(row["Correction IDs"] or ""))
+            doc = _applied_derivation(collected[0], str(row["Correction IDs"] or ""))
         chosen = definition or doc.get("definition")
         if (p := D.definition_problem(cid, chosen)):
             raise DataError(inputs or "--definition", p, field="definition")
@@ -191,15 +193,12 @@ def derive_cmd(
         raise typer.Exit(1)
 
 
-def _applied_derivation(project: Project, ids: str) -> dict:
+def _applied_derivation(records: list, ids: str) -> dict:
     """``inputs``, ``definition`` and ``justification`` of the last record applied to a row (``{}``
     when none)."""
-    from medcalc_maintained.ledger import collect
-
     last = [i for i in ids.split(";") if i.strip()][-1:]
     if not last:
         return {}
-    records, _ = collect(project.ledger_paths)
     hit = [r for r in records if r.valid and r.id == last[0]]
     return {k: hit[-1].get(k) for k in ("inputs", "definition", "justification")} if hit else {}
 

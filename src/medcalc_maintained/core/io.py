@@ -10,7 +10,13 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
+
+
+def located(path: str, *places: tuple[str, object]) -> str:
+    """``path, <label> <value>, ...`` for each place that is known (not ``None`` or ``""``): where a
+    problem is, as every problem of this package names it."""
+    return ", ".join([path, *(f"{label} {value}" for label, value in places if value is not None and value != "")])
 
 
 class DataError(Exception):
@@ -18,12 +24,18 @@ class DataError(Exception):
 
     def __init__(self, path: os.PathLike | str, problem: str, *, row: object = None, field: str | None = None):
         self.path, self.problem, self.row, self.field = str(path), problem, row, field
-        where = self.path
-        if row is not None:
-            where += f", row {row}"
-        if field:
-            where += f", field {field!r}"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{located(self.path, ('row', row), ('field', repr(field) if field else None))}: {problem}")
+
+
+class ProblemsError(DataError):
+    """Every problem found in one input (``problems``, each printable with its place): the error
+    names the first one's file and field, and prints one line per problem."""
+
+    def __init__(self, problems: list[Any], problem: str | None = None):
+        self.problems = problems
+        first = problems[0]
+        super().__init__(first.path, problem or first.problem, field=getattr(first, "field", None))
+        self.args = ("\n".join(str(p) for p in problems),)
 
 
 # -- a full disk ------------------------------------------------------------------------------

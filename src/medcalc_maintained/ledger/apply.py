@@ -278,9 +278,11 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     return df
 
 
-def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | None = None) -> pd.DataFrame:
-    """Maintained instances from the ledger files; raises :class:`LedgerError` listing every problem."""
-    records, problems = collect(ledger_paths)
+def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | None = None, *,
+          collected: tuple[list[Record], list[LedgerProblem]] | None = None) -> pd.DataFrame:
+    """Maintained instances from the ledger files (or their records as :func:`collect` read them, for
+    a caller that needs the records too); raises :class:`LedgerError` listing every problem."""
+    records, problems = collected if collected is not None else collect(ledger_paths)
     out = check_and_apply(instances, records, upto=upto, prior=problems)
     drop = [c for c in ("entities", "gt_kind", "gt_value", "gt_date") if c in out.columns]
     return out.drop(columns=drop)

@@ -92,12 +92,13 @@ def _refuse(target: Path, rec: dict[str, Any], row: pd.Series, entities: Any = N
         raise LedgerError([LedgerProblem(str(target), problem, f"{rec['id']} (new)", field) for field, problem in found])
 
 
-def current_row(project: Project, split: str, uid: int, instances: pd.DataFrame | None = None) -> pd.Series:
+def current_row(project: Project, split: str, uid: int, instances: pd.DataFrame | None = None, *,
+                collected: tuple[list[Any], list[Any]] | None = None) -> pd.Series:
     """The row ``split``/``uid`` with every ledger record applied (drafts included), with its
-    upstream ``Relevant Entities``."""
+    upstream ``Relevant Entities``; ``collected``: the ledger's records already read."""
     if instances is None:
         instances = read_parquet(project.instances, "upstream instances", "ingest")
-    current = build(instances, project.ledger_paths, upto=None)
+    current = build(instances, project.ledger_paths, upto=None, collected=collected)
     hit = current[(current["split"].astype(str) == split) & (current["uid"] == int(uid))]
     if hit.empty:
         raise DataError(project.instances, f"uid {uid} does not exist in split {split!r}", row=uid, field="uid")

@@ -43,7 +43,7 @@ import jsonschema
 import pandas as pd
 import yaml
 
-from medcalc_maintained.core.io import YAML_MAX_BYTES, DataError, dump_yaml, load_yaml
+from medcalc_maintained.core.io import YAML_MAX_BYTES, DataError, ProblemsError, dump_yaml, load_yaml, located
 from medcalc_maintained.core.labels import RECORD_STATUSES
 from medcalc_maintained.core.versions import UNRELEASED
 
@@ -61,26 +61,16 @@ class LedgerProblem:
     field: str | None = None
 
     def __str__(self) -> str:
-        where = self.path
-        if self.record:
-            where += f", record {self.record}"
-        if self.field:
-            where += f", field {self.field!r}"
-        return f"{where}: {self.problem}"
+        field = repr(self.field) if self.field else None
+        return f"{located(self.path, ('record', self.record), ('field', field))}: {self.problem}"
 
 
-class LedgerError(DataError):
+class LedgerError(ProblemsError):
     """One or more ledger problems; ``problems`` lists them all."""
 
     def __init__(self, problems: list[LedgerProblem]):
-        self.problems = problems
-        first = problems[0]
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        super().__init__(first.path, f"{first.problem}{more}", row=None, field=first.field)
-        self.args = ("\n".join(str(p) for p in problems),)
-
-    def __str__(self) -> str:
-        return "\n".join(str(p) for p in self.problems)
+        super().__init__(problems, f"{problems[0].problem}{more}")
 
 
 @dataclass

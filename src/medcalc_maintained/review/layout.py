@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import ProblemsError, located
 
 PACKET_FORMAT = "medcalc-review-packet-v1"
 REVIEW, INSTRUCTIONS, META = "Review", "Instructions", "Packet"
@@ -43,22 +42,11 @@ class PacketProblem:
     problem: str
 
     def __str__(self) -> str:
-        where = self.path
-        if self.sheet:
-            where += f", sheet {self.sheet}"
-        if self.cell:
-            where += f", cell {self.cell}"
-        return f"{where}: {self.problem}"
+        return f"{located(self.path, ('sheet', self.sheet), ('cell', self.cell))}: {self.problem}"
 
 
-class PacketError(DataError):
+class PacketError(ProblemsError):
     """Every problem found in a review packet (each names its sheet and cell)."""
-
-    def __init__(self, problems: list[Any]):
-        self.problems = problems
-        first = problems[0]
-        super().__init__(first.path, first.problem)
-        self.args = ("\n".join(str(p) for p in problems),)
 
     def __str__(self) -> str:
         return "\n".join(str(p) for p in self.problems)
