@@ -39,7 +39,7 @@ venv: $(STAMP)
 # own dependencies, plus this package installed --no-deps (its adapters and scoring/ need only the
 # standard library). crfm-helm 0.5.16 requires pandas~=2.0 and datasets~=3.1 (we pin 3.1.1 and
 # 5.2.0); its torch is the CPU wheel of the train extra. tests/test_harnesses.py runs the harness
-# in that venv and skips while it is absent; `make test` builds it once (stamp .venv-helm/.ready, about
+# in that venv and skips while it is absent; `make test` builds it once (stamp .venv-helm/.ready-<pins hash>, about
 # a minute from the package registries) so CI runs the HELM test instead of skipping it.
 HARNESS_PINS_helm := crfm-helm==0.5.16 torch==2.13.0
 harness-env:
@@ -73,8 +73,10 @@ run: repro validate summary
 PYTEST_WORKERS ?= 2
 XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
 
-HELM_STAMP := .venv-helm/.ready
-$(HELM_STAMP): pyproject.toml
+# the stamp names its pins: .venv-helm is rebuilt when HARNESS_PINS_helm changes, not on every
+# pyproject.toml edit (this package is installed into it editable and --no-deps)
+HELM_STAMP := .venv-helm/.ready-$(shell printf '%s' '$(HARNESS_PINS_helm)' | md5sum | cut -c1-12)
+$(HELM_STAMP):
 	$(MAKE) --no-print-directory harness-env H=helm
 	@touch $(HELM_STAMP)
 

@@ -115,8 +115,7 @@ def real_maintained(real_instances, campaign_ledger):
 
 
 @pytest.fixture(scope="session")
-def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, policy_ledger,
-                     real_maintained) -> Path:
+def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, policy_ledger) -> Path:
     """A project root holding the real outputs of ingest, recompute, import-campaign and apply,
     with this checkout's params.yaml, expectations, releases.yaml and card. Read-only.
 

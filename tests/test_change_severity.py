@@ -119,6 +119,8 @@ def test_card_table_counts_the_changes_of_the_release_per_calculator_and_level()
         "release": ["2.0.0", "2.0.0", "2.0.0", "2.0.0", "1.5.0", "2.0.0"],
         "decision": ["accepted", "accepted", "accepted", "accepted", "accepted", "rejected"],
         "label_status": ["corrected", "abstain", "confirmed", "corrected", "corrected", "corrected"],
+        "old_value": ["15", "15", "15", "2", "15", "15"],
+        "new_value": ["9", "N/A", "15", "3", "12", "12"],
         "Calculator Name": ["GCS", "GCS", "GCS", "CURB-65", "GCS", "GCS"],
         "change_severity": ["L3", "L3", "L0", "L1", "L2", "L2"],
     })

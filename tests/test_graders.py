@@ -73,3 +73,17 @@ def test_rules_on_hand_made_rows():
     assert opencompass_answer("first 3 then 7.25 mg") == "7.25" and opencompass_answer("none") == ""
     with pytest.raises(ValueError, match="unknown grader 'x'; known: ours, upstream, helm, opencompass"):
         grader("x")
+
+
+def test_grading_one_answer_needs_only_the_standard_library():
+    """The harness adapters grade through scoring/graders.py; HELM's own venv installs this package
+    ``--no-deps``, so importing the adapters' grading must not pull in numpy, pandas or PyYAML."""
+    import subprocess
+    import sys
+
+    code = ("import sys, medcalc_maintained.harnesses.common, medcalc_maintained.scoring.graders as g; "
+            "assert g.grader('ours')({'Ground Truth Answer': '4', 'Lower Limit': '4', 'Upper Limit': '4', "
+            "'Output Type': 'integer'}, '<answer>4</answer>'); "
+            "print(sorted(m for m in ('numpy', 'pandas', 'yaml') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -60,8 +60,8 @@ def cases(builds):
     ``gold`` (the row's own label), ``other`` (the other release's label: its ``full`` config
     labels every row) and ``wrong``; plus the flip counts ``evaluate`` reports for the other
     release's labels, on the rows of ``default``."""
-    labels = {v: dict(zip(config_rows(builds, v, "full")["Row Number"].astype(int),
-                          config_rows(builds, v, "full")["Ground Truth Answer"])) for v in REVISIONS}
+    full = {v: config_rows(builds, v, "full") for v in REVISIONS}
+    labels = {v: dict(zip(f["Row Number"].astype(int), f["Ground Truth Answer"])) for v, f in full.items()}
     default = {v: config_rows(builds, v, "default").assign(uid=lambda d: d["Row Number"].astype(int))
                for v in REVISIONS}
     flips = {}

@@ -12,7 +12,8 @@ from medcalc_maintained.core.rows import entities_or_empty, parse_entities, read
 
 def test_the_upstream_literal_and_ingests_json_read_the_same(v1_test_csv, real_instances):
     """Every real row: the upstream literal and ingest's JSON text of it read as the same dict."""
-    upstream = read_upstream_csv(v1_test_csv).set_index(read_upstream_csv(v1_test_csv)["Row Number"].astype(int))
+    df = read_upstream_csv(v1_test_csv)
+    upstream = df.set_index(df["Row Number"].astype(int))
     ingested = real_instances.set_index(real_instances["uid"].astype(int))["entities"]
     assert len(ingested) == len(upstream) == 1047
     for uid, literal in upstream["Relevant Entities"].items():

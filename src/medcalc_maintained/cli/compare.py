@@ -135,6 +135,8 @@ def _print_report(report) -> None:
 
 
 def _print_decomposition(report) -> None:
+    from medcalc_maintained.scoring.evaluate import graded_name
+
     grid = Table(title=f"accuracy on the {report.n_common} common rows: label version x grader")
     labels = report.decomposition[report.decomposition["change"] == "labels"]
     versions = list(dict.fromkeys([*labels["from"], *labels["to"]]))
@@ -143,7 +145,7 @@ def _print_decomposition(report) -> None:
         grid.add_column(g, justify="right")
     common = dict(zip(report.common["label_set"], report.common["accuracy"]))
     for v in versions:
-        grid.add_row(v, *(f"{common[f'{v} [{g}]']:.1%}" for g in report.graders))
+        grid.add_row(v, *(f"{common[graded_name(v, g)]:.1%}" for g in report.graders))
     console.print(grid)
     dec = Table(title="the accuracy change due to labels and the change due to grading, separately")
     for col in ("change", "held fixed", "from", "to", "accuracy from", "accuracy to", "difference", "95% CI"):

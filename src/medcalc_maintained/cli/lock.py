@@ -10,7 +10,6 @@ since that commit.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import typer
@@ -39,7 +38,9 @@ def lock_problem(text: str) -> str | None:
 
 def committed_lock(root: Path) -> str:
     """``dvc.lock`` as committed at ``HEAD`` of the git repository at ``root``."""
-    proc = subprocess.run(["git", "-C", str(root), "show", f"HEAD:{LOCK}"], capture_output=True, timeout=60)
+    from medcalc_maintained.release.git import git
+
+    proc = git("show", f"HEAD:{LOCK}", cwd=root, check=False)
     if proc.returncode != 0:
         why = proc.stderr.decode(errors="replace").strip().splitlines()
         raise DataError(root / LOCK, f"cannot restore it from git ({why[-1] if why else 'git failed'}); "

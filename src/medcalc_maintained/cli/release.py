@@ -136,9 +136,9 @@ def publish_cmd(
         project = Project.load()
         release_dir = Path(release_dir or project.release_build).resolve()
         with console.status("checking the release (manifest and data contracts)"):
-            publish.preflight(release_dir, target, releases=project.releases_file)
-            report = contracts.validate_release(release_dir)  # the gate, run before anything is published
-            res = publish.publish(release_dir, target, report, dry_run=dry_run, releases=project.releases_file)
+            # the gate: run by publish after its manifest checks, before anything is published
+            res = publish.publish(release_dir, target, lambda: contracts.validate_release(release_dir),
+                                  dry_run=dry_run, releases=project.releases_file)
     except publish.PublishRefused as exc:
         _fail(exc, code=1)
     except DataError as exc:

@@ -38,7 +38,8 @@ from medcalc_maintained.core.answers import is_correct
 from medcalc_maintained.core.labels import ERROR_STATUSES
 
 
-def _cell(v: Any) -> str | None:
+def cell_text(v: Any) -> str | None:
+    """A release cell as text, ``None`` when missing (None, NA or NaN)."""
     return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)
 
 
@@ -71,7 +72,7 @@ def mini_rows_view(default: pd.DataFrame, mini_rows: pd.DataFrame, per_calculato
     for r in ([] if mini_rows.empty else mini_rows.to_dict("records")):
         key = (str(r["split"]), int(r["uid"]))
         d = ref.get(key)
-        same = d is not None and all(_cell(r.get(c)) == _cell(d.get(c)) for c in DEFAULT_COLUMNS)
+        same = d is not None and all(cell_text(r.get(c)) == cell_text(d.get(c)) for c in DEFAULT_COLUMNS)
         rows.append({"split": key[0], "uid": key[1], "selected_by_rule": key in chosen and key not in seen,
                      "matches_default": same})
         seen.add(key)
@@ -83,7 +84,7 @@ def mini_rows_view(default: pd.DataFrame, mini_rows: pd.DataFrame, per_calculato
 def _explanation_ok(r: dict[str, Any], source: str, upstream_text: str | None) -> bool:
     from medcalc_maintained.release.explanations import stated_result
 
-    text = _cell(r.get("Ground Truth Explanation"))
+    text = cell_text(r.get("Ground Truth Explanation"))
     if source == "upstream":
         return text == upstream_text
     if source == "none":
@@ -96,7 +97,7 @@ def _explanation_ok(r: dict[str, Any], source: str, upstream_text: str | None) -
                                         r.get("Upper Limit"), otype):
         return False
     old = r.get("Original Ground Truth Answer")
-    return _cell(old) is None or not is_correct(result, old, None, None, otype) or \
+    return cell_text(old) is None or not is_correct(result, old, None, None, otype) or \
         is_correct(old, r.get("Ground Truth Answer"), r.get("Lower Limit"), r.get("Upper Limit"), otype)
 
 
@@ -106,7 +107,7 @@ def explanations_view(full: pd.DataFrame, original: pd.DataFrame) -> pd.DataFram
     cols = ["split", "uid", "source_known", "source_fits_label", "explanation_fits_source"]
     if full.empty:
         return pd.DataFrame(columns=cols)
-    upstream = {} if original.empty else {(str(s), int(u)): _cell(e) for s, u, e in
+    upstream = {} if original.empty else {(str(s), int(u)): cell_text(e) for s, u, e in
                                           zip(original["split"], original["uid"], original["Ground Truth Explanation"])}
     rows = []
     for r in full.to_dict("records"):
@@ -119,6 +120,16 @@ def explanations_view(full: pd.DataFrame, original: pd.DataFrame) -> pd.DataFram
     return pd.DataFrame(rows, columns=cols)
 
 
+def _evidence_ok(r: dict[str, Any], inputs: Any, definition: Any) -> bool:
+    """A recorded derivation's inputs are a list whose quotes are the row's note text at their
+    offsets, and its definition is published for the row's calculator."""
+    from medcalc_maintained.ledger import derivation as D
+
+    cid = int(r["Calculator ID"])
+    return isinstance(inputs, list) and not D.input_problems(cid, inputs, cell_text(r.get("Patient Note"))) \
+        and not D.definition_problem(cid, definition)
+
+
 def _derivation_ok(r: dict[str, Any], doc: dict[str, Any]) -> bool:
     """The shipped ``Derivation`` re-derived from the row's own ``Relevant Entities`` and note: the
     quotes are the note's text, the definition is published, and the label's derivation status is
@@ -128,11 +139,10 @@ def _derivation_ok(r: dict[str, Any], doc: dict[str, Any]) -> bool:
 
     if doc.get("status") in D.UNDERIVED:
         return True  # listed by the `derived` fact, never derived
-    cid, inputs = int(r["Calculator ID"]), doc.get("inputs") or []
-    if not isinstance(inputs, list) or D.input_problems(cid, inputs, _cell(r.get("Patient Note"))) \
-            or D.definition_problem(cid, doc.get("definition")):
+    inputs = doc.get("inputs") or []
+    if not _evidence_ok(r, inputs, doc.get("definition")):
         return False
-    again = D.label_derivation(cid, entities_or_empty(r.get("Relevant Entities")), r.get("Ground Truth Answer"),
+    again = D.label_derivation(int(r["Calculator ID"]), entities_or_empty(r.get("Relevant Entities")), r.get("Ground Truth Answer"),
                                r.get("Lower Limit"), r.get("Upper Limit"), str(r.get("Output Type")),
                                {"inputs": inputs, "definition": doc.get("definition"), "justification": doc.get("reason")})
     return again.status == doc.get("status")
@@ -151,10 +161,10 @@ def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
         if str(r.get("Label Status")) == "unverified":
             continue
         try:
-            doc = json.loads(_cell(r.get(DERIVATION)) or "null")
+            doc = json.loads(cell_text(r.get(DERIVATION)) or "null")
         except json.JSONDecodeError:
             doc = None
-        recorded = isinstance(doc, dict) and doc.get("status") == _cell(r.get(DERIVATION_STATUS))
+        recorded = isinstance(doc, dict) and doc.get("status") == cell_text(r.get(DERIVATION_STATUS))
         rows.append({"split": str(r["split"]), "uid": int(r["uid"]), "derivation_recorded": recorded,
                      "label_reproduces_definition": recorded and _derivation_ok(r, doc),
                      "derived": recorded and doc.get("status") in DERIVED})
@@ -190,10 +200,9 @@ def _proposal_derives(r: dict[str, Any], doc: dict[str, Any] | None) -> bool:
     d = None if doc is None else doc["derivation"]
     if d is None:
         return True
-    cid = int(r["Calculator ID"])
-    if D.input_problems(cid, d["inputs"], _cell(r.get("Patient Note"))) or D.definition_problem(cid, d["definition"]):
+    if not _evidence_ok(r, d["inputs"], d["definition"]):
         return False
-    again = D.derive(cid, entities_or_empty(r.get("Relevant Entities")), d["inputs"], d["definition"])
+    again = D.derive(int(r["Calculator ID"]), entities_or_empty(r.get("Relevant Entities")), d["inputs"], d["definition"])
     return again.value == d["value"]
 
 
@@ -209,12 +218,12 @@ def proposals_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     for r in full.to_dict("records"):
         key = {"split": str(r["split"]), "uid": int(r["uid"])}
         verified = str(r.get("Label Status")) != UNVERIFIED
-        answer, text = r.get(PROPOSED_ANSWER), _cell(r.get(PROPOSAL))
+        answer, text = r.get(PROPOSED_ANSWER), cell_text(r.get(PROPOSAL))
         ok, doc = _proposal_doc(text)
         d = None if doc is None else doc["derivation"]
         want = "" if d is None else (d["value"] or "")
         rows.append({**key, "field": PROPOSED_ANSWER, "well_formed": isinstance(answer, str),
-                     "only_unverified": not verified or answer == "", "value_derives": _cell(answer) == want})
+                     "only_unverified": not verified or answer == "", "value_derives": cell_text(answer) == want})
         rows.append({**key, "field": PROPOSAL, "well_formed": ok, "only_unverified": not verified or text is None,
                      "value_derives": ok and _proposal_derives(r, doc)})
     return pd.DataFrame(rows, columns=cols)

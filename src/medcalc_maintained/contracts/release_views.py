@@ -218,10 +218,6 @@ def card_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
                                        "default_flag_ok"])
 
 
-def _cell(v: Any) -> str | None:
-    return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)
-
-
 def default_rows_view(data: ReleaseData) -> pd.DataFrame:
     """Rows of ``default`` against the rows of ``full`` that the release's ``default_rows`` rule selects."""
     from medcalc_maintained.release.tables import DEFAULT_COLUMNS
@@ -246,10 +242,10 @@ def default_rows_view(data: ReleaseData) -> pd.DataFrame:
     rows = []
     records = [] if default.empty else default.to_dict("records")
     for r in records:
-        key = (str(r.get("split")), int(r["uid"]) if _cell(r.get("uid")) is not None else -1)
+        key = (str(r.get("split")), int(r["uid"]) if rc.cell_text(r.get("uid")) is not None else -1)
         seen[key] = seen.get(key, 0) + 1
         ref = full_rows.get(key)
-        same = ref is not None and all(_cell(r.get(c)) == _cell(ref.get(c)) for c in DEFAULT_COLUMNS if c in r)
+        same = ref is not None and all(rc.cell_text(r.get(c)) == rc.cell_text(ref.get(c)) for c in DEFAULT_COLUMNS if c in r)
         rows.append({"split": key[0], "uid": key[1], "membership_ok": key in selected and rule in ("all", "verified"),
                      "matches_full": same, "unique_in_default": True})
     for row in rows:

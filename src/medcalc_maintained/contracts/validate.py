@@ -48,7 +48,11 @@ class Failure:
     bounds: str = ""  # the limits of an aggregate expectation (e.g. "at most 0.2")
 
     def __str__(self) -> str:
-        head = f"{self.severity.upper():8s} {self.suite} / {self.expectation}: "
+        return f"{self.severity.upper():8s} {self.message()}"
+
+    def message(self) -> str:
+        """Suite, expectation and the violation (what :meth:`__str__` prints after the severity)."""
+        head = f"{self.suite} / {self.expectation}: "
         if self.offending:
             shown = self.details or self.offending
             rows = "; ".join(shown[:15]) + (f"; ... ({len(shown) - 15} more)" if len(shown) > 15 else "")

@@ -37,6 +37,9 @@ class ProblemsError(DataError):
         super().__init__(first.path, problem or first.problem, field=getattr(first, "field", None))
         self.args = ("\n".join(str(p) for p in problems),)
 
+    def __str__(self) -> str:  # read at print time: a caller may rename the problems' paths first
+        return "\n".join(str(p) for p in self.problems)
+
 
 # -- a full disk ------------------------------------------------------------------------------
 #

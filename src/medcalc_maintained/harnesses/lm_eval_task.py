@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from medcalc_maintained.core.io import scratch_dir, swap_in_dir
 from medcalc_maintained.harnesses.common import CONFIGS, DATASET, check_revision, is_correct, prompt_text
 
 TASKS = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}
@@ -75,30 +75,22 @@ def task_yaml(config: str, revision: str) -> str:
 
 
 def write_task_dir(out: os.PathLike | str, revision: str, *, force: bool = False) -> list[Path]:
-    """Write the task directory of ``revision`` into ``out`` (whole: into a temporary sibling,
-    then renamed); an existing non-empty ``out`` is refused unless ``force``. Returns the files."""
+    """Write the task directory of ``revision`` into ``out`` (whole: into a scratch sibling, then
+    swapped in); an existing non-empty ``out`` is refused unless ``force``, and one holding
+    sub-directories (other than lm_eval's ``__pycache__``) always. Returns the files."""
     check_revision(revision)
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise FileExistsError(f"{out} exists and is not empty; choose another --out or pass --force")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    if out.is_dir() and any(p.is_dir() and p.name != "__pycache__" for p in out.iterdir()):
+        raise FileExistsError(f"{out} holds sub-directories; choose another --out")
+    files = {f"{TASKS[c]}.yaml": task_yaml(c, revision) for c in CONFIGS}
+    files["utils.py"] = UTILS
+    tmp = scratch_dir(out)
     try:
-        files = {f"{TASKS[c]}.yaml": task_yaml(c, revision) for c in CONFIGS}
-        files["utils.py"] = UTILS
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
-        if out.is_dir():  # --force: replace the files of an earlier task directory
-            shutil.rmtree(out / "__pycache__", ignore_errors=True)  # left by lm_eval importing utils.py
-            if any(p.is_dir() for p in out.iterdir()):
-                raise FileExistsError(f"{out} holds sub-directories; choose another --out")
-            for p in out.iterdir():
-                p.unlink()
-            out.rmdir()
-        tmp.rename(out)
+        swap_in_dir(tmp, out)
     finally:
-        if tmp.exists():
-            for p in tmp.iterdir():
-                p.unlink()
-            tmp.rmdir()
+        shutil.rmtree(tmp, ignore_errors=True)
     return [out / name for name in sorted(files)]

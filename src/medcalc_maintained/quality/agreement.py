@@ -96,8 +96,7 @@ def physician_agreement(star: Sequence[float | None], candidates: dict[str, Sequ
         smape = float(np.nanmean(terms_all)) if both.any() else math.nan
         boot_agree = agree[idx].sum(axis=1) if n else np.zeros(1)
         with np.errstate(invalid="ignore"):
-            sel = terms_all[idx]
-            boot_smape = np.nanmean(np.where(np.isnan(sel), np.nan, sel), axis=1) if n else np.zeros(1)
+            boot_smape = np.nanmean(terms_all[idx], axis=1) if n else np.zeros(1)
         boot_smape = boot_smape[~np.isnan(boot_smape)]
         result["label_sets"][name] = {
             "agree": int(agree.sum()),

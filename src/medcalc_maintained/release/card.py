@@ -14,7 +14,7 @@ from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, has_derivations, release_data_file, short_tag, version_key
-from medcalc_maintained.release.markdown import md_table
+from medcalc_maintained.release.markdown import md_table, uid_text
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
 
@@ -25,10 +25,6 @@ def _counts(series: pd.Series, missing: str = "(none)") -> list[tuple[str, int]]
     for v in vals:
         counts[v] = counts.get(v, 0) + 1
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def _uid_text(split: str, uid: int) -> str:
-    return str(uid) if split == "test" else f"{split}:{uid}"
 
 
 def _status_before(records: pd.DataFrame) -> dict[str, str]:
@@ -61,7 +57,7 @@ def change_rows(changes: pd.DataFrame, before: dict[str, str]) -> tuple[list[str
               "reviewer", *(["proposer"] if proposer else []), "decided", "rationale"]
     rows = []
     for r in row_dicts(changes):
-        rows.append([r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
+        rows.append([r["id"], uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
                      *([r.get("change_severity") or ""] if severity else []),
                      f"{before.get(r['id'], 'unverified')} → {r['label_status']}", r["error_type"],
                      _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
@@ -83,10 +79,7 @@ def severity_table(records: pd.DataFrame, version: str) -> str:
     if not len(records) or "change_severity" not in records.columns:
         return "No label change in this release."
     ch = records[(records["release"] == version) & (records["decision"] == "accepted")]
-    if "old_value" in ch.columns:
-        ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in row_dicts(ch)]]
-    else:  # a table without the values (older layouts): the records that are changes by status
-        ch = ch[ch["label_status"].isin(["corrected", "abstain"])]
+    ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in row_dicts(ch)]]
     if not len(ch):
         return "No label change in this release."
     rows = []
@@ -245,7 +238,7 @@ def change_sections(accepted: pd.DataFrame, before: dict[str, str]) -> list[str]
                 "A reviewer agreed with a label that an earlier release had already changed: the row keeps its "
                 "status and error type, and gains the reviewer.", ""]
         out += [md_table(["record", "uid", "calculator", "label", "status", "error type", "re-confirmed by", "decided"],
-                         [[r["id"], _uid_text(r["split"], r["uid"]), r["Calculator Name"], r["new_value"],
+                         [[r["id"], uid_text(r["split"], r["uid"]), r["Calculator Name"], r["new_value"],
                            r["label_status"], r["error_type"],
                            _who(r.get("reviewer_id"), r.get("reviewer_role"), r.get("reviewer_specialty")),
                            r.get("decided_at")] for r in row_dicts(reconfirmed)]), ""]

@@ -12,7 +12,7 @@ import pandas as pd
 
 from medcalc_maintained.core.versions import UNRELEASED
 from medcalc_maintained.ledger.records import Record, records_frame
-from medcalc_maintained.release.markdown import md_table
+from medcalc_maintained.release.markdown import md_table, uid_text
 from medcalc_maintained.release.tables import is_missing
 
 TITLE = "Proposed (deferred, not in this release)"
@@ -51,13 +51,9 @@ def short(text: Any, limit: int = RATIONALE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
-def _uid(split: str, uid: int) -> str:
-    return str(uid) if split == "test" else f"{split}:{uid}"
-
-
 def proposed_rows(proposed: pd.DataFrame) -> list[list[Any]]:
     """Record, row, calculator, old → proposed value, short rationale, proposer and date of each."""
-    return [[r["id"], _uid(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
+    return [[r["id"], uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
              short(r["rationale"]), r["proposed_by"], r["decided_at"]] for r in proposed.to_dict("records")]
 
 

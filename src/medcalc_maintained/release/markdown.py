@@ -8,6 +8,11 @@ from typing import Any, Iterable
 from medcalc_maintained.release.tables import is_missing
 
 
+def uid_text(split: str, uid: int) -> str:
+    """A row as the changelog and card name it: its uid, prefixed by its split unless ``test``."""
+    return str(uid) if split == "test" else f"{split}:{uid}"
+
+
 def _md(text: Any) -> str:
     """Text for one Markdown table cell."""
     if is_missing(text):

@@ -79,7 +79,7 @@ def check_release(release_dir: Path, contracts: Any) -> tuple[list[str], list[st
 def warnings_note(warnings: list[Any]) -> str:
     """The note on N non-blocking contract warnings: it names each of the N (suite, expectation
     and what it observed), one per line, in the order validate reports them."""
-    lines = [f"  {n}. {' '.join(str(w).split(maxsplit=1)[1:])}" for n, w in enumerate(warnings, start=1)]
+    lines = [f"  {n}. {w.message()}" for n, w in enumerate(warnings, start=1)]
     return (f"{len(warnings)} non-blocking contract warning(s) (`medcalc-maintained validate DIR` shows them "
             "with their Data Docs):\n" + "\n".join(lines))
 
@@ -289,10 +289,12 @@ def preflight(release_dir: Path, target: str, releases: Path | None = None) -> d
     return man
 
 
-def publish(release_dir: Path, target: str, contracts: Any, *, dry_run: bool = False,
+def publish(release_dir: Path, target: str, contracts: Callable[[], Any], *, dry_run: bool = False,
             say: Callable[[str], None] | None = None, releases: Path | None = None) -> PublishResult:
     """Publish a built release to ``hf://ORG/NAME`` or ``file:///path/repo.git``; ``contracts``
-    is the data contracts' report on it, run by the caller (the gate is not run here).
+    is the caller's data-contract gate (e.g. ``lambda: validate_release(release_dir)``: this module
+    does not import the contracts), run once :func:`preflight` has passed and before anything is
+    written.
 
     Refuses (raising :class:`PublishRefused`, with nothing written) what :func:`preflight` refuses,
     a release that fails its manifest or ``contracts``, one whose tag exists, or one when a later
@@ -302,7 +304,7 @@ def publish(release_dir: Path, target: str, contracts: Any, *, dry_run: bool = F
     release_dir = Path(release_dir).resolve()
     tgt = Target.parse(target)
     man = preflight(release_dir, target, releases)
-    problems, notes = check_release(release_dir, contracts)
+    problems, notes = check_release(release_dir, contracts())
     if problems:
         shown = "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else "")
         raise PublishRefused(release_dir, f"validation failed, nothing published: {shown}")

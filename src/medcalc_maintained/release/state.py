@@ -109,8 +109,8 @@ def schema_changes(previous: dict[str, Any], current: dict[str, Any]) -> tuple[l
     return breaking, additive
 
 
-def _major_reasons(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    reasons: list[str] = list(schema_changes(previous, current)[0])
+def _major_reasons(previous: dict[str, Any], current: dict[str, Any], breaking: list[str]) -> list[str]:
+    reasons = list(breaking)
     if previous.get("rows_sha256") != current.get("rows_sha256"):
         reasons.append("the set of rows changed")
     if previous.get("calculators") != current.get("calculators"):
@@ -133,10 +133,10 @@ def derive_bump(previous: dict[str, Any], current: dict[str, Any]) -> tuple[str 
     or column (backward compatible), any label, limit or label-status change. PATCH: the card
     template only. ``None``: nothing changed.
     """
-    reasons = _major_reasons(previous, current)
+    breaking, minor = schema_changes(previous, current)
+    reasons = _major_reasons(previous, current, breaking)
     if reasons:
         return "major", reasons
-    minor = schema_changes(previous, current)[1]
     if previous.get("labels_sha256") != current.get("labels_sha256"):
         minor.append("labels, limits or label statuses changed")
     if minor:

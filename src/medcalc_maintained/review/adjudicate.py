@@ -192,13 +192,14 @@ def _underivable(packet: Packet, records: list[dict[str, Any]], instances: pd.Da
     """One problem per answer the row's declared definition cannot produce (e.g. a GCS total with a
     component not testable under ``gcs-1974-not-testable-undefined``): such a value needs a named
     alternative definition or an override, which a packet answer cannot state (``propose`` can)."""
-    rows = {(str(s), int(u)): r for s, u, r in zip(instances["split"], instances["uid"], instances.to_dict("records"))}
+    rows = keyed(instances)  # looked up per packet row, not converted whole (notes and all)
     out = []
     for it, rec in zip(packet.items, records):
-        row = rows.get((str(it.split), int(it.uid)))
-        if row is None:
+        key = (str(it.split), int(it.uid))
+        if key not in rows.index:
             continue
-        p = rules.underivable_problem(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
+        row = rows.loc[key]
+        p = rules.underivable_problem(rec, calculator_id=int(row["Calculator ID"]), output_type=str(row["Output Type"]),
                                       entities=row.get("entities"))
         if p:
             out.append(PacketProblem(where, REVIEW, f"A{it.row}", f"row {row_id(it.split, it.uid)}: {p} (with "

@@ -221,9 +221,14 @@ def _check_graders(graders: list[str] | None) -> list[str]:
     return graders
 
 
+def graded_name(label_set: str, grader: str) -> str:
+    """The name of ``label_set`` graded by ``grader`` when several graders run (``NAME [GRADER]``)."""
+    return f"{label_set} [{grader}]"
+
+
 def _per_grader(sets, universes, origins, graders):
-    """Each label set once per grader, named ``NAME [GRADER]``; ``cells[(NAME, GRADER)]`` is that name."""
-    cells = {(n, g): f"{n} [{g}]" for n in sets for g in graders}
+    """Each label set once per grader, named by :func:`graded_name`; ``cells[(NAME, GRADER)]`` is that name."""
+    cells = {(n, g): graded_name(n, g) for n in sets for g in graders}
     return ({cells[(n, g)]: df for n, df in sets.items() for g in graders},
             {cells[(n, g)]: u for n, u in universes.items() for g in graders},
             {cells[(n, g)]: f"{o}, graded by {g}" for n, o in origins.items() for g in graders}, cells)
@@ -231,14 +236,13 @@ def _per_grader(sets, universes, origins, graders):
 
 def _helm_defect_notes(sets, cells, versions, graded) -> list[str]:
     """Name HELM's category defect with the number of rows it zeroes in each version's scored rows."""
-    from medcalc_maintained.scoring.graders import HELM_DEFECT_CATEGORIES, HELM_RANGE_CATEGORIES
+    from medcalc_maintained.scoring.graders import HELM_DEFECT_CATEGORIES, HELM_RANGE_CATEGORIES, helm_defect
 
     notes = []
     for v in versions:
         name = cells[(v, "helm")]
-        scored = set(graded.loc[graded["label_set"] == name, "uid"])
-        cat = sets[name]["category"]
-        hit = int(sum(cat.loc[u] in HELM_DEFECT_CATEGORIES for u in scored))
+        scored = sorted(set(graded.loc[graded["label_set"] == name, "uid"]))
+        hit = int(sets[name].loc[scored, "category"].map(helm_defect).sum())
         share = hit / len(scored) if scored else 0.0
         notes.append(
             f"grader helm, {v}: HELM category defect: {hit} of {len(scored)} scored rows ({share:.1%}) are in the "

@@ -61,6 +61,11 @@ def _text(v: Any) -> str:
     return "" if v is None else str(v).strip()
 
 
+def helm_defect(category: Any) -> bool:
+    """Whether HELM's metric scores every row of ``category`` 0 (:data:`HELM_DEFECT_CATEGORIES`)."""
+    return _text(category) in HELM_DEFECT_CATEGORIES
+
+
 def _date(text: str) -> dt.date | None:
     try:
         return dt.datetime.strptime(text.strip(), "%m/%d/%Y").date()

@@ -5,13 +5,16 @@ an accuracy and of a paired difference, and McNemar's exact test. :mod:`.evaluat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from medcalc_maintained.calculators.severity import severity
 from medcalc_maintained.core.answers import Answer, graded_answer, is_correct, parse_model_answer
-from medcalc_maintained.core.rows import entities_or_empty
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# Grading one answer needs only the standard library (the harness adapters import it through
+# graders.py, and HELM's venv has none of our dependencies): the severity (pandas, the thresholds)
+# and the statistics (numpy) are imported where they are used.
 
 STATUSES = ("correct", "wrong", "abstained", "unparsable")
 
@@ -49,6 +52,9 @@ def error_severity(rec: dict[str, Any], parsed: Answer | None) -> str:
     cannot be told (unparsable answer, no calculator id, a calculator without thresholds)."""
     if parsed is None or not str(rec.get("calculator_id", "")).strip().isdigit():
         return ""
+    from medcalc_maintained.calculators.severity import severity
+    from medcalc_maintained.core.rows import entities_or_empty
+
     try:
         level, _ = severity(int(rec["calculator_id"]), rec["Ground Truth Answer"], parsed.text,
                             rec["Output Type"], entities_or_empty(rec.get("entities")))
@@ -64,6 +70,8 @@ def bootstrap_accuracy_ci(correct: int, n: int, rng: np.random.Generator, n_boot
     Resampling n 0/1 outcomes with replacement gives a count of successes that is exactly
     Binomial(n, correct/n), so the resamples are drawn from that binomial directly.
     """
+    import numpy as np
+
     if n == 0:
         return (float("nan"), float("nan"))
     draws = rng.binomial(n, correct / n, size=n_boot) / n
@@ -78,6 +86,8 @@ def bootstrap_difference_ci(both: int, a_only: int, b_only: int, neither: int, r
     Resampling paired items with replacement gives cell counts that are multinomial over the four
     (A correct?, B correct?) cells, so the resamples are drawn from that multinomial directly.
     """
+    import numpy as np
+
     n = both + a_only + b_only + neither
     if n == 0:
         return (float("nan"), float("nan"))

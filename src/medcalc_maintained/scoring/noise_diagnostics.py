@@ -61,24 +61,38 @@ def label_flips(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
+def grade_rollouts(old: pd.DataFrame, new: pd.DataFrame, rollouts: pd.DataFrame
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`label_flips`, the rollouts with ``calculator``, ``changed``, ``old_hit`` and
+    ``new_hit`` added: each completion graded under both label versions)."""
+    _check(rollouts, ("arm", "uid", "completion"), "rollouts")
+    flips = label_flips(old, new)
+    o = {int(r["uid"]): r for r in old.to_dict("records")}
+    w = {int(r["uid"]): r for r in new.to_dict("records")}
+    changed = dict(zip(flips["uid"], flips["changed"]))
+    calc = dict(zip(flips["uid"], flips["calculator"]))
+    uids = [int(u) for u in rollouts["uid"]]
+    for uid, arm in zip(uids, rollouts["arm"]):
+        if uid not in changed:
+            raise ValueError(f"rollouts: uid {uid} (arm {arm!r}) is not labelled in both versions")
+    g = rollouts.copy()
+    g["arm"], g["uid"] = g["arm"].astype(str), uids
+    g["calculator"] = [calc[u] for u in uids]
+    g["changed"] = [bool(changed[u]) for u in uids]
+    g["old_hit"] = [_correct(c, o[u]) for u, c in zip(uids, g["completion"])]
+    g["new_hit"] = [_correct(c, w[u]) for u, c in zip(uids, g["completion"])]
+    return flips, g
+
+
 def noise_diagnostics(old: pd.DataFrame, new: pd.DataFrame, rollouts: pd.DataFrame
                       ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Per-calculator table and summary of the flips, the noise shares and the accuracies (module doc)."""
-    _check(rollouts, ("arm", "uid", "completion"), "rollouts")
-    flips = label_flips(old, new)
-    o = old.set_index(old["uid"].astype("int64"))
-    w = new.set_index(new["uid"].astype("int64"))
-    changed = dict(zip(flips["uid"], flips["changed"]))
-    calc = dict(zip(flips["uid"], flips["calculator"]))
-    graded = []
-    for r in rollouts.to_dict("records"):
-        uid = int(r["uid"])
-        if uid not in changed:
-            raise ValueError(f"rollouts: uid {uid} (arm {r['arm']!r}) is not labelled in both versions")
-        graded.append({"arm": str(r["arm"]), "uid": uid, "calculator": calc[uid], "changed": changed[uid],
-                       "old_hit": _correct(r["completion"], o.loc[uid].to_dict()),
-                       "new_hit": _correct(r["completion"], w.loc[uid].to_dict())})
-    g = pd.DataFrame(graded, columns=["arm", "uid", "calculator", "changed", "old_hit", "new_hit"])
+    return summarize(*grade_rollouts(old, new, rollouts))
+
+
+def summarize(flips: pd.DataFrame, graded: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """:func:`noise_diagnostics` of rollouts already graded by :func:`grade_rollouts`."""
+    g = graded[["arm", "uid", "calculator", "changed", "old_hit", "new_hit"]]
     arms = sorted(g["arm"].unique())
 
     def rate(s: pd.Series) -> float | None:

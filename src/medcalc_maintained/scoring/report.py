@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.scoring.grading import bootstrap_accuracy_ci
-from medcalc_maintained.scoring.noise_diagnostics import label_flips, noise_diagnostics
+from medcalc_maintained.scoring.noise_diagnostics import grade_rollouts, summarize
 
 
 @dataclass
@@ -50,6 +50,11 @@ def _rate(correct: np.ndarray, rng: np.random.Generator, n_boot: int) -> tuple[f
     return round(k / n, 4), round(lo, 4), round(hi, 4)
 
 
+def _share(hits: pd.Series) -> float:
+    """The share of ``hits`` that are true, NaN for none (a point estimate: no interval)."""
+    return round(int(hits.sum()) / len(hits), 4) if len(hits) else float("nan")
+
+
 def _curve_row(arm: str, step: int, graded: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, Any]:
     ch, un = graded[graded["changed"]], graded[~graded["changed"]]
     new, new_lo, new_hi = _rate(graded["new_hit"].to_numpy(bool), rng, n_boot)
@@ -57,23 +62,9 @@ def _curve_row(arm: str, step: int, graded: pd.DataFrame, rng: np.random.Generat
     return {"arm": arm, "step": step, "rows": len(graded),
             "accuracy_new": new, "accuracy_new_ci_low": new_lo, "accuracy_new_ci_high": new_hi,
             "accuracy_old": old, "accuracy_old_ci_low": old_lo, "accuracy_old_ci_high": old_hi,
-            "accuracy_changed": _rate(ch["new_hit"].to_numpy(bool), rng, n_boot)[0],
-            "accuracy_unchanged": _rate(un["new_hit"].to_numpy(bool), rng, n_boot)[0],
-            "old_label_share": _rate(ch["old_hit"].to_numpy(bool), rng, n_boot)[0]}
-
-
-def grade_completions(old: pd.DataFrame, new: pd.DataFrame, completions: pd.DataFrame) -> pd.DataFrame:
-    """Per completion (``arm``, ``step``, ``uid``, ``completion``): ``changed``, ``old_hit``, ``new_hit``."""
-    from medcalc_maintained.scoring.noise_diagnostics import _correct
-
-    flips = label_flips(old, new).set_index("uid")
-    o = old.set_index(old["uid"].astype("int64"))
-    w = new.set_index(new["uid"].astype("int64"))
-    out = completions.copy()
-    out["changed"] = [bool(flips.loc[int(u), "changed"]) for u in out["uid"]]
-    out["old_hit"] = [_correct(c, o.loc[int(u)].to_dict()) for u, c in zip(out["uid"], out["completion"])]
-    out["new_hit"] = [_correct(c, w.loc[int(u)].to_dict()) for u, c in zip(out["uid"], out["completion"])]
-    return out
+            "accuracy_changed": _share(ch["new_hit"]),
+            "accuracy_unchanged": _share(un["new_hit"]),
+            "old_label_share": _share(ch["old_hit"])}
 
 
 def build_report(old: pd.DataFrame, new: pd.DataFrame, completions: pd.DataFrame, *, n_boot: int,
@@ -82,7 +73,7 @@ def build_report(old: pd.DataFrame, new: pd.DataFrame, completions: pd.DataFrame
     missing = [c for c in ("arm", "step", "uid", "completion") if c not in completions.columns]
     if missing:
         raise ValueError(f"completions lack column(s) {missing}")
-    graded = grade_completions(old, new, completions)
+    flips, graded = grade_rollouts(old, new, completions)  # every completion graded once
     arms = list(dict.fromkeys(graded["arm"]))
     steps = sorted(set(graded["step"]))
     counts = {a: sorted(set(graded.loc[graded["arm"] == a, "step"])) for a in arms}
@@ -95,7 +86,7 @@ def build_report(old: pd.DataFrame, new: pd.DataFrame, completions: pd.DataFrame
             rows.append(_curve_row(arm, int(step), g, np.random.default_rng([seed, i]), n_boot))
     curves = pd.DataFrame(rows)
     last = graded[graded["step"] == steps[-1]]
-    per, diag = noise_diagnostics(old, new, last[["arm", "uid", "completion"]])
+    per, diag = summarize(flips, last)
     per = per.rename(columns={f"{a}_old_label_share": f"old_label_share_{a}" for a in arms})
     summary: dict[str, Any] = {"heldout_rows": diag["rows"], "changed_rows": diag["changed_rows"],
                                "flip_rate": diag["flip_rate"], "last_step": int(steps[-1])}

@@ -130,12 +130,14 @@ def execute(p: Plan, progress: ProgressFactory | None = None) -> LLMRun:
     elapsed = time.monotonic() - t0
     first, second = p.kind.assemble(p.rows, outcomes, p.backend, p.settings)
     info = run_info(p, outcomes)
-    info.update(p.kind.summary(first, second, p.backend, p.settings, p.runs))
+    own = p.kind.summary(first, second, p.backend, p.settings, p.runs)
+    info.update(own)
     tables = dict(zip(p.kind.outputs, (first, second)))
     written = replace_files(p.out_dir, {  # the tables and their run record replace the old set as a whole
         **{f"{stem}.parquet": (lambda path, df=df: df.to_parquet(path, index=False)) for stem, df in tables.items()},
         "run.json": lambda path: path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8"),
-        METRICS: lambda path: path.write_text(json.dumps(headline(info), indent=2) + "\n", encoding="utf-8")})
+        METRICS: lambda path: path.write_text(json.dumps(headline(info["rows"], own), indent=2) + "\n",
+                                              encoding="utf-8")})
     return LLMRun(p, tables, info, written, execution_log(eng.stats, p, elapsed))
 
 
@@ -148,15 +150,10 @@ def run_stage(project: Project, kind: StageKind, *, progress: ProgressFactory | 
 METRICS = "metrics.json"
 
 
-def headline(info: dict[str, Any]) -> dict[str, Any]:
-    """The DVC metric of the stage (``metrics.json``, scalars only): the rows and the stage's own
-    counts of ``run.json`` (audit: flagged; relabel: labeled, deferred, abstain_labels)."""
-    own = {k: v for k, v in info.items() if k not in BASE_INFO and isinstance(v, int) and not isinstance(v, bool)}
-    return {"rows": info["rows"], **own}
-
-
-# run.json entries every stage has (run_info); what is left of the integers are the stage's own counts
-BASE_INFO = ("rows", "runs_requested", "calls", "distinct_calls", "unparseable_votes", "input_tokens", "output_tokens")
+def headline(rows: int, own: dict[str, Any]) -> dict[str, Any]:
+    """The DVC metric of the stage (``metrics.json``, scalars only): the rows and the integer counts
+    of the stage's own summary (audit: flagged; relabel: labeled, deferred, abstain_labels)."""
+    return {"rows": rows, **{k: v for k, v in own.items() if isinstance(v, int) and not isinstance(v, bool)}}
 
 
 def run_info(p: Plan, outcomes: list[Outcome]) -> dict[str, Any]:

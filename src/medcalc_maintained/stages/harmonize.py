@@ -8,12 +8,11 @@ beside it (counts by rule and status).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import read_parquet, write_text_atomic
+from medcalc_maintained.core.io import read_parquet, write_json, write_text_atomic
 from medcalc_maintained.ledger import dump, harmonize, load
 from medcalc_maintained.project import Project
 
@@ -38,6 +37,6 @@ def run(project: Project) -> HarmonizeRun:
     summary = harmonize.summary(records)
     batch = {"name": f"policy-{p['release']}",
              "description": "Definition contradictions decided under the declared definition; confirmed labels restored to upstream's text"}
-    write_text_atomic(target.parent / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    write_json(target.parent / "summary.json", summary)
     write_text_atomic(target, dump(records, target, batch=batch, header=HEADER))
     return HarmonizeRun(records, summary, target)

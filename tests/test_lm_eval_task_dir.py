@@ -1,0 +1,35 @@
+"""The lm-eval task directory writer (``harness lm-eval --out DIR``): whole or nothing, never over
+a directory it did not write unless asked."""
+
+from __future__ import annotations
+
+import pytest
+
+from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
+
+
+def test_task_dir_is_written_whole_and_replaced_only_with_force(tmp_path):
+    out = tmp_path / "tasks"
+    files = write_task_dir(out, "v2.1")
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in files)
+    assert {"utils.py", "medcalc_maintained.yaml"} <= {p.name for p in files}
+    assert "revision: v2.1" in (out / "medcalc_maintained.yaml").read_text()
+    with pytest.raises(FileExistsError, match="not empty"):
+        write_task_dir(out, "v2.0")
+    assert "revision: v2.1" in (out / "medcalc_maintained.yaml").read_text()  # untouched
+    (out / "__pycache__").mkdir()  # what lm_eval leaves after importing utils.py
+    (out / "stale.yaml").write_text("x")
+    write_task_dir(out, "v2.0", force=True)
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in files)  # replaced as a whole
+    assert "revision: v2.0" in (out / "medcalc_maintained.yaml").read_text()
+    assert [p.name for p in tmp_path.iterdir()] == ["tasks"]  # no scratch directory left beside it
+
+
+def test_a_directory_with_sub_directories_is_never_replaced(tmp_path):
+    out = tmp_path / "mine"
+    (out / "data").mkdir(parents=True)
+    (out / "data" / "keep.txt").write_text("keep")
+    with pytest.raises(FileExistsError, match="sub-directories"):
+        write_task_dir(out, "v2.1", force=True)
+    assert (out / "data" / "keep.txt").read_text() == "keep"
+    assert [p.name for p in tmp_path.iterdir()] == ["mine"]
