@@ -171,3 +171,27 @@ def test_apply_names_every_problem_of_one_record_in_one_run(real_instances, tmp_
         assert any(words in line for line in fields[field]), (field, fields[field])
     assert f"{len(lines)} ledger problem(s); nothing written" in r.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("release", ["1.01.0", "01.0.0"])
+def test_a_release_that_is_no_semantic_version_is_a_ledger_problem_not_a_traceback(real_instances, tmp_path, release):
+    """The schema's release pattern is the one the ledger sorts by (``core/versions.SEMVER``): a
+    leading zero used to pass the schema and then crash ``apply`` with a ValueError."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from ledger_support import record
+    from medcalc_maintained.cli import app
+
+    old = real_instances.set_index("uid").loc[1, "Ground Truth Answer"]
+    ledger_file = tmp_path / "l.yaml"
+    ledger_file.write_text(yaml.safe_dump({"corrections": [record(id="R-1", uid=1, release=release, old_value=old,
+                                                                   new_value=old, label_status="confirmed",
+                                                                   error_type=None)]}), encoding="utf-8")
+    instances_file = tmp_path / "instances.parquet"
+    real_instances.to_parquet(instances_file)
+    r = CliRunner().invoke(app, ["apply", "--ledger", str(ledger_file), "--instances", str(instances_file),
+                                 "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert f"l.yaml, record R-1, field 'release': '{release}' does not match" in " ".join(r.output.split())
+    assert not (tmp_path / "out").exists()

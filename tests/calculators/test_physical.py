@@ -14,6 +14,14 @@ def test_map_missing_and_bad_unit():
     assert r.value is None and r.invalid == ("Systolic Blood Pressure",)
 
 
+def test_a_non_finite_input_is_no_number():
+    """Infinity, NaN and an int beyond float's range are not numbers for any calculator: the input
+    is invalid, never computed into an infinite or NaN value."""
+    for bad in ("inf", "Infinity", "nan", float("inf"), 10**400):
+        r = compute(5, {"Systolic Blood Pressure": [bad, "mm Hg"], "Diastolic Blood Pressure": [60, "mm Hg"]})
+        assert r.value is None and "Systolic Blood Pressure" in (*r.invalid, *r.missing), bad
+
+
 def _v(cid, entities):
     return compute(cid, entities).value
 

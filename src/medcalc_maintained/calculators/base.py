@@ -86,16 +86,16 @@ def plausibility_ranges() -> dict[str, dict[str, Any]]:
 
 
 def _as_number(v: Any) -> float | None:
+    """``v`` as a finite number, else ``None`` (a boolean, NaN, infinity, or text that is neither)."""
     if isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
-        return float(v)
-    if isinstance(v, str):
-        try:
-            return float(v.strip())
-        except ValueError:
-            return None
-    return None
+    if not isinstance(v, (int, float, str)):
+        return None
+    try:
+        x = float(v.strip() if isinstance(v, str) else v)
+    except (ValueError, OverflowError):  # OverflowError: an int beyond float's range
+        return None
+    return x if math.isfinite(x) else None
 
 
 class Inputs:

@@ -18,7 +18,6 @@ or, for a record that states none, the computed one.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -29,7 +28,7 @@ from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.answers import format_answer, labels_agree, limits, parse_answer, same_value
 from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
-from medcalc_maintained.core.versions import UNRELEASED, release_key
+from medcalc_maintained.core.versions import SEMVER, UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
 
@@ -84,7 +83,7 @@ def replay(entries: Iterable[tuple[int, tuple[str, int], str, Any, Any]], labels
         yield Step(pos, key, base, is_first, first[slot], matches, applied)
 
 
-_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+
 
 
 def _row_key(rec: Record) -> tuple[str, int] | None:
@@ -100,7 +99,7 @@ def _replayable(rec: Record) -> bool:
     that failed the schema otherwise is replayed as if it were fixed, so that its ``old_value`` and
     duplicate problems are named too, but it is never applied)."""
     return (rec.get("decision") == "accepted" and _row_key(rec) is not None and rec.get("old_value") is not None
-            and rec.get("new_value") is not None and (rec.release == UNRELEASED or bool(_VERSION.match(rec.release))))
+            and rec.get("new_value") is not None and (rec.release == UNRELEASED or bool(SEMVER.match(rec.release))))
 
 
 def _check_records(selected: list[Record], index: dict[tuple[str, int], int], rows: "_Rows") -> list[LedgerProblem]:
@@ -226,7 +225,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df),
                  ents, list(labels))
 
-    selected = [r for r in records if upto is None or (r.release != UNRELEASED and bool(_VERSION.match(r.release))
+    selected = [r for r in records if upto is None or (r.release != UNRELEASED and bool(SEMVER.match(r.release))
                                                        and release_key(r.release) <= release_key(upto))]
     problems += _check_records(selected, index, rows)
 

@@ -419,6 +419,7 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
     setup = _smoke_setup(p, arm_dataset, output_dir) if smoke else _checkpoint_setup(arm_dataset, model_path, output_dir)
     if save_steps is not None:
         p.save_steps = save_steps
+        p.validate()  # the override is checked like the params it replaces
     from medcalc_maintained.scoring.safe_grpo import SafeGRPOTrainer
 
     trainer = SafeGRPOTrainer(
