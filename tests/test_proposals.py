@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from medcalc_maintained.calculators import compute
+from medcalc_maintained.core.rows import rows_of
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.checks import Instance, run, run_checks
 from medcalc_maintained.release import tables as T
@@ -109,8 +110,9 @@ def test_a_contradicted_criterion_is_proposed_absent_with_the_notes_quote():
     ev = inp["evidence"]
     assert note[ev["start"]:ev["end"]] == ev["text"] and "pulmonary embolism" in ev["text"]
     # with the criterion absent Caprini scores 3 points less (a previous DVT/PE is worth 3)
-    answer, doc = proposal({"Calculator ID": 36, "Patient Note": note, "Ground Truth Answer": "5",
-                            "Output Type": "integer", "split": "test", "uid": 1}, entities, found)
+    (row,) = rows_of(pd.DataFrame([{"Calculator ID": "36", "Patient Note": note, "Ground Truth Answer": "5",
+                                    "Output Type": "integer", "split": "test", "uid": 1}]))
+    answer, doc = proposal(row, entities, found)
     assert int(compute(36, entities).value) - int(answer) == 3 and doc["derivation"]["value"] == answer
     assert doc["findings"][0]["evidence"] == ev
 

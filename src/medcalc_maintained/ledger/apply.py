@@ -28,6 +28,7 @@ from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.answers import format_answer, labels_agree, limits, parse_answer, same_value
 from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
+from medcalc_maintained.core.rows import Row, rows_of
 from medcalc_maintained.core.versions import SEMVER, UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record, collect
@@ -35,14 +36,11 @@ from medcalc_maintained.ledger.records import LedgerError, LedgerProblem, Record
 
 @dataclass
 class _Rows:
-    """What the record rules need of each instance row, by position."""
+    """What the record rules need of each instance row, by position: the rows (their ``label`` is the
+    upstream label, which a record's status is said against) and the style of each label."""
 
-    otypes: list[str]
+    rows: list[Row]
     styles: list[str | None]
-    calculators: list[Any]
-    notes: list[Any]
-    entities: list[Any]
-    originals: list[str]       # the upstream labels: a record's status is said against them
 
 @dataclass
 class Step:
@@ -119,12 +117,13 @@ def _check_records(selected: list[Record], index: dict[tuple[str, int], int], ro
             problems.append(LedgerProblem(rec.path, f"uid {key[1]} does not exist in split {key[0]!r}", rec.id, "uid"))
             continue
         i = index[key]
-        otype = rows.otypes[i]
-        for fld, problem in rules.record_problems(rec.data, calculator_id=rows.calculators[i], output_type=otype,
-                                                  style=rows.styles[i], note=rows.notes[i]):
+        row, style = rows.rows[i], rows.styles[i]
+        otype = row.output_type
+        for fld, problem in rules.record_problems(rec.data, calculator_id=row.calculator_id, output_type=otype,
+                                                  style=style, note=row.note):
             problems.append(LedgerProblem(rec.path, problem, rec.id, fld))
-        for fld, problem in rules.derivation_problems(rec.data, calculator_id=rows.calculators[i], output_type=otype,
-                                                      style=rows.styles[i], note=rows.notes[i], entities=rows.entities[i]):
+        for fld, problem in rules.derivation_problems(rec.data, calculator_id=row.calculator_id, output_type=otype,
+                                                      style=style, note=row.note, entities=row.entities):
             problems.append(LedgerProblem(rec.path, f"{rec['split']} uid {key[1]}: {problem}", rec.id, fld))
         problems += _status_problems(rec, rows, i, otype)
         problems += _severity_problems(rec, rows, i, otype)
@@ -144,7 +143,7 @@ def _status_problems(rec: Record, rows: "_Rows", i: int, otype: str) -> list[Led
         problems.append(LedgerProblem(rec.path, f"new_value N/A needs label_status 'abstain', not {st!r}", rec.id, "label_status"))
     # status is said of the row against its upstream label: a physician who agrees with an already
     # corrected label keeps the row corrected (old_value = new_value, label_status corrected)
-    original = rows.originals[i]
+    original = rows.rows[i].label
     if st in ("corrected", "confirmed") and not new.is_abstain and parse_answer(original, otype).is_valid and new.is_valid:
         agree = labels_agree(rec["new_value"], original, otype)
         if st == "confirmed" and not agree:
@@ -162,7 +161,7 @@ def _severity_problems(rec: Record, rows: "_Rows", i: int, otype: str) -> list[L
     if stated is None or not isinstance(rec.get("old_value"), str) or not isinstance(rec.get("new_value"), str):
         return []
     try:
-        level = change_level(rows.calculators[i], rec["old_value"], rec["new_value"], otype, rows.entities[i])
+        level = change_level(rows.rows[i].calculator_id, rec["old_value"], rec["new_value"], otype, rows.rows[i].entities)
     except ValueError as exc:
         return [LedgerProblem(rec.path, f"change_severity cannot be computed: {exc}", rec.id, "change_severity")]
     if level != stated:
@@ -171,18 +170,17 @@ def _severity_problems(rec: Record, rows: "_Rows", i: int, otype: str) -> list[L
     return []
 
 
-def _change_severities(df: pd.DataFrame, labels: list[str], otypes: list[str], entities: list[Any],
-                       ids: list[list[str]]) -> list[str]:
+def _change_severities(rows: list[Row], labels: list[str], ids: list[list[str]]) -> list[str]:
     """``Change Severity`` of every row: original label -> maintained label (raises
     :class:`LedgerError` naming the row's last record when a level cannot be computed)."""
     out, problems = [], []
-    for i, (cid, old) in enumerate(zip(df["Calculator ID"], df["Original Ground Truth Answer"].astype(str))):
+    for i, row in enumerate(rows):
         try:
-            out.append(change_level(cid, old, labels[i], otypes[i], entities[i]))
+            out.append(change_level(row.calculator_id, row.label, labels[i], row.output_type, row.entities))
         except ValueError as exc:
             out.append("")
             rid = ids[i][-1] if ids[i] else None
-            problems.append(LedgerProblem("calculators/thresholds.yaml", f"change severity of row {df['uid'].iloc[i]} "
+            problems.append(LedgerProblem("calculators/thresholds.yaml", f"change severity of row {row.uid} "
                                           f"cannot be computed: {exc}", rid, "change_severity"))
     if problems:
         raise LedgerError(problems)
@@ -211,19 +209,18 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
     df["Label Source"] = "upstream"
     df["Correction IDs"] = ""
     df["Error Type"] = ""
-    index = {(str(s), int(u)): i for i, (s, u) in enumerate(zip(df["split"], df["uid"]))}
+    upstream = rows_of(df)
+    index = {(r.split, r.uid): i for i, r in enumerate(upstream)}
     problems: list[LedgerProblem] = list(prior or [])
-    labels = df["Ground Truth Answer"].astype(str).tolist()
-    status = df["Label Status"].tolist()
-    source = df["Label Source"].tolist()
+    labels = [r.label for r in upstream]
+    status = ["unverified"] * len(df)
+    source = ["upstream"] * len(df)
     ids: list[list[str]] = [[] for _ in range(len(df))]
-    etype = df["Error Type"].tolist()
-    gversion = [guideline_version(int(c)) or "" for c in df["Calculator ID"]]
-    otypes = df["Output Type"].astype(str).tolist()
-    styles = [label_style(labels[i], otypes[i]) for i in range(len(df))]
-    ents = df["entities"].tolist() if "entities" in df else [None] * len(df)
-    rows = _Rows(otypes, styles, df["Calculator ID"].tolist(), df["Patient Note"].tolist() if "Patient Note" in df else [None] * len(df),
-                 ents, list(labels))
+    etype = [""] * len(df)
+    gversion = [guideline_version(r.calculator_id) or "" for r in upstream]
+    otypes = [r.output_type for r in upstream]
+    styles = [label_style(r.label, r.output_type) for r in upstream]
+    rows = _Rows(upstream, styles)
 
     selected = [r for r in records if upto is None or (r.release != UNRELEASED and bool(SEMVER.match(r.release))
                                                        and release_key(r.release) <= release_key(upto))]
@@ -250,7 +247,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         if not step.applied or not rec.valid:
             continue
         i = index[step.key]
-        labels[i] = _label_text(rec["new_value"], rows.originals[i], otypes[i], styles[i])
+        labels[i] = _label_text(rec["new_value"], upstream[i].label, otypes[i], styles[i])
         status[i] = rec["label_status"]
         source[i] = rec["source"]
         ids[i].append(rec.id)
@@ -258,7 +255,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
         gversion[i] = rec.get("guideline_version") or gversion[i]
     if problems:
         raise LedgerError(problems)
-    severity = _change_severities(df, labels, otypes, ents, ids)
+    severity = _change_severities(upstream, labels, ids)
 
     lows, highs = [], []
     for lab, otype, style in zip(labels, otypes, styles):

@@ -13,7 +13,6 @@ Findings, in order of precedence:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
@@ -21,6 +20,7 @@ import pandas as pd
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.core.answers import is_correct, parse_answer, rel_err
 from medcalc_maintained.core.parallel import map_chunks
+from medcalc_maintained.core.rows import Row, rows_of
 
 FINDINGS = ("agrees", "aggregation_mismatch", "implausible_input", "not_computable")
 FLAGGING = ("aggregation_mismatch", "implausible_input")
@@ -57,9 +57,6 @@ def recompute_row(calculator_id: int, entities: dict[str, Any], label: str, lowe
     return out
 
 
-INPUT_COLUMNS = ["split", "uid", "calculator_id", "entities", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type"]
-
-
 def recompute_record(split: str, uid: Any, calculator_id: Any, entities: dict[str, Any], label: str, lower: str,
                      upper: str, output_type: str) -> dict[str, Any]:
     """One row of the recompute table: the row's keys and :func:`recompute_row`."""
@@ -67,9 +64,9 @@ def recompute_record(split: str, uid: Any, calculator_id: Any, entities: dict[st
             **recompute_row(int(calculator_id), entities, label, lower, upper, output_type)}
 
 
-def _recompute_rows(rows) -> list[dict[str, Any]]:
-    return [recompute_record(split, uid, cid, json.loads(ents), label, lower, upper, otype)
-            for split, uid, cid, ents, label, lower, upper, otype in rows]
+def _recompute_rows(rows: list[Row]) -> list[dict[str, Any]]:
+    return [recompute_record(r.split, r.uid, r.calculator_id, r.entities, r.label, r.lower, r.upper, r.output_type)
+            for r in rows]
 
 
 def recompute_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -84,13 +81,14 @@ def recompute(instances: pd.DataFrame, progress: bool = False) -> pd.DataFrame:
     """One row per instance: ``uid``, ``split``, ``calculator_id``, the recomputation and its finding.
     (Stage ``recompute`` runs it together with the checks: ``stages.recompute.recompute_and_check``.)"""
     load_all()
-    rows = list(zip(*(instances[c].tolist() for c in INPUT_COLUMNS)))
-    return recompute_frame(map_chunks(_recompute_rows, rows, workers=1, progress="recompute" if progress else None))
+    return recompute_frame(map_chunks(_recompute_rows, rows_of(instances), workers=1, progress="recompute" if progress else None))
 
 
 def per_calculator(rec: pd.DataFrame, instances: pd.DataFrame) -> list[dict[str, Any]]:
     """Per calculator: rows, computable rate, agreement rate among computable rows, flags."""
-    names = instances.drop_duplicates("calculator_id").set_index("calculator_id")["Calculator Name"].to_dict()
+    names: dict[int, str] = {}
+    for row in rows_of(instances):  # the first row's name of each calculator
+        names.setdefault(row.calculator_id, row.calculator_name)
     out = []
     for cid, g in rec.groupby("calculator_id"):
         comp = g["computable"]

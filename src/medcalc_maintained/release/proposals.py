@@ -22,6 +22,7 @@ findings' order. Verified rows never get a proposal; the label columns are untou
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import read_parquet
 from medcalc_maintained.core.labels import UNVERIFIED
-from medcalc_maintained.core.rows import entities_or_empty, row_dicts
+from medcalc_maintained.core.rows import Row, row_dicts, rows_of
 from medcalc_maintained.ledger.derivation import derive
 from medcalc_maintained.quality.checks import REGISTRY, Finding, Instance
 
@@ -75,12 +76,11 @@ def patch_of(inst: Instance, findings: list[Finding]) -> list[dict[str, Any]] | 
     return None if patched is None else list(patched.values())
 
 
-def proposal(row: dict[str, Any], entities: dict[str, Any], findings: list[Finding]) -> tuple[str, dict[str, Any]]:
-    """(``Proposed Answer``, ``Proposal`` document) of one unverified row with error findings."""
-    cid = int(row["Calculator ID"])
-    inst = Instance(str(row.get("Patient Note") or ""), str(row.get("Question") or ""), entities,
-                    str(row.get("Ground Truth Answer")), str(row.get("Output Type")), cid, None, str(row["split"]),
-                    int(row["uid"]))
+def proposal(row: Row, entities: dict[str, Any], findings: list[Finding]) -> tuple[str, dict[str, Any]]:
+    """(``Proposed Answer``, ``Proposal`` document) of one unverified row with error findings, on the
+    row's upstream ``entities`` (a maintained frame carries none)."""
+    cid = row.calculator_id
+    inst = dataclasses.replace(Instance.of(row), entities=entities)
     inputs = patch_of(inst, findings)
     doc: dict[str, Any] = {"derivation": None, "findings": [finding_document(f) for f in findings]}
     if inputs is None:
@@ -94,17 +94,18 @@ def row_proposals(maintained: pd.DataFrame, instances: pd.DataFrame,
                   findings: dict[tuple[str, int], list[Finding]]) -> tuple[list[str], list[str | None]]:
     """(``Proposed Answer``, ``Proposal`` JSON) of every row of a maintained frame: ``""`` and
     ``None`` for a verified row or one without an error finding."""
-    ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
+    upstream = {(r.split, r.uid): r for r in rows_of(instances)}
     answers: list[str] = []
     docs: list[str | None] = []
-    for r in row_dicts(maintained):
-        key = (str(r["split"]), int(r["uid"]))
+    for r, status in zip(rows_of(maintained), maintained["Label Status"].astype(str).tolist()):
+        key = (r.split, r.uid)
         found = findings.get(key)
-        if str(r["Label Status"]) != UNVERIFIED or not found:
+        if status != UNVERIFIED or not found:
             answers.append("")
             docs.append(None)
             continue
-        value, doc = proposal(r, entities_or_empty(ents.get(key)), found)
+        got = upstream.get(key)
+        value, doc = proposal(r, got.entities if got is not None else {}, found)
         answers.append(value)
         docs.append(json.dumps(doc, sort_keys=True, ensure_ascii=False))
     return answers, docs

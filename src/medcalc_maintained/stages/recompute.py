@@ -9,7 +9,6 @@ Both come from one pass over the rows (:func:`recompute_and_check`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,21 +17,18 @@ import pandas as pd
 
 from medcalc_maintained.core.io import read_parquet, write_atomic, write_parquet
 from medcalc_maintained.core.parallel import map_chunks
+from medcalc_maintained.core.rows import Row, rows_of
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import recompute as rc
 from medcalc_maintained.quality.checks.table import REC_COLUMNS, check_row, findings_frame
 
-_NOTE_INPUTS = ["Patient Note", "Question", "output_type"]
 
-
-def _audit_rows(rows) -> list[tuple[dict[str, Any], list[tuple]]]:
+def _audit_rows(rows: list[Row]) -> list[tuple[dict[str, Any], list[tuple]]]:
     out = []
-    for split, uid, cid, ents, label, lower, upper, otype, note, question, output_type in rows:
-        entities = json.loads(ents)
-        d = rc.recompute_record(split, uid, cid, entities, label, lower, upper, otype)
-        found = check_row(split, uid, cid, note, question, entities, label, output_type,
-                          {k: d[k] for k in REC_COLUMNS})
-        out.append((d, found))
+    for row in rows:
+        d = rc.recompute_record(row.split, row.uid, row.calculator_id, row.entities, row.label, row.lower,
+                                row.upper, row.output_type)
+        out.append((d, check_row(row, {k: d[k] for k in REC_COLUMNS})))
     return out
 
 
@@ -43,7 +39,7 @@ def recompute_and_check(instances: pd.DataFrame, progress: bool = False,
     rows, each row's entities read once, split over worker processes for a large table (``workers``
     as in :func:`medcalc_maintained.core.parallel.map_chunks`): (recompute, findings)."""
     rc.load_all()
-    rows = list(zip(*(instances[c].tolist() for c in rc.INPUT_COLUMNS + _NOTE_INPUTS)))
+    rows = rows_of(instances)
     done = map_chunks(_audit_rows, rows, workers=workers, progress="recompute and checks" if progress else None)
     return rc.recompute_frame([d for d, _ in done]), findings_frame([f for _, found in done for f in found])
 

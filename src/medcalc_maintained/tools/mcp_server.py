@@ -16,7 +16,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
@@ -25,8 +25,8 @@ from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 from medcalc_maintained.tools import calculator_tools as T
 
-LOOKUP_FIELDS = ("Patient Note", "Question")
-
+if TYPE_CHECKING:
+    from medcalc_maintained.core.rows import Row
 
 def _metadata_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
@@ -56,16 +56,21 @@ def tools() -> list[types.Tool]:
 
 
 class Instances:
-    """Note and question of release rows, read once per version through the release tables."""
+    """Note and question of release rows: the :class:`~medcalc_maintained.core.rows.Row` objects of a
+    release's ``full`` config, read once per version through the release tables."""
 
     def __init__(self, project: Project | None):
         self.project = project
 
     @lru_cache(maxsize=8)
-    def _frame(self, version: str):
+    def _rows(self, version: str) -> dict[tuple[str, int], Row]:
+        from medcalc_maintained.core.rows import rows_of
         from medcalc_maintained.release.tables import load_config
 
-        return load_config(self.project, version, "full")
+        rows: dict[tuple[str, int], Row] = {}
+        for row in rows_of(load_config(self.project, version, "full")):
+            rows.setdefault((row.split, row.uid), row)
+        return rows
 
     def version(self, text: Any) -> str:
         """The release ``text`` names, by the resolver ``evaluate --against`` uses
@@ -91,13 +96,10 @@ class Instances:
         if not isinstance(split, str):
             raise T.ToolInputError(f"input 'split': {split!r} is not a string", ["split"])
         resolved = self.version(version)
-        df = self._frame(resolved)
-        rows = df[(df["uid"].astype(int) == uid) & (df["split"].astype(str) == split)]
-        if rows.empty:
+        row = self._rows(resolved).get((split, uid))
+        if row is None:
             raise T.ToolInputError(f"input 'uid': no row {uid} in split {split!r} of release {resolved}", ["uid"])
-        row = rows.iloc[0]
-        return {"version": resolved, "split": split, "uid": uid,
-                **{f: str(row[f]) for f in LOOKUP_FIELDS}}
+        return {"version": resolved, "split": split, "uid": uid, "Patient Note": str(row.note), "Question": str(row.question)}
 
 
 # an absolute path in an error text: "/" not preceded by a word character, a dot or another "/"

@@ -36,6 +36,8 @@ from functools import lru_cache
 
 import pandas as pd
 
+from medcalc_maintained.core.rows import Row, rows_of
+
 THRESHOLD = 0.8  # the least token-set Jaccard similarity of two notes that still counts as "lightly edited"
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
 
@@ -78,9 +80,10 @@ def instance_keys(df: pd.DataFrame) -> pd.Series:
     row order, so the column is unique within a file. The key does not depend on ``Row Number``,
     so a renumbered but otherwise unchanged row keeps its key across upstream versions.
     """
-    base = [content_key(c, n, q) for c, n, q in zip(df["Calculator ID"], df["Patient Note"], df["Question"])]
+    rows = rows_of(df)
+    base = [content_key(r.calculator, r.note, r.question) for r in rows]
     counts = Counter(base)
-    keys = [k if counts[k] == 1 else f"{k}~{str(nid).strip()}" for k, nid in zip(base, df["Note ID"])]
+    keys = [k if counts[k] == 1 else f"{k}~{r.note_id}" for k, r in zip(base, rows)]
     seen: Counter[str] = Counter()
     out = []
     totals = Counter(keys)
@@ -91,7 +94,9 @@ def instance_keys(df: pd.DataFrame) -> pd.Series:
 
 
 @dataclass
-class Row:
+class Fingerprint:
+    """What row identity compares of one :class:`~medcalc_maintained.core.rows.Row` (:func:`fingerprints`)."""
+
     uid: int
     calc: str
     note_fp: str
@@ -113,16 +118,17 @@ class Match:
     side: str = ""              # ambiguous: "old" or "new"
 
 
-def rows_of(df: pd.DataFrame) -> list[Row]:
-    """The identity-relevant view of an upstream frame (upstream column names)."""
-    return [Row(int(u), str(c).strip(), fingerprint(n), fingerprint(q), str(nid).strip(), tokens(n))
-            for u, c, n, q, nid in zip(df["Row Number"], df["Calculator ID"], df["Patient Note"], df["Question"], df["Note ID"])]
+def fingerprints(rows: list[Row]) -> list[Fingerprint]:
+    """The identity-relevant view of each row: uid, calculator, note and question fingerprints,
+    ``Note ID`` and the note's tokens."""
+    return [Fingerprint(r.uid, r.calculator, fingerprint(r.note), fingerprint(r.question), r.note_id, tokens(r.note))
+            for r in rows]
 
 
 Score = tuple[int, int, float]  # (same note and question, same note, similarity)
 
 
-def _candidates(old: list[Row], new: list[Row], threshold: float) -> dict[int, dict[int, Score]]:
+def _candidates(old: list[Fingerprint], new: list[Fingerprint], threshold: float) -> dict[int, dict[int, Score]]:
     """``edges[i][j]``: score of old row i against new row j, for every pair worth scoring."""
     edges: dict[int, dict[int, Score]] = defaultdict(dict)
     by_calc: dict[str, list[int]] = defaultdict(list)
@@ -172,7 +178,7 @@ def _basis(score: Score, hinted: bool) -> str:
     return base + ("+note_id" if hinted else "")
 
 
-def match_rows(old: list[Row], new: list[Row], *, threshold: float = THRESHOLD, use_note_id: bool = True) -> list[Match]:
+def match_rows(old: list[Fingerprint], new: list[Fingerprint], *, threshold: float = THRESHOLD, use_note_id: bool = True) -> list[Match]:
     """Apply the rule of this module; one :class:`Match` per old row and per unmatched new row."""
     edges = _candidates(old, new, threshold)
     back: dict[int, dict[int, Score]] = defaultdict(dict)
@@ -223,4 +229,4 @@ def match_rows(old: list[Row], new: list[Row], *, threshold: float = THRESHOLD, 
 
 def match_frames(old: pd.DataFrame, new: pd.DataFrame, **kw) -> list[Match]:
     """:func:`match_rows` on two upstream frames (upstream column names, ``Row Number`` as uid)."""
-    return match_rows(rows_of(old), rows_of(new), **kw)
+    return match_rows(fingerprints(rows_of(old)), fingerprints(rows_of(new)), **kw)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable
 
+from medcalc_maintained.core.rows import Row
 from medcalc_maintained.quality.checks.prefilter import cannot_match
 
 SEVERITIES = ("error", "definition", "info")
@@ -112,7 +113,8 @@ class Finding:
 
 @dataclass
 class Instance:
-    """Everything a check may read about one row."""
+    """Everything a check may read about one row: a view of a :class:`~medcalc_maintained.core.rows.Row`
+    (:meth:`of`) with the row's recompute record, and the search helpers the checks share."""
 
     note: str
     question: str = ""
@@ -125,6 +127,13 @@ class Instance:
     uid: int = 0
 
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, row: Row, recompute: dict[str, Any] | None = None) -> "Instance":
+        """The view of ``row`` the checks read, with its recompute record (``finding``, ``missing_inputs``,
+        ``implausible_inputs``, ``recomputed``) when there is one."""
+        return cls(row.note or "", row.question or "", row.entities, row.label, row.output_type, row.calculator_id,
+                   recompute, row.split, row.uid)
 
     @cached_property
     def lower(self) -> str | None:

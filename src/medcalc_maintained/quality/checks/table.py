@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
+from medcalc_maintained.core.rows import Row, rows_of
 from medcalc_maintained.quality.checks.registry import Instance, run
 
 FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason",
@@ -26,9 +25,7 @@ def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -
             if "recomputed" in v and isinstance(v["recomputed"], float) and v["recomputed"] != v["recomputed"]:
                 v["recomputed"] = None
         rec = dict(zip(keys, vals))
-    cols = ["split", "uid", "calculator_id", "Patient Note", "Question", "entities", "Ground Truth Answer", "output_type"]
-    rows = [(*r, rec.get((r[0], int(r[1])))) for r in zip(*(instances[c].tolist() for c in cols))]
-    return findings_frame(_check_rows(rows))
+    return findings_frame([f for row in rows_of(instances) for f in check_row(row, rec.get((row.split, row.uid)))])
 
 
 def findings_frame(found: list[tuple]) -> pd.DataFrame:
@@ -39,18 +36,9 @@ def findings_frame(found: list[tuple]) -> pd.DataFrame:
     return out
 
 
-def check_row(split: str, uid: int, cid: int, note: str | None, question: str | None, entities: dict,
-              label, output_type: str, rec: dict | None) -> list[tuple]:
-    """The findings of one row, as tuples in the order of :data:`FINDING_COLUMNS`."""
-    uid, cid = int(uid), int(cid)
-    inst = Instance(note or "", question or "", entities, str(label), output_type, cid, rec, split, uid)
+def check_row(row: Row, rec: dict | None) -> list[tuple]:
+    """The findings of one row (with its recompute record), as tuples in the order of :data:`FINDING_COLUMNS`."""
+    inst = Instance.of(row, rec)
+    split, uid, cid = inst.split, inst.uid, inst.calculator_id
     return [(split, uid, cid, f.check, f.severity, f.reason, f.evidence_text, f.evidence_start, f.evidence_end)
             for f in run(inst)]
-
-
-def _check_rows(rows) -> list[tuple]:
-    out: list[tuple] = []
-    for split, uid, cid, note, question, ents, label, otype, rec in rows:
-        out.extend(check_row(split, uid, cid, note, question,
-                             json.loads(ents) if isinstance(ents, str) else dict(ents or {}), label, otype, rec))
-    return out
