@@ -71,7 +71,7 @@ run: repro validate summary
 # Both cores of the project's machines (pytest-xdist); each test file runs whole on one worker, so
 # a module's fixtures are built once. PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= 2
-XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile)
+XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 # the stamp names its pins: .venv-helm is rebuilt when HARNESS_PINS_helm changes, not on every
 # pyproject.toml edit (this package is installed into it editable and --no-deps)

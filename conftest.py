@@ -4,6 +4,7 @@
   out the harness adapters whose optional extra is not installed, since importing them needs the
   harness package, and imports only the modules that hold a doctest (``>>>``): importing the others
   (torch, trl, inspect_ai, ...) only to find none cost each xdist worker about 7 s of CPU.
+- Test files run longest first (`tests/schedule.py`, with `make test`'s `--no-loadscope-reorder`).
 - Every test and doctest runs under the checkout guard of ``tests/checkout_guard.py`` (a test that
   changes a file of the checkout fails)."""
 
@@ -15,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent / "src" / "medcalc_maintained"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
-pytest_plugins = ["checkout_guard"]
+pytest_plugins = ["checkout_guard", "schedule"]
 
 # (adapter, the harness package it imports); the HELM adapter imports crfm-helm lazily
 OPTIONAL = (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),

@@ -25,3 +25,37 @@ def test_doctest_collection_finds_every_module_with_a_doctest():
     collected = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
     # inspect_task.py is left out when the inspect extra is missing (and has no doctest today)
     assert collected == with_doctest
+
+
+def test_longest_first_sorts_files_by_seconds_and_keeps_each_file_s_order():
+    from schedule import longest_first
+
+    ids = ["tests/a.py::t1", "tests/b.py::t1", "tests/a.py::t2", "tests/c.py::t1", "tests/b.py::t2"]
+    order = [ids[i] for i in longest_first(ids, {"tests/b.py": 30.0, "tests/a.py": 5.0})]
+    assert order == ["tests/b.py::t1", "tests/b.py::t2", "tests/a.py::t1", "tests/a.py::t2", "tests/c.py::t1"]
+
+
+def test_file_seconds_reads_the_json_and_tolerates_a_missing_or_broken_one(tmp_path):
+    from schedule import DURATIONS, file_seconds
+
+    assert file_seconds(tmp_path / "absent.json") == {}
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    assert file_seconds(tmp_path / "bad.json") == {}
+    real = file_seconds(DURATIONS)
+    assert real and all(k.startswith("tests/") and k.endswith(".py") for k in real)
+
+
+@pytest.mark.slow  # pytest in a new process
+def test_collection_puts_the_longest_listed_file_first():
+    from schedule import DURATIONS, file_seconds
+
+    seconds = file_seconds(DURATIONS)
+    files = ["tests/test_answers.py", "tests/test_pipeline.py"]
+    assert seconds["tests/test_pipeline.py"] > seconds.get("tests/test_answers.py", 0.0)
+    env = {**os.environ, "MEDCALC_CHECKOUT_GUARD": "0"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--co", "-p", "no:xdist", "-p", "no:cacheprovider",
+                           *files], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    collected = [line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line]
+    assert collected[0] == "tests/test_pipeline.py" and collected[-1] == "tests/test_answers.py"
+    assert collected == sorted(collected, key=lambda f: f != "tests/test_pipeline.py")

@@ -1,0 +1,70 @@
+"""Where the test suite's time goes: seconds per test file, and the two workers' loads.
+
+    .venv/bin/python benchmarks/suite_durations.py [--fast] [--write] [-- extra pytest args]
+
+Runs the suite as ``make test`` does (``-n 2 --dist loadfile --no-loadscope-reorder``, or
+``-m "not slow"`` with ``--fast``) with a JUnit report, then prints each file's seconds (setup, call
+and teardown of its tests, as pytest timed them), the seconds each worker was busy, and the wall
+time. ``--write`` stores the per-file seconds in ``tests/durations.json``, the order in which
+``tests/schedule.py`` hands files to the workers (longest first). Numbers are wall seconds on this
+machine: measure on a quiet one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+from _common import ROOT
+
+
+def per_file(junit: Path) -> dict[str, float]:
+    """Seconds per test file from a JUnit report (``classname`` is the dotted module path)."""
+    seconds: dict[str, float] = defaultdict(float)
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        file = case.get("file") or case.get("classname", "").replace(".", "/") + ".py"
+        seconds[file] += float(case.get("time") or 0.0)
+    return dict(seconds)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fast", action="store_true", help="the fast tier only (make test-fast)")
+    ap.add_argument("--write", action="store_true", help="store the per-file seconds in tests/durations.json")
+    ap.add_argument("pytest_args", nargs="*", help="more arguments for pytest (after --)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = Path(tmp) / "junit.xml"
+        cmd = [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder",
+               "-o", "junit_family=xunit1", f"--junitxml={junit}", *(["-m", "not slow"] if args.fast else []),
+               *args.pytest_args]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=ROOT)
+        wall = time.perf_counter() - t0
+        if not junit.is_file():
+            raise SystemExit(f"pytest wrote no report (exit {proc.returncode})")
+        seconds = per_file(junit)
+    total = sum(seconds.values())
+    print(f"\n{'file':<60} {'seconds':>8}")
+    for file, s in sorted(seconds.items(), key=lambda kv: -kv[1])[:40]:
+        print(f"{file:<60} {s:8.1f}")
+    print(f"{len(seconds)} files, {total:.1f} s of tests over 2 workers (ideal {total / 2:.1f} s), "
+          f"wall {wall:.1f} s, pytest exit {proc.returncode}")
+    if args.write and not args.fast and proc.returncode == 0:
+        out = ROOT / "tests" / "durations.json"
+        out.write_text(json.dumps({"measured": "benchmarks/suite_durations.py (make test, 2 workers)",
+                                   "seconds": {k: round(v, 1) for k, v in sorted(seconds.items())}},
+                                  indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {out.relative_to(ROOT)}")
+    raise SystemExit(proc.returncode)
+
+
+if __name__ == "__main__":
+    main()
