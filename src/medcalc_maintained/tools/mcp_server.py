@@ -16,7 +16,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
@@ -65,7 +65,7 @@ class Instances:
     def _frame(self, version: str):
         from medcalc_maintained.release.tables import load_config
 
-        return load_config(self.project, version, "full")
+        return load_config(cast(Project, self.project), version, "full")  # version() checked it is set
 
     def version(self, text: Any) -> str:
         """The release ``text`` names, by the resolver ``evaluate --against`` uses
