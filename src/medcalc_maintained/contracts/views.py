@@ -209,7 +209,7 @@ def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None 
         return df
     up = upstream.set_index(["split", "uid"])
     labels = cast("dict[tuple[str, int], str]", up["Ground Truth Answer"].astype(str).to_dict())  # (split, uid) index
-    otypes = cast("dict[tuple[str, int], str]", up["Output Type"].astype(str).to_dict())
+    otypes = cast("dict[tuple[str, int], str]", up["Output Type"].astype(str).to_dict())  # (split, uid) index
     keys = [(str(s), int(u)) if pd.notna(u) else (str(s), -1) for s, u in zip(df["split"], df["uid"])]
     df["uid_exists"] = [k in labels for k in keys]
     _record_facts(df, up, keys)
