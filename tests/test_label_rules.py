@@ -276,6 +276,26 @@ def test_instance_view_splits_out_of_range_labels_by_status(real_maintained, rea
     assert view["verified_label_in_range"].all()
 
 
+
+def test_a_date_label_with_weeks_and_days_limits_fails_its_limit_facts(real_maintained, real_instances):
+    """A date row whose limit is written as weeks and days (a gestational age, as 2024-06 writes
+    them) has no order between its answer and that limit: both limit facts fail for that row, and
+    the view is built (no TypeError comparing a date with a number)."""
+    from medcalc_maintained.calculators import load_all as registry
+
+    maintained = real_maintained.copy()
+    dates = maintained.index[maintained["Output Type"] == "date"]
+    assert len(dates) >= 2
+    bad, good = dates[0], dates[1]
+    maintained.loc[bad, "Upper Limit"] = "('17 weeks', '1 days')"
+    view = instance_view(maintained, real_instances, pd.DataFrame(), {c: k.name for c, k in registry().items()})
+    assert not view.loc[bad, "within_limits"] and not view.loc[bad, "limits_rule_ok"]
+    assert view.loc[bad, "answer_parses"]
+    assert view.loc[good, "within_limits"] and view.loc[good, "limits_rule_ok"]
+    assert view.loc[maintained.index != bad, "within_limits"].equals(
+        instance_view(real_maintained, real_instances, pd.DataFrame(),
+                      {c: k.name for c, k in registry().items()}).loc[maintained.index != bad, "within_limits"])
+
 @pytest.mark.slow
 def test_validate_reports_uid_862_as_a_warning_on_the_pipeline_outputs(pipeline_project):
     from medcalc_maintained.contracts.validate import validate

@@ -72,7 +72,7 @@ def albumin_corrected_delta_gap_excess(x: Inputs) -> float:
     (Figge J et al. Crit Care Med 1998;26:1807-10 for the albumin term; Rastegar 2007)."""
     na, cl, hco3 = L._anion_gap_inputs(x)
     alb = L._albumin(x)
-    x.require(alb)
+    (alb,) = x.require(alb)[:]
     return (na - (cl + hco3) + 2.5 * (4.0 - alb) - 12.0) - (24.0 - hco3)
 
 
@@ -94,7 +94,7 @@ def ckd_epi_2009(x: Inputs) -> float:
     sex = L._sex(x)
     age = L._age(x)
     scr = L._serum_creatinine(x)
-    x.require(sex, age, scr)
+    sex, age, scr = x.require(sex, age, scr)[:]
     black = x.choice("Race", L._RACE_BLACK, required=False, default=False)
     kappa, alpha, sex_factor = (0.7, -0.329, 1.018) if sex == "F" else (0.9, -0.411, 1.0)
     ratio = scr / kappa
@@ -117,7 +117,7 @@ def cockcroft_gault_actual(x: Inputs) -> float:
     age = L._age(x)
     weight = x.quantity("weight", "mass", range_key="body_weight")
     scr = L._serum_creatinine(x)
-    x.require(sex, age, weight, scr)
+    sex, age, weight, scr = x.require(sex, age, weight, scr)[:]
     return (140.0 - age) * weight * (0.85 if sex == "F" else 1.0) / (72.0 * scr)
 
 
@@ -126,7 +126,7 @@ def sodium_katz(x: Inputs) -> float:
     """Katz correction: Na + 0.016 x (glucose mg/dL - 100) (Katz MA. N Engl J Med 1973;289:843-4)."""
     na = L._sodium(x)
     glucose = x.quantity("Glucose", "glucose", range_key="glucose")
-    x.require(na, glucose)
+    na, glucose = x.require(na, glucose)[:]
     return na + 0.016 * (glucose - 100.0)
 
 
@@ -137,7 +137,7 @@ def measured_ldl(x: Inputs) -> float:
     """The directly measured LDL cholesterol when the note prints one (entity ``LDL cholesterol``),
     as NCEP ATP III allows in place of the Friedewald estimate (Circulation 2002;106:3143-421)."""
     ldl = x.quantity(x.key("LDL cholesterol", "LDL"), "cholesterol", range_key="ldl")
-    x.require(ldl)
+    (ldl,) = x.require(ldl)[:]
     return ldl
 
 
@@ -148,7 +148,7 @@ def ldl_sampson(x: Inputs) -> float:
     tc = x.quantity("Total cholesterol", "cholesterol")
     hdl = x.quantity("high-density lipoprotein cholesterol", "cholesterol")
     tg = x.quantity("Triglycerides", "triglycerides")
-    x.require(tc, hdl, tg)
+    tc, hdl, tg = x.require(tc, hdl, tg)[:]
     return tc / 0.948 - hdl / 0.971 - (tg / 8.56 + tg * (tc - hdl) / 2140.0 - tg * tg / 16100.0) - 9.44
 
 
@@ -159,7 +159,7 @@ def _meld_inputs(x: Inputs) -> tuple[float, float, float, float]:
     na = L._sodium(x)
     dialysis = x.flag("Dialysis at least twice in the past week") or x.flag(
         "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
-    x.require(cr, bili, inr, na)
+    cr, bili, inr, na = x.require(cr, bili, inr, na)[:]
     cr = 4.0 if dialysis else min(max(cr, 1.0), 4.0)
     return cr, max(bili, 1.0), max(inr, 1.0), min(max(na, 125.0), 137.0)
 
@@ -189,7 +189,7 @@ def child_pugh_cholestatic(x: Inputs) -> int:
     """Child-Pugh with the bilirubin bands for cholestatic disease (PBC/PSC): <4 mg/dL 1, 4-10 2,
     >10 3 (Pugh RN et al. Br J Surg 1973;60:646-9, modification for primary biliary cirrhosis)."""
     score = REGISTRY[15].fn(x)
-    bili = x.quantity(x.key("Bilirubin"), "bilirubin")
+    (bili,) = x.require(x.quantity(x.key("Bilirubin"), "bilirubin"))[:]  # present: fn computed
     default = 1 if bili < 2 else 2 if bili <= 3 else 3
     return score - default + (1 if bili < 4 else 2 if bili <= 10 else 3)
 
@@ -254,7 +254,7 @@ def ibw_robinson(x: Inputs) -> float:
     et al. Am J Hosp Pharm 1983;40:1016-9)."""
     sex = x.choice("sex", P._SEX)
     h = P._height_cm(x)
-    x.require(sex, h)
+    sex, h = x.require(sex, h)[:]
     inches = h / 2.54 - 60.0
     return 52.0 + 1.9 * inches if sex == "male" else 49.0 + 1.7 * inches
 
@@ -265,7 +265,7 @@ def bsa_du_bois(x: Inputs) -> float:
     Med 1916;17:863-71)."""
     w = P._weight_kg(x)
     h = P._height_cm(x)
-    x.require(w, h)
+    w, h = x.require(w, h)[:]
     return 0.007184 * w**0.425 * h**0.725
 
 
@@ -295,7 +295,7 @@ def centor_original(x: Inputs) -> int:
     """Original Centor score without the McIsaac age term (Centor RM et al. Med Decis Making
     1981;1:239-46)."""
     score = REGISTRY[20].fn(x)
-    age = x.quantity(x.key("age"), "age")
+    (age,) = x.require(x.quantity(x.key("age"), "age"))[:]  # present: fn computed
     return score - (1 if age < 15 else 0 if age < 45 else -1)
 
 
@@ -309,8 +309,7 @@ def gcs_not_testable_as_1(x: Inputs) -> int:
         sentinel = object()
         v = x.choice(x.key(key), table, default=sentinel)
         parts.append(None if v is sentinel else (1 if v is None else v))
-    x.require(*parts)
-    return int(sum(parts))
+    return int(sum(x.require(*parts)))
 
 
 @alternative(28, "chronic_health_unstated_elective")
@@ -327,7 +326,7 @@ def cci_without_age(x: Inputs) -> int:
     """Charlson index without the age points (the 1987 comorbidity-only index; Charlson ME et al.
     J Chronic Dis 1987;40:373-83)."""
     score = REGISTRY[32].fn(x)
-    age = x.quantity(x.key("age"), "age")
+    (age,) = x.require(x.quantity(x.key("age"), "age"))[:]  # present: fn computed
     return score - (0 if age < 50 else 1 if age < 60 else 2 if age < 70 else 3 if age < 80 else 4)
 
 

@@ -16,13 +16,21 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, overload
 
 import yaml
 
 from medcalc_maintained.core import units as U
 
 OUTPUT_TYPES = ("decimal", "integer", "date")
+
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+E = TypeVar("E")
+F = TypeVar("F")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,7 @@ def register(calculator_id: int, name: str, output_type: str) -> Callable:
             raise ValueError(f"calculator {calculator_id} registered twice")
         if not (fn.__doc__ or "").strip():
             raise ValueError(f"calculator {calculator_id} ({name}) has no docstring naming its source")
-        REGISTRY[calculator_id] = Calculator(calculator_id, name, output_type, fn, fn.__doc__.strip())
+        REGISTRY[calculator_id] = Calculator(calculator_id, name, output_type, fn, (fn.__doc__ or "").strip())
         return fn
 
     return deco
@@ -238,10 +246,30 @@ class Inputs:
             self._note(self.invalid, key)
             return None
 
-    def require(self, *values: Any) -> None:
-        """Stop the calculation when any value is ``None`` (the reason is already recorded)."""
+    @overload
+    def require(self, a: A | None, /) -> tuple[A]: ...
+    @overload
+    def require(self, a: A | None, b: B | None, /) -> tuple[A, B]: ...
+    @overload
+    def require(self, a: A | None, b: B | None, c: C | None, /) -> tuple[A, B, C]: ...
+    @overload
+    def require(self, a: A | None, b: B | None, c: C | None, d: D | None, /) -> tuple[A, B, C, D]: ...
+    @overload
+    def require(self, a: A | None, b: B | None, c: C | None, d: D | None, e: E | None, /) -> tuple[A, B, C, D, E]: ...
+    @overload
+    def require(
+        self, a: A | None, b: B | None, c: C | None, d: D | None, e: E | None, f: F | None, /
+    ) -> tuple[A, B, C, D, E, F]: ...
+    @overload
+    def require(self, *values: T | None) -> tuple[T, ...]: ...
+    def require(self, *values: Any) -> tuple[Any, ...]:
+        """Stop the calculation when any value is ``None`` (the reason is already recorded); else
+        return ``values``, for the caller to rebind its names to, so a type checker knows that none
+        of them is ``None``: ``a, b = x.require(a, b)[:]`` (the ``[:]`` keeps mypy from taking
+        the names' own ``float | None`` types as what the call returns)."""
         if any(v is None for v in values):
             raise CannotCompute()
+        return values
 
 
 def format_value(value: Any, output_type: str) -> tuple[str, float | None]:

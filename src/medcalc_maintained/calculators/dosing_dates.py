@@ -63,7 +63,7 @@ def steroid_conversion(x: Inputs) -> float:
                     dose_mg = None
         if dose_mg is None or source_eq is None:
             x._note(x.invalid, "input steroid")
-    x.require(target, dose_mg, source_eq)
+    target, dose_mg, source_eq = x.require(target, dose_mg, source_eq)[:]
     return dose_mg * target / source_eq
 
 
@@ -103,10 +103,11 @@ def _fentanyl_patch_mcg_per_hr(x: Inputs, key: str) -> float | None:
     as the label strength: ``µg``/``mcg`` silently, ``mg`` (impossible for a patch) flagged as
     implausible while still used."""
     v = x.raw(key)
-    if not (isinstance(v, (list, tuple)) and len(v) == 2) or _as_number(v[0]) is None:
+    num = _as_number(v[0]) if isinstance(v, (list, tuple)) and len(v) == 2 else None
+    if num is None:
         x._note(x.invalid, key)
         return None
-    num, unit = _as_number(v[0]), U.normalise_unit(str(v[1]))
+    unit = U.normalise_unit(str(v[1]))
     if unit in ("ug", "mcg"):
         return num
     if unit == "mg":
@@ -187,7 +188,7 @@ def mme_total(x: Inputs, factor_of) -> float:
 def lmp_date(x: Inputs) -> dt.date:
     """The first day of the last menstrual period (required): the start of every LMP-based date."""
     lmp = x.date("Last menstrual date")
-    x.require(lmp)
+    (lmp,) = x.require(lmp)[:]
     return lmp
 
 
@@ -196,7 +197,7 @@ def lmp_and_cycle(x: Inputs) -> tuple[dt.date, float]:
     refused, so a row missing both names both)."""
     lmp = x.date("Last menstrual date")
     cycle = x.number("cycle length", range_key="menstrual_cycle_length")
-    x.require(lmp, cycle)
+    lmp, cycle = x.require(lmp, cycle)[:]
     if cycle != int(cycle):
         x._note(x.invalid, "cycle length")
         x.require(None)
@@ -236,7 +237,7 @@ def estimated_gestational_age(x: Inputs) -> tuple[int, int]:
     """
     lmp = x.date("Last menstrual date")
     today = x.date("Current Date")
-    x.require(lmp, today)
+    lmp, today = x.require(lmp, today)[:]
     days = (today - lmp).days
     if days < 0:
         x._note(x.invalid, "Current Date")

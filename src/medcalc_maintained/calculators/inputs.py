@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import cast
 
 from medcalc_maintained.calculators.base import CannotCompute, Inputs, plausibility_ranges
 from medcalc_maintained.core import units as U
@@ -197,7 +198,7 @@ def expected_text(spec: InputSpec) -> str:
         allowed = f"one of {', '.join(spec.options)}"
         if spec.accessor == "choice":
             return allowed
-        return f"drug {allowed}; dose in {', '.join(U.known_units(spec.kind))}"
+        return f"drug {allowed}; dose in {', '.join(U.known_units(cast(str, spec.kind)))}"  # drug doses name their kind
     if spec.accessor == "flag":
         return "true or false"
     if spec.accessor == "date":

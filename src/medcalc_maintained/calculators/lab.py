@@ -53,7 +53,7 @@ def _anion_gap_inputs(x: Inputs) -> tuple[float, float, float]:
     na = _sodium(x)
     cl = x.quantity("Chloride", "chloride", range_key="chloride")
     hco3 = x.quantity("Bicarbonate", "bicarbonate", range_key="bicarbonate")
-    x.require(na, cl, hco3)
+    na, cl, hco3 = x.require(na, cl, hco3)[:]
     return na, cl, hco3
 
 
@@ -85,7 +85,7 @@ def creatinine_clearance(x: Inputs) -> float:
     weight = x.quantity("weight", "mass", range_key="body_weight")
     height = x.quantity("height", "length", range_key="height")
     scr = _serum_creatinine(x)
-    x.require(sex, age, weight, height, scr)
+    sex, age, weight, height, scr = x.require(sex, age, weight, height, scr)[:]
     bmi = weight / (height / 100.0) ** 2
     ibw = _ideal_body_weight(sex, height)
     if bmi < 18.5:
@@ -109,7 +109,7 @@ def ckd_epi_2021(x: Inputs) -> float:
     sex = _sex(x)
     age = _age(x)
     scr = _serum_creatinine(x)
-    x.require(sex, age, scr)
+    sex, age, scr = x.require(sex, age, scr)[:]
     kappa, alpha, sex_factor = (0.7, -0.241, 1.012) if sex == "F" else (0.9, -0.302, 1.0)
     ratio = scr / kappa
     return 142.0 * min(ratio, 1.0) ** alpha * max(ratio, 1.0) ** -1.200 * 0.9938**age * sex_factor
@@ -127,7 +127,7 @@ def mdrd_gfr(x: Inputs) -> float:
     age = _age(x)
     scr = _serum_creatinine(x)
     black = x.choice("Race", _RACE_BLACK, required=False, default=False)
-    x.require(sex, age, scr)
+    sex, age, scr = x.require(sex, age, scr)[:]
     egfr = 175.0 * scr**-1.154 * age**-0.203
     if sex == "F":
         egfr *= 0.742
@@ -147,7 +147,7 @@ def fena(x: Inputs) -> float:
     ucr = x.quantity("Urine creatinine", "creatinine", range_key="urine_creatinine")
     sna = _sodium(x)
     una = x.quantity("Urine sodium", "sodium", range_key="urine_sodium")
-    x.require(scr, ucr, sna, una)
+    scr, ucr, sna, una = x.require(scr, ucr, sna, una)[:]
     return scr * una / (sna * ucr) * 100.0
 
 
@@ -163,7 +163,7 @@ def corrected_calcium(x: Inputs) -> float:
     """
     ca = x.quantity("Calcium", "calcium", range_key="calcium")
     alb = _albumin(x)
-    x.require(ca, alb)
+    ca, alb = x.require(ca, alb)[:]
     return ca + 0.8 * (4.0 - alb)
 
 
@@ -176,7 +176,7 @@ def corrected_sodium(x: Inputs) -> float:
     """
     na = _sodium(x)
     glucose = x.quantity("Glucose", "glucose", range_key="glucose")
-    x.require(na, glucose)
+    na, glucose = x.require(na, glucose)[:]
     return na + 0.024 * (glucose - 100.0)
 
 
@@ -189,7 +189,7 @@ def serum_osmolality(x: Inputs) -> float:
     na = _sodium(x)
     bun = x.quantity("Blood Urea Nitrogen (BUN)", "bun", range_key="bun")
     glucose = x.quantity("Glucose", "glucose", range_key="glucose")
-    x.require(na, bun, glucose)
+    na, bun, glucose = x.require(na, bun, glucose)[:]
     return 2.0 * na + bun / 2.8 + glucose / 18.0
 
 
@@ -205,7 +205,7 @@ def free_water_deficit(x: Inputs) -> float:
     age = _age(x)
     weight = x.quantity("weight", "mass", range_key="body_weight")
     na = _sodium(x)
-    x.require(sex, age, weight, na)
+    sex, age, weight, na = x.require(sex, age, weight, na)[:]
     if age < 18:
         tbw = 0.6
     elif age < 65:
@@ -254,7 +254,7 @@ def albumin_corrected_anion_gap(x: Inputs) -> float:
     """
     na, cl, hco3 = _anion_gap_inputs(x)
     alb = _albumin(x)
-    x.require(alb)
+    (alb,) = x.require(alb)[:]
     return na - (cl + hco3) + 2.5 * (4.0 - alb)
 
 
@@ -267,7 +267,7 @@ def albumin_corrected_delta_gap(x: Inputs) -> float:
     """
     na, cl, hco3 = _anion_gap_inputs(x)
     alb = _albumin(x)
-    x.require(alb)
+    (alb,) = x.require(alb)[:]
     return na - (cl + hco3) + 2.5 * (4.0 - alb) - 12.0
 
 
@@ -280,7 +280,7 @@ def albumin_corrected_delta_ratio(x: Inputs) -> float:
     """
     na, cl, hco3 = _anion_gap_inputs(x)
     alb = _albumin(x)
-    x.require(alb)
+    (alb,) = x.require(alb)[:]
     return (na - (cl + hco3) + 2.5 * (4.0 - alb) - 12.0) / (24.0 - hco3)
 
 
@@ -298,7 +298,7 @@ def fib4(x: Inputs) -> float:
     ast = x.quantity("Aspartate aminotransferase", "enzyme", range_key="aminotransferase")
     alt = x.quantity("Alanine aminotransferase", "enzyme", range_key="aminotransferase")
     plt = x.quantity("Platelet count", "count_per_ul", range_key="platelets")
-    x.require(age, ast, alt, plt)
+    age, ast, alt, plt = x.require(age, ast, alt, plt)[:]
     plt_10e9_per_l = plt / 1000.0  # 1 per µL = 10^6 per L = 10^-3 x 10^9 per L
     return age * ast / (plt_10e9_per_l * math.sqrt(alt))
 
@@ -321,14 +321,14 @@ def meld_na(x: Inputs) -> float:
     dialysis = x.flag("Dialysis at least twice in the past week") or x.flag(
         "Continuous veno-venous hemodialysis for ≥24 hours in the past week"
     )
-    x.require(cr, bili, inr, na)
+    cr, bili, inr, na = x.require(cr, bili, inr, na)[:]
     cr = 4.0 if dialysis else min(max(cr, 1.0), 4.0)
     bili = max(bili, 1.0)
     inr = max(inr, 1.0)
     na = min(max(na, 125.0), 137.0)
     meld_i = 0.957 * math.log(cr) + 0.378 * math.log(bili) + 1.120 * math.log(inr) + 0.643
     meld_i = math.floor(meld_i * 10.0 + 0.5)  # rounded to the tenth, x 10
-    meld = meld_i
+    meld: float = meld_i
     if meld_i > 11:
         meld = meld_i + 1.32 * (137.0 - na) - 0.033 * meld_i * (137.0 - na)
     return float(min(math.floor(meld + 0.5), 40))
@@ -346,7 +346,7 @@ def homa_ir(x: Inputs) -> float:
     """
     insulin = x.quantity("Insulin", "insulin", range_key="insulin")
     glucose = x.quantity("Glucose", "glucose", range_key="glucose")
-    x.require(insulin, glucose)
+    insulin, glucose = x.require(insulin, glucose)[:]
     return insulin * glucose / 405.0
 
 
@@ -360,5 +360,5 @@ def ldl_friedewald(x: Inputs) -> float:
     tc = x.quantity("Total cholesterol", "cholesterol", range_key="cholesterol")
     hdl = x.quantity("high-density lipoprotein cholesterol", "cholesterol", range_key="hdl")
     tg = x.quantity("Triglycerides", "triglycerides", range_key="triglycerides")
-    x.require(tc, hdl, tg)
+    tc, hdl, tg = x.require(tc, hdl, tg)[:]
     return tc - hdl - tg / 5.0

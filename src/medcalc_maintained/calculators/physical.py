@@ -13,7 +13,7 @@ def mean_arterial_pressure(x: Inputs) -> float | None:
     """
     sbp = x.quantity("Systolic Blood Pressure", "pressure", range_key="systolic_bp")
     dbp = x.quantity("Diastolic Blood Pressure", "pressure", range_key="diastolic_bp")
-    x.require(sbp, dbp)
+    sbp, dbp = x.require(sbp, dbp)[:]
     return 2.0 / 3.0 * dbp + 1.0 / 3.0 * sbp
 
 
@@ -39,11 +39,11 @@ def _devine_ibw(sex: str, height_cm: float) -> float:
     return base + 2.3 * (height_cm / 2.54 - 60.0)
 
 
-def _rr_seconds(x: Inputs) -> tuple[float | None, float | None, float | None]:
+def _rr_seconds(x: Inputs) -> tuple[float, float, float]:
     """QT (ms), heart rate (/min) and RR interval (s) = 60 / HR."""
     qt = x.quantity("QT interval", "time_ms", range_key="qt_interval")
     hr = x.quantity("Heart Rate or Pulse", "rate", range_key="heart_rate")
-    x.require(qt, hr)
+    qt, hr = x.require(qt, hr)[:]
     return qt, hr, 60.0 / hr
 
 
@@ -58,7 +58,7 @@ def body_mass_index(x: Inputs) -> float:
     """
     w = _weight_kg(x)
     h = _height_cm(x)
-    x.require(w, h)
+    w, h = x.require(w, h)[:]
     return w / (h / 100.0) ** 2
 
 
@@ -71,7 +71,7 @@ def ideal_body_weight(x: Inputs) -> float:
     """
     sex = x.choice("sex", _SEX)
     h = _height_cm(x)
-    x.require(sex, h)
+    sex, h = x.require(sex, h)[:]
     return _devine_ibw(sex, h)
 
 
@@ -85,7 +85,7 @@ def adjusted_body_weight(x: Inputs) -> float:
     sex = x.choice("sex", _SEX)
     h = _height_cm(x)
     w = _weight_kg(x)
-    x.require(sex, h, w)
+    sex, h, w = x.require(sex, h, w)[:]
     ibw = _devine_ibw(sex, h)
     return ibw + 0.4 * (w - ibw)
 
@@ -99,7 +99,7 @@ def body_surface_area(x: Inputs) -> float:
     """
     w = _weight_kg(x)
     h = _height_cm(x)
-    x.require(w, h)
+    w, h = x.require(w, h)[:]
     return (h * w / 3600.0) ** 0.5
 
 
@@ -111,7 +111,7 @@ def target_weight(x: Inputs) -> float:
     """
     bmi = x.quantity("Body Mass Index (BMI)", "bmi", range_key="bmi")
     h = _height_cm(x)
-    x.require(bmi, h)
+    bmi, h = x.require(bmi, h)[:]
     return bmi * (h / 100.0) ** 2
 
 
@@ -124,7 +124,7 @@ def maintenance_fluids(x: Inputs) -> float:
     Pediatrics 1957;19:823-32; MDCalc "Maintenance Fluids Calculations".
     """
     w = _weight_kg(x)
-    x.require(w)
+    (w,) = x.require(w)[:]
     if w <= 10.0:
         return 4.0 * w
     if w <= 20.0:

@@ -90,14 +90,14 @@ def range_problem(calculator_id: Any, answer: Answer | Any, note: Any = None, ou
             return None
         dates = note_dates(note)
         lo, hi = rng.days_after
-        if not dates or any(lo <= (answer.value - d).days <= hi for d in dates):
+        if not dates or any(lo <= (answer.date - d).days <= hi for d in dates):
             return None
         shown = ", ".join(d.strftime("%m/%d/%Y") for d in dates[:3])
-        return (f"{answer.value.strftime('%m/%d/%Y')} is outside the range of {rng.name} "
+        return (f"{answer.date.strftime('%m/%d/%Y')} is outside the range of {rng.name} "
                 f"({rng.describe()}: {shown})")
     if not answer.is_number:
         return None
-    x = float(answer.value)
+    x = answer.number
     if (rng.min is not None and x < rng.min) or (rng.max is not None and x > rng.max):
         return f"{answer.text.strip()} is outside the range of {rng.name} ({rng.describe()})"
     return None

@@ -44,7 +44,7 @@ def cha2ds2_vasc(x: Inputs) -> int:
     """
     age = _age(x)
     sex = _sex(x)
-    x.require(age, sex)
+    age, sex = x.require(age, sex)[:]
     score = 0
     if age >= 75:
         score += 2
@@ -70,7 +70,7 @@ def wells_pe(x: Inputs) -> float:
     Embolism".
     """
     hr = x.quantity("Heart Rate or Pulse", "rate", range_key="heart_rate")
-    x.require(hr)
+    (hr,) = x.require(hr)[:]
     score = 0.0
     score += 3.0 if _any(x, "Clinical signs and symptoms of Deep Vein Thrombosis") else 0.0
     score += 3.0 if _any(x, "Pulmonary Embolism is #1 diagnosis OR equally likely") else 0.0
@@ -124,7 +124,7 @@ def rcri(x: Inputs) -> int:
     Pre-Operative Risk".
     """
     creat = x.quantity("Pre-operative creatinine", "creatinine")
-    x.require(creat)
+    (creat,) = x.require(creat)[:]
     score = 0
     score += 1 if _any(x, "Elevated-risk surgery") else 0
     score += 1 if _any(x, "History of ischemic heart disease") else 0
@@ -171,7 +171,7 @@ def heart_score(x: Inputs) -> int:
     history = x.choice("Suspicion History", _HEART_HISTORY)
     ecg = x.choice("Electrocardiogram Test", _HEART_ECG)
     trop = x.choice("Initial troponin", _HEART_TROPONIN)
-    x.require(age, history, ecg, trop)
+    age, history, ecg, trop = x.require(age, history, ecg, trop)[:]
     age_pts = 2 if age >= 65 else (1 if age >= 45 else 0)
     n_rf = sum(
         1
@@ -208,7 +208,7 @@ def has_bled(x: Inputs) -> int:
     """
     age = _age(x)
     drinks = x.number("Number of Alcoholic Drinks Per Week", required=False, range_key="alcohol_drinks_per_week")
-    x.require(age)
+    (age,) = x.require(age)[:]
     score = 0
     score += 1 if _any(x, "Hypertension history") else 0
     score += 1 if _any(x, "Renal disease criteria for the HAS-BLED rule") else 0
@@ -267,7 +267,7 @@ def caprini(x: Inputs) -> int:
     bmi = x.quantity("Body Mass Index (BMI)", "bmi")
     surgery = x.choice("Surgery Type", _SURGERY, required=False, default=0)
     mobility = x.choice("Mobility", _MOBILITY, required=False, default=0)
-    x.require(age, bmi)
+    age, bmi = x.require(age, bmi)[:]
     score = 0
     if age >= 75:
         score += 3
@@ -342,7 +342,7 @@ def framingham_hard_chd(x: Inputs) -> float:
     tc = x.quantity("Total cholesterol", "cholesterol")
     hdl = x.quantity("high-density lipoprotein cholesterol", "cholesterol", range_key="hdl")
     sbp = x.quantity("Systolic Blood Pressure", "pressure", range_key="systolic_bp")
-    x.require(age, sex, tc, hdl, sbp)
+    age, sex, tc, hdl, sbp = x.require(age, sex, tc, hdl, sbp)[:]
     smoker = 1.0 if _any(x, "Smoker") else 0.0
     treated = 1.0 if _any(x, "Blood pressure being treated with medicines") else 0.0
     la, ltc, lhdl, lsbp = math.log(age), math.log(tc), math.log(hdl), math.log(sbp)
@@ -372,7 +372,7 @@ def perc(x: Inputs) -> int:
     age = _age(x)
     hr = x.quantity("Heart Rate or Pulse", "rate", range_key="heart_rate")
     sat = x.quantity("O₂ saturation percentage", "percent", range_key="oxygen_saturation")
-    x.require(age, hr, sat)
+    age, hr, sat = x.require(age, hr, sat)[:]
     n = 0
     n += 1 if age >= 50 else 0
     n += 1 if hr >= 100 else 0

@@ -107,8 +107,7 @@ def glasgow_coma_score(x: Inputs) -> int:
         if v is None:  # "not testable": the summed score does not exist
             x._note(x.missing, f"{key} (not testable)")
         parts.append(None if v is sentinel else v)
-    x.require(*parts)
-    return int(sum(parts))
+    return int(sum(x.require(*parts)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -198,7 +197,10 @@ def apache_ii(x: Inputs) -> int:
     if _any(x, "History of severe organ failure or immunocompromise"):
         # no surgery type given: no operation described, i.e. a nonoperative admission (5)
         chronic = x.choice(x.key("Surgery Type"), _SURGERY, required=False, default=5)
-    x.require(age, temp, mean_ap, hr, rr, ph, na, k, cr, hct, wbc, gcs, fio2, oxy, chronic)
+    # split in three calls, each of names of one type (oxy and chronic are ints); any None stops it
+    age, temp, mean_ap, hr, rr, ph, na, k = x.require(age, temp, mean_ap, hr, rr, ph, na, k)[:]
+    cr, hct, wbc, gcs, fio2 = x.require(cr, hct, wbc, gcs, fio2)[:]
+    oxy, chronic = x.require(oxy, chronic)[:]
 
     arf = _any(x, "Acute renal failure", "Acute Renal Failure")
     age_pts = 0 if age < 45 else 2 if age < 55 else 3 if age < 65 else 5 if age < 75 else 6
@@ -248,7 +250,8 @@ def pneumonia_severity_index(x: Inputs) -> int:
     glu = x.quantity(x.key("Glucose"), "glucose")
     hct = x.quantity(x.key("Hematocrit"), "percent", range_key="hematocrit")
     pao2 = _pao2(x)
-    x.require(age, sex, rr, sbp, temp, hr, ph, bun, na, glu, hct, pao2)
+    age, sex, rr, sbp, temp, hr = x.require(age, sex, rr, sbp, temp, hr)[:]
+    ph, bun, na, glu, hct, pao2 = x.require(ph, bun, na, glu, hct, pao2)[:]
 
     score = age - 10 if sex == "F" else age
     score += 10 if _any(x, "Nursing home resident") else 0
@@ -307,7 +310,7 @@ def sofa(x: Inputs) -> int:
     renal_decided = cr is not None or (uo is not None and uo < 200)  # UO < 200 mL/day is already 4
     if not renal_decided:
         x._note(x.missing, cr_key)
-    x.require(pao2, fio2, gcs, bili, plt, True if renal_decided else None)
+    pao2, fio2, gcs, bili, plt, _ = x.require(pao2, fio2, gcs, bili, plt, True if renal_decided else None)[:]
 
     vent = _any(x, "On mechanical ventilation", "Continous positive airway pressure",
                 "Continuous positive airway pressure")
@@ -374,12 +377,12 @@ def sirs(x: Inputs) -> int:
     resp_met = (rr is not None and rr > 20) or (paco2 is not None and paco2 < 32)
     if rr is None and not resp_met:  # respiratory criterion undecided
         x._note(x.missing, rr_key)
-    x.require(temp, hr, rr if not resp_met else True, wbc if not bands else True)
+    temp, hr, _, _ = x.require(temp, hr, rr if not resp_met else True, wbc if not bands else True)[:]
     count = 0
     count += 1 if (temp > 38 or temp < 36) else 0
     count += 1 if hr > 90 else 0
     count += 1 if resp_met else 0
-    count += 1 if (bands or wbc > 12000 or wbc < 4000) else 0
+    count += 1 if (bands or (wbc is not None and (wbc > 12000 or wbc < 4000))) else 0  # wbc required unless bands
     return count
 
 
@@ -397,7 +400,7 @@ def curb_65(x: Inputs) -> int:
     rr = x.quantity(x.key("respiratory rate"), "rate", range_key="respiratory_rate")
     sbp = x.quantity(x.key("Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
     dbp = x.quantity(x.key("Diastolic Blood Pressure"), "pressure", range_key="diastolic_bp")
-    x.require(age, bun, rr, sbp, dbp)
+    age, bun, rr, sbp, dbp = x.require(age, bun, rr, sbp, dbp)[:]
     score = 1 if _any(x, "Confusion") else 0
     score += 1 if bun > 19 else 0
     score += 1 if rr >= 30 else 0

@@ -63,7 +63,7 @@ def child_pugh(x: Inputs) -> int:
     inr = x.number(x.key("international normalized ratio", "INR"), range_key="inr")
     asc = _graded(x, "Ascites", _ASCITES, absent=1)
     enc = _graded(x, "Encephalopathy", _ENCEPH, absent=1)
-    x.require(bili, alb, inr, asc, enc)
+    bili, alb, inr, asc, enc = x.require(bili, alb, inr, asc, enc)[:]
     score = 1 if bili < 2 else 2 if bili <= 3 else 3
     score += 1 if alb > 3.5 else 2 if alb >= 2.8 else 3
     score += 1 if inr < 1.7 else 2 if inr <= 2.3 else 3
@@ -87,7 +87,7 @@ def centor_mcisaac(x: Inputs) -> int:
     temp = x.quantity(x.key("Temperature"), "temperature", range_key="temperature")
     if age is not None and age < 3:
         x._note(x.invalid, age_key)
-    x.require(age, temp)
+    age, temp = x.require(age, temp)[:]
     score = 1 if age < 15 else 0 if age < 45 else -1
     score += 1 if _any(x, "Exudate or swelling on tonsils") else 0
     score += 1 if _any(x, "Tender/swollen anterior cervical lymph nodes") else 0
@@ -112,7 +112,7 @@ def glasgow_blatchford(x: Inputs) -> int:
     sbp = x.quantity(x.key("Systolic Blood Pressure"), "pressure", range_key="systolic_bp")
     hr = x.quantity(x.key("Heart Rate or Pulse"), "rate", range_key="heart_rate")
     sex = x.choice(x.key("sex"), _SEX)
-    x.require(bun, hb, sbp, hr, sex)
+    bun, hb, sbp, hr, sex = x.require(bun, hb, sbp, hr, sex)[:]
     score = 0 if bun < 18.2 else 2 if bun < 22.4 else 3 if bun < 28 else 4 if bun < 70 else 6
     if sex == "M":
         score += 0 if hb >= 13 else 1 if hb >= 12 else 3 if hb >= 10 else 6
@@ -154,7 +154,7 @@ def charlson(x: Inputs) -> int:
     diabetes = _graded(x, "Diabetes mellitus criteria for CCI rule", _DIABETES, absent=0, true_means=1)
     tumor = _graded(x, "Solid tumor", _TUMOR, absent=0, true_means=2)
     ckd = _graded(x, "Moderate to severe Chronic Kidney Disease", _CKD, absent=False, true_means=True)
-    x.require(age, liver, diabetes, tumor, ckd)
+    age, liver, diabetes, tumor, ckd = x.require(age, liver, diabetes, tumor, ckd)[:]
     score = 0 if age < 50 else 1 if age < 60 else 2 if age < 70 else 3 if age < 80 else 4
     score += 1 if _any(x, "Myocardial infarction") else 0
     score += 1 if _any(x, "Congestive Heart Faliure", "Congestive Heart Failure") else 0

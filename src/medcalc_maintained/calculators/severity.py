@@ -116,7 +116,7 @@ def severity(calculator_id: int, old_label: Any, new_label: Any, output_type: st
         return level, f"{what}; the value drives {drives}"
     if old.kind == "date" or new.kind == "date":
         return _dates(t, old, new)
-    x, y = float(old.value), float(new.value)
+    x, y = old.number, new.number
     found: list[tuple[str, str]] = []
     if labels_agree(new, old, output_type):
         found.append(("L0", "same label (within tolerance)"))

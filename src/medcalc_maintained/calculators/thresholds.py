@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -217,7 +217,7 @@ def _parse_variants(path: str, cid: int, raw: Any, kind: str) -> tuple[Variant, 
         if not (ok_sex or ok_age):
             raise DataError(path, f"`when` must be {{sex: male|female}} or {{age_min|age_below: N}} for {kind}",
                             row=cid, field=f"variants[{i}].when")
-        out.append(Variant(dict(when), _parse_bands(path, cid, v.get("bands"), f"variants[{i}].bands")))
+        out.append(Variant(dict(cast(dict, when)), _parse_bands(path, cid, v.get("bands"), f"variants[{i}].bands")))
     return tuple(out)
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+import os
+from typing import Any, Callable, NoReturn
 
 import typer
 from rich.console import Console
@@ -16,7 +17,7 @@ err = Console(stderr=True)
 install_log_filter()  # nothing the logging module prints shows a secret
 
 
-def fail(exc: object, code: int = 2) -> None:
+def fail(exc: object, code: int = 2) -> NoReturn:
     """Print an input problem (one line per problem when the error lists several; secrets masked
     by ``core.redact``) and exit."""
     problems = getattr(exc, "problems", None)
@@ -29,7 +30,8 @@ def fail(exc: object, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def fail_ledger(exc: object, *, path: object = None, what: str = "ledger problem(s)", code: int = 2) -> None:
+def fail_ledger(exc: object, *, path: str | os.PathLike[str] | None = None, what: str = "ledger problem(s)",
+                code: int = 2) -> NoReturn:
     """Print every ledger problem, then one line naming ``path`` (default: the first problem's
     file) with the count of ``what``, and exit ``code``."""
     from medcalc_maintained.core.io import DataError
@@ -40,7 +42,7 @@ def fail_ledger(exc: object, *, path: object = None, what: str = "ledger problem
     fail(DataError(problems[0].path if path is None else path, f"{len(problems)} {what}; nothing written"), code=code)
 
 
-def guarded(out: object, **options):
+def guarded(out: str | os.PathLike[str] | None, **options):
     """The project, after checking the command's ``--out`` with :meth:`Project.guard_out` (raises
     ``DataError`` for a target over or inside the hand-written ledger, ``data/`` or the root)."""
     from medcalc_maintained.project import Project

@@ -37,5 +37,6 @@ def install() -> None:
         return None if self.is_flag and not self.count else display_type_rich(self, ctx)
 
     rich_utils._make_rich_text = _make_rich_text
-    core.TyperOption.display_type_rich = _display_type_rich
-    rich_utils._medcalc_help = True
+    # setattr: typer's own types have no such attribute to assign (these patch typer's help output)
+    setattr(core.TyperOption, "display_type_rich", _display_type_rich)
+    setattr(rich_utils, "_medcalc_help", True)

@@ -36,6 +36,7 @@ import yaml
 from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of
 from medcalc_maintained.core.answers import is_correct
 from medcalc_maintained.core.labels import ERROR_STATUSES
+from medcalc_maintained.core.rows import row_dicts
 
 
 def cell_text(v: Any) -> str | None:
@@ -67,9 +68,9 @@ def mini_rows_view(default: pd.DataFrame, mini_rows: pd.DataFrame, per_calculato
             sel = mini.select(part.reset_index(drop=True), s, per_calculator)
             chosen |= {(s, int(u)) for u in sel["Row Number"]}
     ref = {} if default.empty else {(str(s), int(u)): r for s, u, r in
-                                    zip(default["split"], default["uid"], default.to_dict("records"))}
+                                    zip(default["split"], default["uid"], row_dicts(default))}
     rows, seen = [], set()
-    for r in ([] if mini_rows.empty else mini_rows.to_dict("records")):
+    for r in ([] if mini_rows.empty else row_dicts(mini_rows)):
         key = (str(r["split"]), int(r["uid"]))
         d = ref.get(key)
         same = d is not None and all(cell_text(r.get(c)) == cell_text(d.get(c)) for c in DEFAULT_COLUMNS)
@@ -110,7 +111,7 @@ def explanations_view(full: pd.DataFrame, original: pd.DataFrame) -> pd.DataFram
     upstream = {} if original.empty else {(str(s), int(u)): cell_text(e) for s, u, e in
                                           zip(original["split"], original["uid"], original["Ground Truth Explanation"])}
     rows = []
-    for r in full.to_dict("records"):
+    for r in row_dicts(full):
         key = (str(r["split"]), int(r["uid"]))
         source = str(r.get(SOURCE_COLUMN))
         changed = str(r.get("Label Status")) in ERROR_STATUSES
@@ -157,7 +158,7 @@ def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     if full.empty or not has_derivations(version):
         return pd.DataFrame(columns=cols)
     rows = []
-    for r in full.to_dict("records"):
+    for r in row_dicts(full):
         if str(r.get("Label Status")) == "unverified":
             continue
         try:
@@ -215,7 +216,7 @@ def proposals_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     if full.empty or not has_derivations(version):
         return pd.DataFrame(columns=cols)
     rows = []
-    for r in full.to_dict("records"):
+    for r in row_dicts(full):
         key = {"split": str(r["split"]), "uid": int(r["uid"])}
         verified = str(r.get("Label Status")) != UNVERIFIED
         answer, text = r.get(PROPOSED_ANSWER), cell_text(r.get(PROPOSAL))

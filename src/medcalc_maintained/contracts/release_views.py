@@ -37,6 +37,7 @@ from medcalc_maintained.contracts import release_content as rc
 from medcalc_maintained.contracts import severity_views
 from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of
 from medcalc_maintained.core.io import sha256_file
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import RELEASE_DATA_DIR
 
 # suites (by name) that a config other than `full` is also validated with, and the view it gets
@@ -138,7 +139,8 @@ def files_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
 
 
 def config_files_view(data: ReleaseData) -> pd.DataFrame:
-    counts = data.manifest.get("rows") if isinstance(data.manifest.get("rows"), dict) else {}
+    listed = data.manifest.get("rows")
+    counts = listed if isinstance(listed, dict) else {}
     rows = []
     for p in data.parts:
         want = (counts.get(p["config"]) or {}).get(p["split"]) if isinstance(counts.get(p["config"]), dict) else None
@@ -237,10 +239,10 @@ def default_rows_view(data: ReleaseData) -> pd.DataFrame:
     else:
         selected = set()
     full_rows = {} if full.empty else {
-        (str(s), int(u)): r for s, u, r in zip(full["split"], full["uid"], full.to_dict("records"))}
+        (str(s), int(u)): r for s, u, r in zip(full["split"], full["uid"], row_dicts(full))}
     seen: dict[tuple[str, int], int] = {}
-    rows = []
-    records = [] if default.empty else default.to_dict("records")
+    rows: list[dict[str, Any]] = []
+    records = [] if default.empty else row_dicts(default)
     for r in records:
         key = (str(r.get("split")), int(r["uid"]) if rc.cell_text(r.get("uid")) is not None else -1)
         seen[key] = seen.get(key, 0) + 1

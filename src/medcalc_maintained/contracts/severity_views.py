@@ -21,7 +21,7 @@ import pandas as pd
 
 from medcalc_maintained.calculators.severity import LEVELS, change_level
 from medcalc_maintained.core.answers import labels_agree, parse_answer, same_value
-from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.rows import entities_or_empty, row_dicts
 
 VIEW = "change_severity"
 ID_COLUMNS = {VIEW: ["config", "split", "uid", "id"]}
@@ -48,17 +48,17 @@ def severity_view(full: pd.DataFrame, corrections: pd.DataFrame) -> pd.DataFrame
     rows: list[dict[str, Any]] = []
     if len(full):
         values = full[FULL_COLUMN] if FULL_COLUMN in full.columns else pd.Series([None] * len(full), index=full.index)
-        for r, v in zip(full.to_dict("records"), values):
+        for r, v in zip(row_dicts(full), values):
             ents = entities_or_empty(r.get("Relevant Entities"))
             facts = _facts(v, r.get("Calculator ID"), r.get("Original Ground Truth Answer"), r.get("Ground Truth Answer"),
                            str(r.get("Output Type")), ents)
             rows.append({"config": "full", "split": str(r.get("split")), "uid": r.get("uid"), "id": "", "value": v,
                          **dict(zip(COLUMNS[5:], facts))})
     if len(corrections):
-        by_row = {(str(r.get("split")), int(r["uid"])): r for r in full.to_dict("records")} if len(full) else {}
+        by_row = {(str(r.get("split")), int(r["uid"])): r for r in row_dicts(full)} if len(full) else {}
         values = corrections[CORRECTIONS_COLUMN] if CORRECTIONS_COLUMN in corrections.columns \
             else pd.Series([None] * len(corrections), index=corrections.index)
-        for r, v in zip(corrections.to_dict("records"), values):
+        for r, v in zip(row_dicts(corrections), values):
             row = by_row.get((str(r.get("split")), int(r["uid"])), {})
             facts = _facts(v, row.get("Calculator ID"), r.get("old_value"), r.get("new_value"), str(row.get("Output Type")),
                            entities_or_empty(row.get("Relevant Entities"))) if row else (v in LEVELS, False, False)

@@ -17,7 +17,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -26,6 +26,9 @@ from medcalc_maintained.contracts import release_views
 from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
+
+if TYPE_CHECKING:  # pragma: no cover
+    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
 
 ID_COLUMNS = {
     "instances": ["split", "uid"],
@@ -91,7 +94,8 @@ class Target:
     records: pd.DataFrame
     files: pd.DataFrame | None = None
     gates: dict[str, Any] | None = None
-    release: dict[str, pd.DataFrame] = field(default_factory=dict)  # release-only views
+    # release-only views; a ReleaseData is a config validated by the instance suites
+    release: dict[str, pd.DataFrame | release_views.ReleaseData] = field(default_factory=dict)
     # calculators that must keep their minimum (split, Calculator ID, Calculator Name): the previous
     # release's for a release, upstream's for the pipeline outputs
     calculators: pd.DataFrame | None = None
@@ -115,10 +119,11 @@ def load_target(target: Path | None, project: Project) -> Target:
     if target is not None and (Path(target) / "manifest.json").is_file():
         release = Path(target)
         data, views = release_views.release_views(release)
-        views["instances@default"] = data  # turned into an instance view by build_views
+        files = views.pop("files")
+        # the release's data is turned into an instance view by build_views
+        release_only: dict[str, pd.DataFrame | release_views.ReleaseData] = {**views, "instances@default": data}
         return Target(str(release), data.config("full"), data.config("original"), data.config("corrections"),
-                      views.pop("files"), release_gates(release, project), views,
-                      previous_calculators(data.manifest))
+                      files, release_gates(release, project), release_only, previous_calculators(data.manifest))
     if target is not None and not Path(target).is_dir():
         raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")
     mpath, upath = project.maintained, project.instances  # the base upstream version apply used
@@ -308,7 +313,8 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
         frame = views[view]
         id_cols = [c for c in ID_COLUMNS.get(view, []) if c in frame.columns]
         extra = [c for c in shown.get(view, []) if c in frame.columns and c not in id_cols]
-        actions = [gx.checkpoint.UpdateDataDocsAction(name="docs")] if docs_dir is not None else []
+        actions: list[gx.checkpoint.ValidationAction] = (
+            [gx.checkpoint.UpdateDataDocsAction(name="docs")] if docs_dir is not None else [])
         cp = ctx.checkpoints.add(gx.Checkpoint(
             name=f"{view}-checkpoint", validation_definitions=vds, actions=actions,
             result_format={"result_format": "COMPLETE", "unexpected_index_column_names": id_cols + extra}))
@@ -319,7 +325,7 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
                 evaluated += 1
                 if r.success:
                     continue
-                cfg = r.expectation_config
+                cfg = cast("ExpectationConfiguration", r.expectation_config)  # set on every checkpoint result
                 column = cfg.kwargs.get("column") or ",".join(cfg.kwargs.get("column_list", []))
                 observed = [c for c in (cfg.meta or {}).get("observed", []) if c in frame.columns]
                 failures.append(Failure(

@@ -14,15 +14,15 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from medcalc_maintained.calculators.policy import known_version
 from medcalc_maintained.calculators.ranges import label_problem
-from medcalc_maintained.core.answers import band, labels_agree, parse_answer, same_value
+from medcalc_maintained.core.answers import Answer, band, labels_agree, parse_answer, same_value
 from medcalc_maintained.core.labels import fit_problem, label_style
-from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.rows import entities_or_empty, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED
 from medcalc_maintained.core.versions import release_key as _release_key
 from medcalc_maintained.ledger import rules
@@ -31,8 +31,13 @@ from medcalc_maintained.ledger.apply import replay
 REL_TOL = 1e-6
 
 
-def _num(a) -> float | None:
-    return float(a.value) if a.is_number else None
+def _num(a: Answer) -> float | None:
+    return a.number if a.is_number else None
+
+
+def _day_count(a: Answer) -> float:
+    """A date or a gestational age (2024-06 types it ``date``) as a number that orders it."""
+    return float(a.date.toordinal()) if a.kind == "date" else a.number
 
 
 def answer_facts(otype: str, answer: str, lower: str, upper: str, style: str | None = None) -> dict[str, bool]:
@@ -46,10 +51,11 @@ def answer_facts(otype: str, answer: str, lower: str, upper: str, style: str | N
     if not parses or not lo.is_valid or not hi.is_valid or lo.is_abstain or hi.is_abstain:
         return {"answer_parses": parses, "within_limits": False, "limits_rule_ok": False}
     if otype == "date":
-        within = lo.value <= a.value <= hi.value
-        rule = lo.value == a.value == hi.value
-        return {"answer_parses": True, "within_limits": within, "limits_rule_ok": rule}
-    x, low, high = _num(a), _num(lo), _num(hi)
+        if len({a.kind, lo.kind, hi.kind}) > 1:  # a date beside weeks and days: no order between them
+            return {"answer_parses": True, "within_limits": False, "limits_rule_ok": False}
+        d, dlo, dhi = _day_count(a), _day_count(lo), _day_count(hi)
+        return {"answer_parses": True, "within_limits": dlo <= d <= dhi, "limits_rule_ok": dlo == d == dhi}
+    x, low, high = a.number, _num(lo), _num(hi)
     within = low is not None and high is not None and min(low, high) - 1e-9 <= x <= max(low, high) + 1e-9
     if otype == "decimal" and a.kind != "gestational_age":
         bl, bh = band(x)
@@ -165,7 +171,7 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
     else:  # a release's `original` config: the upstream literal
         ents = {k: entities_or_empty(v) for k, v in up.get("Relevant Entities", pd.Series(dtype=object)).to_dict().items()}
     valid, in_range, old_fits, holds = [], [], [], []
-    for k, rec in zip(keys, df.to_dict("records")):
+    for k, rec in zip(keys, row_dicts(df)):
         if k not in otypes:
             valid.append(False)
             in_range.append(False)
@@ -184,7 +190,7 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
             present, calculator_id=calc[k], output_type=otypes[k], style=styles[k], note=notes.get(k), entities=ents.get(k)))
     df["new_value_valid"], df["new_value_in_range"], df["old_value_fits"] = valid, in_range, old_fits
     df["derivation_holds"] = holds
-    df["physician_blinded"] = [rules.blinded_problem(r) is None for r in df.to_dict("records")]
+    df["physician_blinded"] = [rules.blinded_problem(r) is None for r in row_dicts(df)]
     df["decided_at_valid"] = [rules.decided_at_problem(v) is None for v in df["decided_at"]] if "decided_at" in df else False
 
 
@@ -202,8 +208,8 @@ def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None 
             df[col] = pd.Series(dtype=bool)
         return df
     up = upstream.set_index(["split", "uid"])
-    labels = up["Ground Truth Answer"].astype(str).to_dict()
-    otypes = up["Output Type"].astype(str).to_dict()
+    labels = cast("dict[tuple[str, int], str]", up["Ground Truth Answer"].astype(str).to_dict())  # (split, uid) index
+    otypes = cast("dict[tuple[str, int], str]", up["Output Type"].astype(str).to_dict())  # (split, uid) index
     keys = [(str(s), int(u)) if pd.notna(u) else (str(s), -1) for s, u in zip(df["split"], df["uid"])]
     df["uid_exists"] = [k in labels for k in keys]
     _record_facts(df, up, keys)

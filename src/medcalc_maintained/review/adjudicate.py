@@ -36,7 +36,7 @@ from medcalc_maintained.ledger.write import ledger_lock, write_checked
 from medcalc_maintained.quality.definitions import guideline_version
 from medcalc_maintained.quality.triage import Deferred, Reviewer, deferred_reviews
 from medcalc_maintained.review.layout import META, REVIEW, PacketError, PacketProblem, row_id
-from medcalc_maintained.review.packet import keyed
+from medcalc_maintained.review.packet import keyed, row_at
 from medcalc_maintained.review.reader import Item, Packet, read_packet
 
 REFERENCES = ("relabel", "physician", "current")
@@ -73,7 +73,7 @@ class _Relabel:
 def _relabel_of(rl: pd.DataFrame | None, key: tuple[str, int]) -> _Relabel:
     if rl is None or key not in rl.index:
         return _Relabel("relabel: no label for this row", None)
-    r = rl.loc[key]
+    r = row_at(rl, key)
     prov = "/".join(str(r[c]) for c in ("backend", "model") if c in r.index and str(r[c]) not in ("", "None", "nan"))
     if str(r["status"]) == "labeled":
         value = str(r["label"])
@@ -172,7 +172,7 @@ def build_records(packet: Packet, reviewer: Reviewer, instances: pd.DataFrame, m
     for it in packet.items:
         key = (it.split, it.uid)
         finding = str(rc.loc[key, "finding"]) if rc is not None and key in rc.index else None
-        records.append(_record(it, packet, reviewer, cur.loc[key], _relabel_of(rl, key), finding, prior.get(key, []),
+        records.append(_record(it, packet, reviewer, row_at(cur, key), _relabel_of(rl, key), finding, prior.get(key, []),
                                adjudication, decided_at))
     return records
 
@@ -198,7 +198,7 @@ def _underivable(packet: Packet, records: list[dict[str, Any]], instances: pd.Da
         key = (str(it.split), int(it.uid))
         if key not in rows.index:
             continue
-        row = rows.loc[key]
+        row = row_at(rows, key)
         p = rules.underivable_problem(rec, calculator_id=int(row["Calculator ID"]), output_type=str(row["Output Type"]),
                                       entities=row.get("entities"))
         if p:

@@ -18,7 +18,7 @@ holding any formula cell.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, cast
 
 import pandas as pd
 
@@ -92,6 +92,11 @@ def keyed(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(split=df["split"].astype(str), uid=df["uid"].astype(int)).set_index(["split", "uid"])
 
 
+def row_at(df: pd.DataFrame, key: tuple[str, int]) -> pd.Series:
+    """The row at ``key`` of a :func:`keyed` frame (``df.loc[key]``, typed as the one row it is)."""
+    return cast(pd.Series, df.loc[key])  # one (split, uid) is one row
+
+
 def answer_kind(instances: pd.DataFrame) -> dict[int, str]:
     """Per calculator id, the answer format: its output type, or ``gestational_age`` for the
     calculator whose labels are written as weeks and days (a property of the calculator)."""
@@ -99,7 +104,7 @@ def answer_kind(instances: pd.DataFrame) -> dict[int, str]:
     for cid, g in instances.groupby("calculator_id"):
         otype = str(g["Output Type"].iloc[0])
         ga = any(label_style(v, otype) == GESTATIONAL_AGE for v in g["Ground Truth Answer"].head(20))
-        out[int(cid)] = GESTATIONAL_AGE if ga else otype
+        out[int(cast(int, cid))] = GESTATIONAL_AGE if ga else otype  # a calculator_id: a whole number
     return out
 
 
@@ -178,7 +183,7 @@ def _review_sheet(ws, inst: pd.DataFrame, keys: list[tuple[str, int]], kinds: di
                              error="Please keep this cell under the length limit.")
     ws.add_data_validation(text_dv)
     for r, key in enumerate(keys, start=2):
-        rec = inst.loc[key]
+        rec = row_at(inst, key)
         kind = kinds[int(rec["calculator_id"])]
         values = {"row_id": row_id(*key), "calculator": str(rec["Calculator Name"]), "answer_format": FORMATS[kind],
                   "note": str(rec["Patient Note"]), "question": str(rec["Question"]),

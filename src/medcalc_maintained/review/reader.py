@@ -28,7 +28,7 @@ from medcalc_maintained.review.layout import (
     PacketError,
     PacketProblem,
 )
-from medcalc_maintained.review.packet import answer_kind, keyed
+from medcalc_maintained.review.packet import answer_kind, keyed, row_at
 
 
 @dataclass
@@ -453,7 +453,7 @@ def read_packet(path: Path, instances: pd.DataFrame, *, partial: bool = False, e
         if raw is None or (isinstance(raw, str) and raw.strip() == ""):
             (skipped if partial else empty).append((rid, cells["answer"].coordinate))
             continue
-        rec = inst.loc[key]
+        rec = row_at(inst, key)
         item = _item(cells, rid, key, r, str(rec["Output Type"]), kinds[int(rec["calculator_id"])], bad, rec)
         if item is not None:
             items.append(item)

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.calculators.severity import LEVELS, SEVERE
-from medcalc_maintained.core.answers import graded_answer, parse_answer
+from medcalc_maintained.core.answers import Answer, graded_answer, parse_answer
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.scoring.graders import grader
 from medcalc_maintained.scoring.grading import (
     STATUSES,
@@ -28,7 +29,7 @@ GRADED_COLUMNS = ["label_set", "uid", "calculator", "label_status", "label", "ou
 SHOWN_ANSWER_CHARS = 200  # the answer column of graded.csv shows at most this many characters
 
 
-def _graded_status(name: str | None, output: str, rec: dict) -> tuple[str, object]:
+def _graded_status(name: str | None, output: str, rec: dict) -> tuple[str, Answer | None]:
     """``(status, parsed)`` of one prediction under grader ``name`` (``None``/``ours``: ours).
 
     Another grader decides only correct or not; the status of an answer it calls wrong is ours
@@ -51,7 +52,7 @@ def grade_all(preds: dict[int, str], sets: dict[str, pd.DataFrame], universes: d
     rows, skipped = [], []
     graders = graders or {}
     for name, labels in sets.items():
-        for rec in labels.to_dict("records"):
+        for rec in row_dicts(labels):
             uid = rec["uid"]
             if subset is not None and uid not in subset:
                 continue

@@ -96,11 +96,11 @@ def upstream_rule(answer: str, row: Row) -> bool:
     except ValueError:
         calc = -1
     if calc in UPSTREAM_DATE_CALCULATORS:
-        a, g = _date(answer), _date(label)
-        return a is not None and a == g
+        da, dg = _date(answer), _date(label)
+        return da is not None and da == dg
     if calc in UPSTREAM_GESTATIONAL_CALCULATORS:
-        a, g = _weeks_days(answer), _weeks_days(label)
-        return a is not None and a == g
+        wa, wg = _weeks_days(answer), _weeks_days(label)
+        return wa is not None and wa == wg
     a = _float(answer)
     if a is None:
         return False
@@ -125,11 +125,11 @@ def helm_rule(prediction: str, row: Row) -> bool:
                 return False
             days = lambda wd: wd[0] * 7 + wd[1]  # noqa: E731
             return days(a) <= days(p) <= days(b)
-        p, a, b = _date(prediction), _date(lo), _date(hi)
-        return None not in (p, a, b) and a <= p <= b
+        dp, da, db = _date(prediction), _date(lo), _date(hi)
+        return dp is not None and da is not None and db is not None and da <= dp <= db
     if category in HELM_RANGE_CATEGORIES:
-        p, a, b = _float(prediction), _float(lo), _float(hi)
-        return None not in (p, a, b) and a <= p <= b
+        fp, fa, fb = _float(prediction), _float(lo), _float(hi)
+        return fp is not None and fa is not None and fb is not None and fa <= fp <= fb
     return False  # an unhandled category: the metric's ValueError is scored 0
 
 

@@ -26,7 +26,7 @@ def parsed_text(parsed: Answer | None) -> str:
     if parsed.is_abstain:
         return "N/A"
     if parsed.kind == "date":
-        return parsed.value.strftime("%m/%d/%Y")
+        return parsed.date.strftime("%m/%d/%Y")
     if parsed.kind == "gestational_age":
         return f"({parsed.weeks} weeks, {parsed.days} days)"
     return format(parsed.value, ".12g")

@@ -170,9 +170,9 @@ def subset_uids(sources: list[LabelSource], config: str) -> tuple[frozenset[int]
     if lacking:
         notes.append(f"--subset {config}: {', '.join(lacking)} have no {config!r} config; restricted to its rows "
                      "in the other releases")
-    empty = [n for n, u in found.items() if u is not None and not u]
-    if empty:
-        notes.append(f"--subset {config}: {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} an empty "
+    empty_in = [n for n, u in found.items() if u is not None and not u]
+    if empty_in:
+        notes.append(f"--subset {config}: {', '.join(empty_in)} {'has' if len(empty_in) == 1 else 'have'} an empty "
                      f"{config!r} config; scored on the {len(uids)} {config!r} rows of {', '.join(with_rows)}")
     if len({len(u) for u in have}) > 1 or any(u != uids for u in have):
         notes.append(f"--subset {config}: the releases hold different rows; their {len(uids)} common rows are used")

@@ -19,10 +19,11 @@ only uids in both are used) and ``rollouts`` of the trained policies on those ro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.scoring.reward import score
 
 LABEL_COLUMNS = ("uid", "Calculator Name", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type")
@@ -47,11 +48,11 @@ def label_flips(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     _check(new, LABEL_COLUMNS, "new labels")
     n = new.set_index(new["uid"].astype("int64"))
     recs = []
-    for o in old.to_dict("records"):
+    for o in row_dicts(old):
         uid = int(o["uid"])
         if uid not in n.index:
             continue
-        w = n.loc[uid].to_dict()
+        w = cast("dict[str, Any]", n.loc[uid].to_dict())  # a row keyed by its label columns
         changed = not (_correct(f"<answer>{w['Ground Truth Answer']}</answer>", o)
                        and _correct(f"<answer>{o['Ground Truth Answer']}</answer>", w))
         recs.append({"uid": uid, "calculator": o["Calculator Name"], "old_label": o["Ground Truth Answer"],
@@ -67,8 +68,8 @@ def grade_rollouts(old: pd.DataFrame, new: pd.DataFrame, rollouts: pd.DataFrame
     ``new_hit`` added: each completion graded under both label versions)."""
     _check(rollouts, ("arm", "uid", "completion"), "rollouts")
     flips = label_flips(old, new)
-    o = {int(r["uid"]): r for r in old.to_dict("records")}
-    w = {int(r["uid"]): r for r in new.to_dict("records")}
+    o = {int(r["uid"]): r for r in row_dicts(old)}
+    w = {int(r["uid"]): r for r in row_dicts(new)}
     changed = dict(zip(flips["uid"], flips["changed"]))
     calc = dict(zip(flips["uid"], flips["calculator"]))
     uids = [int(u) for u in rollouts["uid"]]

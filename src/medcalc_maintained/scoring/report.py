@@ -103,7 +103,8 @@ def wide_curves(curves: pd.DataFrame) -> pd.DataFrame:
     """One row per step, one column per (arm, measure): the file ``dvc plots`` draws."""
     cols = ["accuracy_changed", "accuracy_unchanged", "accuracy_new", "accuracy_old", "old_label_share"]
     wide = curves.pivot(index="step", columns="arm", values=cols)
-    wide.columns = [f"{arm}_{measure}" for measure, arm in wide.columns]
+    measures, arms = wide.columns.get_level_values(0), wide.columns.get_level_values(1)
+    wide.columns = [f"{arm}_{measure}" for measure, arm in zip(measures, arms)]
     return wide.reset_index()
 
 
@@ -120,14 +121,15 @@ def greedy_generate(model_dir: str | Path, prompts: list[Any], *, max_new_tokens
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=dtype)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model.to(device).eval()
+    model.to(device).eval()  # type: ignore[arg-type]  # transformers types .to as @wraps(Module.to): self twice
     texts = [tok.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts]
     out: list[str] = []
     with torch.no_grad():
         for i in range(0, len(texts), batch_size):
             enc = tok(texts[i:i + batch_size], return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-            gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id,
-                                 **(generation_kwargs or {}))
+            gen = model.generate(  # type: ignore[misc]  # @torch.no_grad() on generate hides its self type
+                **enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.pad_token_id,
+                **(generation_kwargs or {}))
             out += tok.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
     return out
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 import trl
@@ -98,14 +98,15 @@ class SafeGRPOTrainer(trl.GRPOTrainer):
         # every process must take the same decision: skip only when no process saw a signal
         signal = self.accelerator.reduce(signal, reduction="sum")
         self._has_signal = False
+        model = cast(torch.nn.Module, self.model)  # the Trainer's model, set before its first step
         reason = None
         if float(signal) == 0.0:
             reason = "zero_advantage"
-        elif not gradients_finite(self.model):
+        elif not gradients_finite(model):
             reason = "nonfinite_grad"
         if reason is None:
             return
-        for p in self.model.parameters():
+        for p in model.parameters():
             p.grad = None  # AdamW skips a parameter without a gradient: no update, no weight decay
         step = self.state.global_step + 1
         self.skips.steps.append((step, reason))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -43,7 +43,8 @@ ROW_COLUMNS = ("uid", "calculator_id", "Relevant Entities", "Ground Truth Answer
 
 def read_traces(path: os.PathLike | str) -> list[dict[str, Any]]:
     """The traces of a JSONL file; a :class:`DataError` names file, line and rule."""
-    out, seen = [], {}
+    out: list[dict[str, Any]] = []
+    seen: dict[int, int] = {}
     for n, rec in read_jsonl(path, "traces", '{"uid": int, "calls": [...], "answer": str}'):
         where = f"{path}, line {n}"
         if not {"uid", "calls", "answer"} <= set(rec):
@@ -79,7 +80,7 @@ def _canonical(spec: InputSpec, v: Any) -> float | None:
     if spec.accessor == "quantity":
         if isinstance(v, dict) and {"value", "unit"} <= set(v):
             x = Inputs({"v": [v["value"], v["unit"]]})
-        return x.quantity("v", spec.kind)
+        return x.quantity("v", cast(str, spec.kind))  # a quantity names its kind
     return x.number("v")
 
 
@@ -98,12 +99,12 @@ def input_matches(spec: InputSpec, reference: Any, given: Any, present: bool) ->
     if spec.accessor in ("quantity", "number"):
         return "correct" if _close(_canonical(spec, reference), _canonical(spec, given)) else "wrong"
     if spec.accessor == "steroid_dose":
-        ref = reference if isinstance(reference, list) else []
-        got = [given.get("name"), given.get("dose"), given.get("unit")] if isinstance(given, dict) else given
+        ref_dose = reference if isinstance(reference, list) else []
+        got_dose: Any = [given.get("name"), given.get("dose"), given.get("unit")] if isinstance(given, dict) else given
         try:
-            same = (str(ref[0]).lower() == str(got[0]).lower()
-                    and _close(U.to_canonical("drug_mass", float(ref[1]), str(ref[2])),
-                               U.to_canonical("drug_mass", float(got[1]), str(got[2]))))
+            same = (str(ref_dose[0]).lower() == str(got_dose[0]).lower()
+                    and _close(U.to_canonical("drug_mass", float(ref_dose[1]), str(ref_dose[2])),
+                               U.to_canonical("drug_mass", float(got_dose[1]), str(got_dose[2]))))
         except (TypeError, ValueError, IndexError):
             same = False
         return "correct" if same else "wrong"
@@ -144,7 +145,7 @@ def equals_tool_output(answer: str, tool_value: str | None, output_type: str) ->
     if parsed.kind in ("decimal", "integer") and tool is not None and tool.kind in ("decimal", "integer"):
         text = parsed.text.strip()
         decimals = len(text.split(".")[-1]) if "." in text else 0
-        return abs(round(float(tool.value), decimals) - float(parsed.value)) < 1e-9
+        return abs(round(tool.number, decimals) - parsed.number) < 1e-9
     return same_value(parsed.text, tool_value, output_type)
 
 

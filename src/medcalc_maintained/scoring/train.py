@@ -234,8 +234,8 @@ def build_char_tokenizer(texts: list[str]):
 
     chars = sorted(set(string.printable) | set("".join(texts)))
     vocab: dict[str, int] = {}
-    for tok in SPECIAL_TOKENS + ["<answer>", "</answer>"] + chars:
-        vocab.setdefault(tok, len(vocab))
+    for piece in SPECIAL_TOKENS + ["<answer>", "</answer>"] + chars:
+        vocab.setdefault(piece, len(vocab))
     # BPE with no merges splits text into single characters; Fuse joins them back on decoding.
     core = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<|unk|>"))
     core.decoder = decoders.Fuse()

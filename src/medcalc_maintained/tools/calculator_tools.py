@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.base import _as_number
@@ -153,7 +153,7 @@ def _quantity_entity(spec: InputSpec, v: Any) -> list[Any]:
     if x is None:
         raise _bad(spec, f"value {num!r} is not a number")
     try:
-        canonical = U.to_canonical(spec.kind, x, str(unit))
+        canonical = U.to_canonical(cast(str, spec.kind), x, str(unit))  # a quantity names its kind
     except U.UnknownUnit:
         raise _bad(spec, f"unit {unit!r} is not known") from None
     _check_limits(spec, canonical, f"{x:g} {unit}")
@@ -171,7 +171,7 @@ def _opioid_entities(spec: InputSpec, items: Any) -> dict[str, Any]:
             raise _bad(spec, f"item {i}: drug {it['drug']!r} is not known")
         dose, n = it["dose"], _as_number(it["doses_per_day"])
         dose = [dose.get("value"), dose.get("unit")] if isinstance(dose, dict) else dose
-        if not (isinstance(dose, list) and len(dose) == 2 and _as_number(dose[0]) is not None and _as_number(dose[0]) >= 0):
+        if not (isinstance(dose, list) and len(dose) == 2 and (d0 := _as_number(dose[0])) is not None and d0 >= 0):
             raise _bad(spec, f"item {i}: dose {it['dose']!r} is not a non-negative {{value, unit}}")
         if n is None or n < 0:
             raise _bad(spec, f"item {i}: doses_per_day {it['doses_per_day']!r} is not a non-negative number")
@@ -256,7 +256,7 @@ def arguments_to_entities(calculator_id: int, arguments: dict[str, Any] | None) 
 
 def _step(spec: InputSpec | None, key: str, v: Any) -> str:
     if spec is not None and spec.accessor == "quantity" and isinstance(v, list):
-        canonical = U.to_canonical(spec.kind, float(v[0]), str(v[1]))
+        canonical = U.to_canonical(cast(str, spec.kind), float(v[0]), str(v[1]))  # a quantity names its kind
         return f"{key} = {v[0]:g} {v[1]} = {canonical:.6g} {spec.canonical_unit}"
     return f"{key} = {v}"
 

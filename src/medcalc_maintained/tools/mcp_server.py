@@ -16,7 +16,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
@@ -68,7 +68,8 @@ class Instances:
         from medcalc_maintained.release.tables import load_config
 
         rows: dict[tuple[str, int], Row] = {}
-        for row in rows_of(load_config(self.project, version, "full")):
+        # version() checked that the project is set
+        for row in rows_of(load_config(cast(Project, self.project), version, "full")):
             rows.setdefault((row.split, row.uid), row)
         return rows
 

@@ -107,9 +107,9 @@ class RateLimiter:
 def backoff_delay(n: int, settings: EngineSettings, hint: float | None = None, rng: random.Random | None = None) -> float:
     """Sleep before retry ``n`` (1-based): exponential, capped, scaled by a random factor in
     [0.5, 1]; at least the service's own ``hint`` (itself capped at ``backoff_max_s``)."""
-    rng = rng or random
+    u = rng.random() if rng is not None else random.random()
     base = min(settings.backoff_max_s, settings.backoff_initial_s * (2 ** (n - 1)))
-    delay = base * (0.5 + 0.5 * rng.random())
+    delay = base * (0.5 + 0.5 * u)
     if hint:
         delay = max(delay, min(hint, settings.backoff_max_s))
     return delay

@@ -42,6 +42,7 @@ from medcalc_maintained.verifiers.base import (
 from medcalc_maintained.verifiers.settings import BatchSettings, GeminiSettings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from medcalc_maintained.verifiers.cache import Cache
     from medcalc_maintained.verifiers.engine import Engine
 
 API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -78,7 +79,7 @@ class GeminiBackend(Backend):
         from google.genai import types
 
         s = self.settings
-        tools = []
+        tools: types.ToolListUnion = []
         if "google_search" in s.tools:
             tools.append(types.Tool(google_search=types.GoogleSearch()))
         if "code_execution" in s.tools:
@@ -201,7 +202,7 @@ class GeminiBackend(Backend):
                       "keys": [k for k, _ in chunk], "display_name": display,
                       "items": {k: [t.prompt_sha256, t.run, t.uid, t.split, t.kind, t.output_type] for k, t in chunk},
                       "submitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-            engine.cache.save_job(job.name, record)
+            _jobs_cache(engine).save_job(job.name, record)
             jobs.append(record)
             chunk, size = [], 0
 
@@ -240,7 +241,8 @@ class GeminiBackend(Backend):
         results: dict[str, tuple] = {}
         malformed: dict[str, int] = {}
         last_error: dict[str, str] = {}
-        resumed = [j for j in engine.cache.load_jobs()
+        cache = _jobs_cache(engine)
+        resumed = [j for j in cache.load_jobs()
                    if j.get("backend") == self.name and j.get("model") == self.model and set(j.get("keys", ())) & set(todo)]
         for round_no in range(1, self.batch.rounds + 1):
             if not todo:
@@ -256,11 +258,13 @@ class GeminiBackend(Backend):
                 seen = set()
                 for i, item in enumerate(responses):
                     key = (item.metadata or {}).get("key") if item.metadata else None
-                    if key is None and i < len(rec["keys"]):
+                    if key is None:
+                        if i >= len(rec["keys"]):
+                            continue  # no key: a reply this run cannot place
                         key = rec["keys"][i]
                     if key in todo:
                         task = todo[key][0]
-                    elif key in rec.get("items", {}) and key not in results and not engine.cache.get(self.name, self.model, key):
+                    elif key in rec.get("items", {}) and key not in results and not cache.get(self.name, self.model, key):
                         # a result of an earlier, killed run that this run does not need: keep it anyway
                         sha, run, uid, split, kind, otype = rec["items"][key]
                         task = Task(uid=uid, split=split, run=run, kind=kind, output_type=otype, system="", user="",
@@ -304,11 +308,20 @@ class GeminiBackend(Backend):
                 for k in rec["keys"]:
                     if k in todo and k not in seen:
                         last_error[k] = f"batch job {rec['name']} ended {state} without a result"
-                engine.cache.drop_job(rec["name"])
+                cache.drop_job(rec["name"])
         for key in todo:
             engine.stats.failed += 1
             results[key] = (None, "batch", last_error.get(key, "no result after the batch rounds"))
         return results
+
+
+def _jobs_cache(engine: "Engine") -> Cache:
+    """The engine's on-disk cache, where batch jobs are recorded so that a rerun resumes them."""
+    from medcalc_maintained.verifiers.engine import FatalCallError
+
+    if engine.cache is None:
+        raise FatalCallError("batch mode needs the on-disk cache (a rerun resumes its jobs from there)")
+    return engine.cache
 
 
 def completion_from_response(resp: Any) -> Completion:

@@ -24,6 +24,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import write_label
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.ledger.campaign import read_workbooks
 from medcalc_maintained.verifiers.base import Backend, Completion, Task
 
@@ -69,7 +70,7 @@ class RecordedReplay(_Replay):
         missing = [c for c in ("uid", "run", "text") if c not in df.columns]
         if missing:
             raise DataError(self.path, f"missing column(s) {', '.join(missing)} (need uid, run, text)")
-        for i, row in enumerate(df.to_dict("records"), start=1):
+        for i, row in enumerate(row_dicts(df), start=1):
             try:
                 uid, run = int(row["uid"]), int(row["run"])
             except (TypeError, ValueError):

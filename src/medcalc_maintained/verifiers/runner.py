@@ -12,6 +12,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.redact import redact
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.verifiers.base import Backend, Task, canonical_json
 from medcalc_maintained.verifiers.cache import Cache
 from medcalc_maintained.verifiers.engine import Engine, Outcome, ProgressHook, Validator
@@ -84,7 +85,7 @@ def build_tasks(rows: pd.DataFrame, backend: Backend, runs: int, kind: str, rend
     """One task per (row, run) the backend makes. A backend that reads structured inputs
     (``rules``) gets them as ``payload``; its "prompt" is their canonical JSON."""
     tasks = []
-    for row in rows.to_dict("records"):
+    for row in row_dicts(rows):
         uid = int(row["uid"])
         indices = backend.run_indices(uid, runs)
         if not indices:

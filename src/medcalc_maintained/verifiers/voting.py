@@ -56,9 +56,9 @@ def vote_key(answer: Answer) -> tuple[str, str] | None:
     if answer.kind == "abstain":
         return ("N/A", "")
     if answer.kind == "date":
-        return ("date", answer.value.isoformat())
+        return ("date", answer.date.isoformat())
     if answer.kind in ("decimal", "integer", "gestational_age"):
-        q = Decimal(repr(float(answer.value))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+        q = Decimal(repr(answer.number)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
         if q == 0:
             q = Decimal("0.00")
         return ("number", str(q))
@@ -77,7 +77,7 @@ class Consensus:
 
 def _exact(a: Answer) -> tuple:
     if a.kind in ("decimal", "integer", "gestational_age"):
-        return ("number", float(a.value))
+        return ("number", a.number)
     return (a.kind, a.value)
 
 
