@@ -30,7 +30,9 @@ there is any, nothing is applied.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -147,15 +149,34 @@ def _control_characters(value: Any, field: str = "") -> Iterator[tuple[str, str]
         yield from _control_characters(v, name)
 
 
+# (path, sha256 of the bytes) -> what _read_text made of them; read_file hands out copies
+_READ: dict[tuple[str, str], tuple[list[Record], list[LedgerProblem]]] = {}
+_READ_MAX = 16
+
+
 def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
-    """Parse one ledger YAML file and check each record against the JSON Schema."""
+    """Parse one ledger YAML file and check each record against the JSON Schema. A file read
+    again with the same bytes (e.g. once per release by ``release-tables``) is not parsed again: the
+    caller gets a fresh copy of the first reading's records and problems."""
     path = Path(path)
+    size = path.stat().st_size
+    if size > YAML_MAX_BYTES:
+        return [], [LedgerProblem(str(path), f"{size} bytes, over the {YAML_MAX_BYTES}-byte limit for a ledger file; "
+                                             "split it")]
+    content = path.read_bytes()
+    key = (str(path), hashlib.sha256(content).hexdigest())
+    if key not in _READ:
+        if len(_READ) >= _READ_MAX:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = _read_text(path, content)
+    return copy.deepcopy(_READ[key])
+
+
+def _read_text(path: Path, content: bytes) -> tuple[list[Record], list[LedgerProblem]]:
+    """:func:`read_file` of ``content``, the bytes of ``path`` (line ends read as ``Path.read_text`` does)."""
     problems: list[LedgerProblem] = []
     try:
-        if path.stat().st_size > YAML_MAX_BYTES:
-            return [], [LedgerProblem(str(path), f"{path.stat().st_size} bytes, over the {YAML_MAX_BYTES}-byte limit "
-                                                 "for a ledger file; split it")]
-        doc = load_yaml(path.read_text(encoding="utf-8"), where=str(path))
+        doc = load_yaml(content.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), where=str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -307,8 +307,10 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     a release (a draft)."""
     instances = _read_instances(project, release)
     with ledger_at(project, release, releases_path or project.releases_file) as paths:
-        maintained = apply.build(instances, paths, upto=None if include_unreleased else release.version)
-        records, _ = ledger.collect(paths)
+        collected = ledger.collect(paths)  # read once: applied, and the corrections config
+        maintained = apply.build(instances, paths, upto=None if include_unreleased else release.version,
+                                 collected=collected)
+        records = collected[0]
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     docs = row_derivations(maintained, instances, records) if has_derivations(release.version) else None

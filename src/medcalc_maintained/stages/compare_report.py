@@ -19,6 +19,7 @@ calculator, a DVC plot) and ``curves.png``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
@@ -96,15 +97,39 @@ def _prompts(df: pd.DataFrame, max_chars: int | None) -> list[Any]:
     return prompts
 
 
+# files of a checkpoint that generation does not read (the trainer's state to resume from)
+TRAINER_STATE = frozenset({"optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json", "training_args.bin"})
+
+
+def model_digest(model_dir: Path) -> str:
+    """sha256 over the name and bytes of every file of a checkpoint that generation reads (all but
+    :data:`TRAINER_STATE`): two checkpoints with the same digest answer every prompt alike. A name
+    that is not a directory (a model id) is its own key."""
+    if not Path(model_dir).is_dir():
+        return f"name:{model_dir}"
+    h = hashlib.sha256()
+    for f in sorted(p for p in Path(model_dir).rglob("*") if p.is_file() and p.name not in TRAINER_STATE):
+        h.update(f.relative_to(model_dir).as_posix().encode("utf-8") + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
 def evaluate_runs(pl: Plan, runs: dict[str, list[tuple[int, Path]]], *, max_new_tokens: int, n_boot: int, seed: int,
                   max_chars: int | None = None, generation_kwargs=None) -> Report:
-    """Every checkpoint of every arm answers the held-out prompts; the report of those answers."""
+    """Every checkpoint of every arm answers the held-out prompts; the report of those answers.
+    A checkpoint with the same files as one already run (:func:`model_digest`: e.g. both arms' step 0,
+    or both arms when no reward differed between them) reuses its completions instead of generating
+    them again (greedy decoding of the same model and prompts on one machine)."""
     prompts = _prompts(pl.heldout, max_chars)
     rows = []
+    answered: dict[str, list[str]] = {}
     for arm, ckpts in runs.items():
         for step, path in ckpts:
-            kwargs = generation_kwargs(path) if callable(generation_kwargs) else generation_kwargs
-            done = greedy_generate(path, prompts, max_new_tokens=max_new_tokens, generation_kwargs=kwargs)
+            key = model_digest(path)
+            if key not in answered:
+                kwargs = generation_kwargs(path) if callable(generation_kwargs) else generation_kwargs
+                answered[key] = greedy_generate(path, prompts, max_new_tokens=max_new_tokens, generation_kwargs=kwargs)
+            done = answered[key]
             rows += [{"arm": arm, "step": step, "uid": int(u), "completion": c} for u, c in zip(pl.heldout["uid"], done)]
     return build_report(pl.old, pl.new, pd.DataFrame(rows), n_boot=n_boot, seed=seed)
 
