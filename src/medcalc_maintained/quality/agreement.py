@@ -16,7 +16,7 @@ Confidence intervals are percentile bootstraps over rows with a fixed seed.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ def cell_number(cell: Any, output_type: str | None = None) -> float | None:
         if a.is_abstain:
             return None
         if a.is_number:
-            return float(a.value)
+            return a.number
     return first_number(cell)
 
 
@@ -41,7 +41,7 @@ def _int_like(x: float) -> bool:
     return float(x).is_integer() and abs(x) <= ORDINAL_LIMIT
 
 
-def agreement_flags(star: Sequence[float | None], candidates: dict[str, Sequence[float | None]]) -> dict[str, np.ndarray]:
+def agreement_flags(star: Sequence[float | None], candidates: Mapping[str, Sequence[float | None]]) -> dict[str, np.ndarray]:
     """Per candidate label set, a boolean array: does the label agree with the physician's?"""
     n = len(star)
     out = {name: np.zeros(n, dtype=bool) for name in candidates}
@@ -79,7 +79,7 @@ def _ci(values: np.ndarray) -> list[float]:
     return [round(float(lo), 4), round(float(hi), 4)]
 
 
-def physician_agreement(star: Sequence[float | None], candidates: dict[str, Sequence[float | None]],
+def physician_agreement(star: Sequence[float | None], candidates: Mapping[str, Sequence[float | None]],
                         n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Agreement count and sMAPE (with bootstrap 95% CIs) of each candidate label set."""
     star = list(star)

@@ -41,9 +41,9 @@ CONTRADICTION_COLUMNS = ["split", "uid", "calculator_id", "calculator", "label",
 def _change(a: Answer, b: Answer) -> str:
     """How far the alternative's value ``a`` is from the label ``b``: signed percent for numbers, days for dates."""
     if a.kind == "date" and b.kind == "date":
-        days = (a.value - b.value).days
+        days = (a.date - b.date).days
         return f"{days:+d} days"
-    x, y = float(a.value), float(b.value)
+    x, y = a.number, b.number
     if y == 0:
         return f"{x - y:+g}"
     return f"{(x - y) / abs(y) * 100:+.0f}%".replace("-", "\u2212")

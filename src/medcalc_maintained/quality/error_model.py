@@ -110,6 +110,13 @@ class Fit:
     calculators: np.ndarray  # the calculator id of each intercept column
 
     @property
+    def covariance(self) -> np.ndarray:
+        """``cov``; a ValueError for a model fitted with ``covariance=False`` (it has none)."""
+        if self.cov is None:
+            raise ValueError("this model was fitted without its covariance (fit(..., covariance=False))")
+        return self.cov
+
+    @property
     def mu(self) -> float:
         return float(self.theta[0])
 
@@ -143,7 +150,7 @@ class Fit:
         """``n`` draws of every row's probability from the Laplace posterior (``n`` x rows): the
         parameters are ``theta + L z`` with ``L`` the Cholesky factor of the covariance (rounded to
         :data:`DIGITS` decimals) and ``z`` standard normal, multiplied out term by term (no BLAS)."""
-        chol = np.round(np.linalg.cholesky(self.cov), DIGITS)
+        chol = np.round(np.linalg.cholesky(self.covariance), DIGITS)
         z = rng.standard_normal((n, len(self.theta)))
         th = np.broadcast_to(self.theta, z.shape).copy()
         for j in range(len(self.theta)):

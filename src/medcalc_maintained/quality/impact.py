@@ -37,6 +37,7 @@ from medcalc_maintained.calculators.thresholds import thresholds
 from medcalc_maintained.core.answers import parse_answer, same_value
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
+from medcalc_maintained.core.rows import row_dicts
 
 RANKINGS = ("harm", "evidence")
 IMPACT_COLUMNS = ["p_wrong", "expected_severity", "severity_source", "severity_weight", "harm"]
@@ -104,7 +105,7 @@ def expected_severity(queue: pd.DataFrame, instances: pd.DataFrame, recompute: p
     rc = recompute.assign(split=recompute["split"].astype(str), uid=recompute["uid"].astype(int))
     recomputed = dict(zip(zip(rc["split"], rc["uid"]), rc["recomputed"])) if "recomputed" in rc.columns else {}
     levels, sources, weights = [], [], []
-    for r in queue.to_dict("records"):
+    for r in row_dicts(queue):
         k = (str(r["split"]), int(r["uid"]))
         label, entities = rows[k]
         otype = str(r["output_type"])
@@ -112,7 +113,7 @@ def expected_severity(queue: pd.DataFrame, instances: pd.DataFrame, recompute: p
         level = None
         if alt is not None and not same_value(alt[0], label, otype):
             level = change_level(r["calculator_id"], label, alt[0], otype, entities)
-        if level is None or level == "L0":
+        if level is None or level == "L0" or alt is None:  # a level is only set beside an alternative
             levels.append(thresholds()[int(r["calculator_id"])].max_level)
             sources.append("prior")
             weights.append(cfg.prior_weight(int(r["calculator_id"])))

@@ -13,7 +13,7 @@ Findings, in order of precedence:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence, cast
 
 import pandas as pd
 
@@ -64,7 +64,7 @@ def recompute_record(split: str, uid: Any, calculator_id: Any, entities: dict[st
             **recompute_row(int(calculator_id), entities, label, lower, upper, output_type)}
 
 
-def _recompute_rows(rows: list[Row]) -> list[dict[str, Any]]:
+def _recompute_rows(rows: Sequence[Row]) -> list[dict[str, Any]]:
     return [recompute_record(r.split, r.uid, r.calculator_id, r.entities, r.label, r.lower, r.upper, r.output_type)
             for r in rows]
 
@@ -90,11 +90,12 @@ def per_calculator(rec: pd.DataFrame, instances: pd.DataFrame) -> list[dict[str,
     for row in rows_of(instances):  # the first row's name of each calculator
         names.setdefault(row.calculator_id, row.calculator_name)
     out = []
-    for cid, g in rec.groupby("calculator_id"):
+    for key, g in rec.groupby("calculator_id"):
+        cid = int(cast(int, key))  # a calculator_id: a whole number
         comp = g["computable"]
         agree = g.loc[comp, "agrees_with_original"].astype(bool)
         out.append({
-            "calculator_id": int(cid),
+            "calculator_id": cid,
             "calculator": names.get(cid, str(cid)),
             "rows": int(len(g)),
             "computable_rate": round(float(comp.mean()), 4),

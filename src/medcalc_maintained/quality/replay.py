@@ -145,7 +145,7 @@ def summarise(curves: dict[str, dict[str, np.ndarray]], at: tuple[int, ...]) -> 
         for k in at:
             vals = {p: table[p][m][str(k)]["mean"] for p in table if str(k) in table[p].get(m, {})}
             if vals:
-                pick = min(vals, key=vals.get) if m == "estimation" else max(vals, key=vals.get)
+                pick = min(vals, key=lambda p: vals[p]) if m == "estimation" else max(vals, key=lambda p: vals[p])
                 winners[m][str(k)] = pick
     return {"at": table, "winner": winners}
 

@@ -33,13 +33,14 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer, rel_err
 from medcalc_maintained.core.io import DataError, read_csv_for_people
+from medcalc_maintained.core.rows import row_dicts
 
 RECOMPUTE_FINDINGS = ("aggregation_mismatch", "implausible_input", "not_computable")
 # the weights the priority uses (their values are parameters: triage.weights)
@@ -241,7 +242,7 @@ def relabel_evidence(instances: pd.DataFrame, relabel: pd.DataFrame, threshold: 
         rec = {"split": key[0], "uid": key[1], "relabel_status": "missing", "relabel_label": None,
                "relabel_rel_err": np.nan, "relabel_disagrees": False, "abstention_mismatch": False}
         if key in rl.index:
-            _relabel_row(rec, rl.loc[key], str(r[2]), r[3], threshold, path)
+            _relabel_row(rec, cast(pd.Series, rl.loc[key]), str(r[2]), r[3], threshold, path)  # keys unique (_keyed)
         out.append(rec)
     return pd.DataFrame(out)
 
@@ -340,7 +341,7 @@ def score(instances: pd.DataFrame, recompute: pd.DataFrame, relabel: pd.DataFram
         + check_w
     ).astype(float).round(6)
     df["evidence"] = [_evidence(r) + (("; " if _evidence(r) else "") + f"checks: {c}" if c else "")
-                      for r, c in zip(df.to_dict("records"), check_names)]
+                      for r, c in zip(row_dicts(df), check_names)]
     df = sort_queue(df)
     df["rank"] = np.arange(1, len(df) + 1)
     return df.reset_index(drop=True)
@@ -367,8 +368,8 @@ def _evidence(r: dict[str, Any]) -> str:
 def _label_sources(q: pd.DataFrame, maintained: pd.DataFrame | None) -> list[str] | str:
     if maintained is None:
         return "unknown"
-    src = maintained.assign(split=maintained["split"].astype(str), uid=maintained["uid"].astype(int))
-    src = src.set_index(["split", "uid"])["Label Source"].astype(str)
+    keyed = maintained.assign(split=maintained["split"].astype(str), uid=maintained["uid"].astype(int))
+    src = keyed.set_index(["split", "uid"])["Label Source"].astype(str)
     return [src.get((s, u), "missing") for s, u in zip(q["split"], q["uid"])]
 
 
@@ -413,12 +414,14 @@ def route(queue: pd.DataFrame, maintained: pd.DataFrame | None, cfg: TriageConfi
     load = {r.id: 0 for r in cfg.reviewers}
     in_budget, specialty, reviewer, routing = [], [], [], []
     used = 0
-    for r in q.to_dict("records"):
+    for r in row_dicts(q):
         spec = cfg.specialty_by_category.get(str(r["category"]))
         specialty.append(spec or "")
         ok, who, why = _route_row(r, spec, cfg, load, used, deferred)
         used += ok
-        in_budget.append(ok), reviewer.append(who), routing.append(why)
+        in_budget.append(ok)
+        reviewer.append(who)
+        routing.append(why)
     q["in_budget"] = in_budget
     q["specialty"] = specialty
     q["reviewer"] = reviewer

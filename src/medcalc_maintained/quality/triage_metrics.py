@@ -20,8 +20,8 @@ from medcalc_maintained.quality.triage import TriageConfig, relabel_part, sort_q
 
 def _status(queue: pd.DataFrame, maintained: pd.DataFrame) -> list[str]:
     """Per queue row (in queue order): its maintained ``Label Status`` (``unverified`` when absent)."""
-    st = maintained.assign(split=maintained["split"].astype(str), uid=maintained["uid"].astype(int))
-    st = st.set_index(["split", "uid"])["Label Status"].astype(str)
+    keyed = maintained.assign(split=maintained["split"].astype(str), uid=maintained["uid"].astype(int))
+    st = keyed.set_index(["split", "uid"])["Label Status"].astype(str)
     return [st.get((s, u), UNVERIFIED) for s, u in zip(queue["split"], queue["uid"])]
 
 
@@ -35,7 +35,7 @@ def precision_at(hits_in_order: np.ndarray, k: int) -> float:
     return float(hits_in_order[:k].mean()) if k else float("nan")
 
 
-def uniform_simulation(hits: np.ndarray, k: int, n: int, seed: int) -> dict[str, float]:
+def uniform_simulation(hits: np.ndarray, k: int, n: int, seed: int) -> dict[str, Any]:
     """Precision of ``n`` seeded uniform samples of ``k`` rows without replacement."""
     rng = np.random.default_rng(seed)
     k = min(k, len(hits))

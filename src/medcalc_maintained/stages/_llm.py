@@ -24,6 +24,7 @@ from medcalc_maintained.project import Project
 from medcalc_maintained.verifiers import prompts, runner
 from medcalc_maintained.verifiers import settings as settings_mod
 from medcalc_maintained.verifiers.base import Backend, Task
+from medcalc_maintained.verifiers.cache import Entry
 from medcalc_maintained.verifiers.engine import Outcome, ProgressHook, Stats, Validator
 from medcalc_maintained.verifiers.gemini import api_key_present
 from medcalc_maintained.verifiers.settings import Prices, StageSettings
@@ -133,12 +134,17 @@ def execute(p: Plan, progress: ProgressFactory | None = None) -> LLMRun:
     own = p.kind.summary(first, second, p.backend, p.settings, p.runs)
     info.update(own)
     tables = dict(zip(p.kind.outputs, (first, second)))
-    written = replace_files(p.out_dir, {  # the tables and their run record replace the old set as a whole
-        **{f"{stem}.parquet": (lambda path, df=df: df.to_parquet(path, index=False)) for stem, df in tables.items()},
+    writers: dict[str, Callable[[Path], object]] = {
+        **{f"{stem}.parquet": _parquet_writer(df) for stem, df in tables.items()},
         "run.json": lambda path: path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8"),
         METRICS: lambda path: path.write_text(json.dumps(headline(info["rows"], own), indent=2) + "\n",
-                                              encoding="utf-8")})
+                                              encoding="utf-8")}
+    written = replace_files(p.out_dir, writers)  # the tables and their run record replace the old set as a whole
     return LLMRun(p, tables, info, written, execution_log(eng.stats, p, elapsed))
+
+
+def _parquet_writer(df: pd.DataFrame) -> Callable[[Path], object]:
+    return lambda path: df.to_parquet(path, index=False)
 
 
 def run_stage(project: Project, kind: StageKind, *, progress: ProgressFactory | None = None,
@@ -154,6 +160,14 @@ def headline(rows: int, own: dict[str, Any]) -> dict[str, Any]:
     """The DVC metric of the stage (``metrics.json``, scalars only): the rows and the integer counts
     of the stage's own summary (audit: flagged; relabel: labeled, deferred, abstain_labels)."""
     return {"rows": rows, **{k: v for k, v in own.items() if isinstance(v, int) and not isinstance(v, bool)}}
+
+
+def entry_of(o: Outcome) -> Entry:
+    """The completed call of one outcome: :func:`runner.execute` stops with ``CallsFailed`` at a
+    call that failed, so no outcome without one reaches the stage's tables."""
+    if o.entry is None:
+        raise ValueError(f"uid {o.task.uid} run {o.task.run}: the call failed, there is no reply to tabulate")
+    return o.entry
 
 
 def run_info(p: Plan, outcomes: list[Outcome]) -> dict[str, Any]:

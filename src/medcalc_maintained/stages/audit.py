@@ -87,7 +87,7 @@ def verdict_rows(outcomes: list[Outcome], backend: Backend) -> list[dict[str, An
     """One row per run, in (uid, run) order."""
     vrows = []
     for o in sorted(outcomes, key=lambda o: (o.task.uid, o.task.run)):
-        e = o.entry
+        e = _llm.entry_of(o)
         verdict, critique = parse_verdict(e.text) if e.ok else ("unparseable", f"{e.problem}\n---\n{e.text}")
         vrows.append({
             "uid": o.task.uid, "split": o.task.split, "backend": backend.name, "model": backend.model,

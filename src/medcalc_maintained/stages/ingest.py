@@ -78,7 +78,7 @@ def _type_rows(df: pd.DataFrame, split: str) -> tuple[pd.DataFrame, list[dict[st
         for column, reason in problems:
             quarantine.append({"split": split, "row_number": rn, "column": column, "reason": reason})
         keep.append(not problems)
-        if problems:
+        if problems or gt is None:  # no Ground Truth Answer parsed: a problem was noted
             continue
         typed["uid"].append(rn)
         typed["split"].append(split)
@@ -86,7 +86,7 @@ def _type_rows(df: pd.DataFrame, split: str) -> tuple[pd.DataFrame, list[dict[st
         typed["output_type"].append(otype)
         typed["entities"].append(entities)
         typed["gt_kind"].append(gt.kind)
-        typed["gt_value"].append(float(gt.value) if gt.is_number else None)
+        typed["gt_value"].append(gt.number if gt.is_number else None)
         typed["gt_date"].append(gt.value.isoformat() if isinstance(gt.value, dt.date) else None)
     good = df.loc[keep].reset_index(drop=True)
     out = pd.concat([good, pd.DataFrame(typed)], axis=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -23,7 +23,7 @@ from medcalc_maintained.quality import recompute as rc
 from medcalc_maintained.quality.checks.table import REC_COLUMNS, check_row, findings_frame
 
 
-def _audit_rows(rows: list[Row]) -> list[tuple[dict[str, Any], list[tuple]]]:
+def _audit_rows(rows: Sequence[Row]) -> list[tuple[dict[str, Any], list[tuple]]]:
     out = []
     for row in rows:
         d = rc.recompute_record(row.split, row.uid, row.calculator_id, row.entities, row.label, row.lower,

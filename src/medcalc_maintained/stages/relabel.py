@@ -25,6 +25,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import Answer, extract_answer, format_answer, parse_answer
 from medcalc_maintained.core.labels import label_style
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.project import Project
 from medcalc_maintained.stages import _llm
 from medcalc_maintained.stages._llm import LLMRun, Plan, ProgressFactory, StageKind, run_stage
@@ -65,7 +66,7 @@ def vote_rows(outcomes: list[Outcome], backend: Backend) -> list[dict[str, Any]]
     """One row per run, in (uid, run) order."""
     vrows = []
     for o in sorted(outcomes, key=lambda o: (o.task.uid, o.task.run)):
-        e = o.entry
+        e = _llm.entry_of(o)
         ans = extract_answer(e.text) if e.ok else None
         kind = parse_answer(ans, o.task.output_type).kind if ans is not None else "invalid"
         vrows.append({
@@ -95,7 +96,7 @@ def label_row(row: dict[str, Any], runs: list[dict[str, Any]], backend: Backend,
     cons = supermajority(parsed, otype, required)
     counts = {"votes": cons.votes, "runs": cons.runs, "required": required,
               "vote_values": json.dumps([r["answer"] for r in runs], ensure_ascii=False)}
-    if cons.status != "labeled":
+    if cons.status != "labeled" or cons.label is None:  # a labeled consensus has its label
         return {**base, "status": "deferred", "label": None, "label_kind": None, **counts,
                 "reason": f"no supermajority: at most {cons.votes} of {cons.runs} runs agree ({required} needed)"}
     style = label_style(row["Ground Truth Answer"], otype)
@@ -113,7 +114,7 @@ def assemble(rows: pd.DataFrame, outcomes: list[Outcome], backend: Backend, sett
     by_uid: dict[int, list[dict[str, Any]]] = {}
     for r in vrows:
         by_uid.setdefault(r["uid"], []).append(r)
-    lrows = [label_row(row, by_uid.get(int(row["uid"]), []), backend, settings) for row in rows.to_dict("records")]
+    lrows = [label_row(row, by_uid.get(int(row["uid"]), []), backend, settings) for row in row_dicts(rows)]
     return pd.DataFrame(lrows, columns=LABEL_COLUMNS), pd.DataFrame(vrows, columns=VOTE_COLUMNS)
 
 

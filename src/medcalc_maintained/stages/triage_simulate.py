@@ -32,6 +32,7 @@ import pandas as pd
 from medcalc_maintained.calculators.severity import LEVELS
 from medcalc_maintained.core.io import DataError, read_csv_for_people, read_parquet, write_atomic, write_json
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import allocation, impact, replay
 from medcalc_maintained.quality import error_model as em
@@ -151,7 +152,7 @@ def full_fit(inp: Inputs, cfg: SimulateConfig) -> tuple[em.Fit, pd.DataFrame, pd
     rates, total = em.rate_intervals(model, inp.x, inp.calc, inp.known, cfg.draws, cfg.draws_seed)
     names = inp.table.drop_duplicates("calculator_id").set_index("calculator_id")["calculator"]
     rates.insert(1, "calculator", [names.get(c, "") for c in rates["calculator_id"]])
-    sd = np.sqrt(np.diag(model.cov))
+    sd = np.sqrt(np.diag(model.covariance))
     coef = {"intercept_mu": [round(model.mu, 4), round(float(sd[0]), 4)],
             **{s: [round(float(b), 4), round(float(sd[1 + i]), 4)] for i, (s, b) in enumerate(zip(cfg.model.signals, model.beta))}}
     return model, rows, rates, {"coefficients_mean_sd": coef, "unverified_total": total}
@@ -174,10 +175,10 @@ def release_estimates(project: Project, inp: Inputs, cfg: SimulateConfig) -> dic
         model = em.fit(inp.x[adj], inp.calc[adj], known[adj], len(inp.calculators), cfg.model, calculators=inp.calculators)
         rates, total = em.rate_intervals(model, inp.x, inp.calc, known, cfg.draws, cfg.draws_seed)
         names = inp.table.drop_duplicates("calculator_id").set_index("calculator_id")["calculator"]
-        per = [{"calculator_id": int(r.calculator_id), "calculator": str(names.get(r.calculator_id, "")),
-                "unverified_rows": int(r.unverified_rows), "mean": round(r.unverified_mean, 4),
-                "ci95": [round(r.unverified_lo, 4), round(r.unverified_hi, 4)]}
-               for r in rates.itertuples() if r.unverified_rows > 0]
+        per = [{"calculator_id": int(r["calculator_id"]), "calculator": str(names.get(r["calculator_id"], "")),
+                "unverified_rows": int(r["unverified_rows"]), "mean": round(r["unverified_mean"], 4),
+                "ci95": [round(r["unverified_lo"], 4), round(r["unverified_hi"], 4)]}
+               for r in row_dicts(rates) if r["unverified_rows"] > 0]
         out[rel.version] = {"fitted_on_adjudicated_rows": int(adj.sum()), "adjudicated_wrong": int(np.nansum(known)),
                             "unverified_rows": int((~adj).sum()), "total": total, "per_calculator": per,
                             "method": method_text(cfg)}
@@ -286,7 +287,7 @@ def run(project: Project, *, out_dir: Path | None = None,
     curves = replay.run(u, cfg.replay, cfg.model, progress, workers=workers)
     summary = replay.summarise(curves, cfg.report_at)
     rc = cfg.replay
-    metrics = {
+    metrics: dict[str, Any] = {
         "calibration": cal, "model": {"signals": list(cfg.model.signals), "tau": cfg.model.tau, **fitted},
         "replay": {"adjudicated_rows": int(len(u.y)), "pool_fraction": rc.pool_fraction, "seeds": list(rc.seeds),
                    "batch": rc.batch, "max_per_calculator": rc.cap, "policies": list(rc.policies),

@@ -15,9 +15,9 @@ worked out (no fixed string in every match, scoped flags, back-references) gets 
 from __future__ import annotations
 
 import re
+import re._constants as C  # the parsed form of a pattern (CPython's sre)
+import re._parser as P
 from functools import lru_cache
-from re import _constants as C  # the parsed form of a pattern (CPython's sre)
-from re import _parser as P
 
 _MAX_SET = 32  # at most this many alternatives per literal set (more cost more than they save)
 
@@ -27,6 +27,7 @@ def _exact(items) -> set[str] | None:
     classes and alternations of such; None otherwise."""
     out = {""}
     for op, av in items:
+        opts: set[str] | None
         if op is C.LITERAL:
             opts = {chr(av)}
         elif op is C.IN and all(o is C.LITERAL for o, _ in av):
@@ -83,9 +84,9 @@ def _required(items) -> set[str] | None:
         elif op is C.ATOMIC_GROUP:
             consider(_required(av))
         elif op is C.BRANCH:
-            alts = [_required(alt) for alt in av[1]]
-            if all(alts):
-                union = set().union(*alts)
+            alts = [lits for lits in map(_required, av[1]) if lits]
+            if len(alts) == len(av[1]):
+                union = set[str]().union(*alts)
                 if len(union) <= _MAX_SET:
                     consider(union)
         elif op is C.GROUPREF or op is C.GROUPREF_EXISTS:

@@ -29,7 +29,7 @@ class Rule:
     min_weight_kg: float | None = None
 
 
-def _compile(path: Path, where: str, pats: list[str]) -> tuple[re.Pattern, ...]:
+def _compile(path: Path, where: str, pats: list[str] | None) -> tuple[re.Pattern, ...]:
     out = []
     for p in pats or []:
         try:
@@ -92,45 +92,49 @@ class BmiCriterion:
     rationale: str
 
 
-def _bmi_criteria(path: Path, specs: list[dict[str, Any]]) -> tuple[BmiCriterion, ...]:
+def _bmi_criteria(path: Path, specs: list[dict[str, Any]] | None) -> tuple[BmiCriterion, ...]:
     out = []
     for i, b in enumerate(specs or []):
         w = f"bmi_criteria[{i}]"
         if not (b.get("key") and b.get("min_bmi") and b.get("rationale")):
             raise DataError(path, "needs key, min_bmi and rationale", field=w)
-        out.append(BmiCriterion(_one(path, w, b["key"]), float(b["min_bmi"]), float(b.get("margin", 0.0)), str(b["rationale"])))
+        out.append(BmiCriterion(_pattern(path, w, b["key"]), float(b["min_bmi"]), float(b.get("margin", 0.0)), str(b["rationale"])))
     return tuple(out)
 
 
+def _pattern(path: Path, where: str, pat: str) -> re.Pattern:
+    return _compile(path, where, [pat])[0]
+
+
 def _one(path: Path, where: str, pat: str | None) -> re.Pattern | None:
-    return _compile(path, where, [pat])[0] if pat else None
+    return _pattern(path, where, pat) if pat else None
 
 
-def _booleans(path: Path, specs: list[dict[str, Any]]) -> tuple[Boolean, ...]:
+def _booleans(path: Path, specs: list[dict[str, Any]] | None) -> tuple[Boolean, ...]:
     out = []
     for i, b in enumerate(specs or []):
         w = f"boolean_criteria[{i}]"
         if not (b.get("key") and b.get("concept") and b.get("rationale")):
             raise DataError(path, "needs key, concept and rationale", field=w)
-        out.append(Boolean(_one(path, w, b["key"]), _one(path, w, b["concept"]), _one(path, w, b.get("wrong_if_before")),
+        out.append(Boolean(_pattern(path, w, b["key"]), _pattern(path, w, b["concept"]), _one(path, w, b.get("wrong_if_before")),
                            _one(path, w, b.get("needs_before")), str(b["rationale"]),
                            _one(path, w, b.get("wrong_if_near"))))
     return tuple(out)
 
 
-def _printed(path: Path, specs: list[dict[str, Any]]) -> tuple[Printed, ...]:
+def _printed(path: Path, specs: list[dict[str, Any]] | None) -> tuple[Printed, ...]:
     out = []
     for i, p in enumerate(specs or []):
         w = f"printed_values[{i}]"
         if not (p.get("calculators") and p.get("pattern") and p.get("rationale") and p.get("name")):
             raise DataError(path, "needs calculators, name, pattern and rationale", field=w)
-        out.append(Printed(frozenset(int(c) for c in p["calculators"]), str(p["name"]), _one(path, w, p["pattern"]),
+        out.append(Printed(frozenset(int(c) for c in p["calculators"]), str(p["name"]), _pattern(path, w, p["pattern"]),
                            float(p.get("tolerance", 0.05)), p.get("mmol_below"), float(p.get("mmol_factor", 1.0)),
                            str(p["rationale"])))
     return tuple(out)
 
 
-def _expected(path: Path, specs: list[dict[str, Any]]) -> tuple:
+def _expected(path: Path, specs: list[dict[str, Any]] | None) -> tuple:
     out = []
     for i, e in enumerate(specs or []):
         if not (e.get("calculators") and e.get("keys") and e.get("rationale")):

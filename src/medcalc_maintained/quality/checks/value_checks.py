@@ -63,7 +63,7 @@ def printed_value_disagrees(inst: Instance, check: Check) -> Iterator[Finding]:
         v = float(m.group(1))
         if p.mmol_below is not None and v < p.mmol_below:
             v *= p.mmol_factor
-        gt = float(label.value)
+        gt = label.number
         if abs(v - gt) > p.tolerance * max(abs(v), abs(gt), 1e-9):
             yield inst.finding(check, f"the note prints the {p.name}, which differs from the label by more than "
                                       f"{p.tolerance:.0%}: {p.rationale}", m)
