@@ -114,17 +114,28 @@ def test_subset_empty_in_one_release_scores_the_rows_of_the_other(two_releases, 
         subset_uids(alone, "mini")
 
 
+@pytest.fixture(scope="module")
+def real_configs(pipeline_project):
+    """config(version, name): the configs of releases 1.0.0 and 2.0.0 of the pipeline project, each
+    release built once for the module (as ``load_config`` builds it on the fly: the project has no
+    release tables) for the expected values of the tests that run ``evaluate`` on a copy of it."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release.tables import build_tables
+    from medcalc_maintained.release.upstream import plan_for
+
+    project = Project.load(pipeline_project)
+    plan = plan_for(project)
+    built = {v: build_tables(project, plan.get(v), plan.path) for v in ("1.0.0", "2.0.0")}
+    return lambda version, config: built[version].combined(config).copy()
+
+
 @pytest.mark.slow
-def test_readme_subset_mini_command_on_the_real_releases(project_root, tmp_path, monkeypatch):
+def test_readme_subset_mini_command_on_the_real_releases(project_root, real_configs, tmp_path, monkeypatch):
     """The README's `evaluate PRED --against v1.0 --against v2.0 --subset mini` on real labels:
     1.0.0 has no mini rows, so both versions are scored on 2.0.0's mini rows."""
-    from medcalc_maintained.project import Project
-    from medcalc_maintained.release.tables import load_config
-
-    project = Project.load(project_root)
-    mini = load_config(project, "2.0.0", "mini")
-    assert len(load_config(project, "1.0.0", "mini")) == 0 and len(mini) > 0
-    full1 = load_config(project, "1.0.0", "full")
+    mini = real_configs("2.0.0", "mini")
+    assert len(real_configs("1.0.0", "mini")) == 0 and len(mini) > 0
+    full1 = real_configs("1.0.0", "full")
     preds = tmp_path / "gold-v1.jsonl"  # every row answers its v1.0 label
     preds.write_text("".join(json.dumps({"uid": int(u), "output": f"<answer>{a}</answer>"}) + "\n"
                              for u, a in zip(full1["uid"], full1["Ground Truth Answer"])))
@@ -184,17 +195,16 @@ def test_csv_predictions(tmp_path):
 
 
 @pytest.mark.slow
-def test_all_rows_against_v1_v2_and_a_built_release(project_root, tmp_path, monkeypatch):
+def test_all_rows_against_v1_v2_and_a_built_release(project_root, real_configs, tmp_path, monkeypatch):
     """Predictions for all 1,047 rows (each answers its v1.0 label) against v1.0, v2.0 and the
     built 2.0.0 release directory of the real pipeline outputs."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.release.build import build
-    from medcalc_maintained.release.tables import load_config
 
     project = Project.load(project_root)
     built = build(project, project_root / "build" / "release", version="2.0.0")
-    full1 = load_config(project, "1.0.0", "full")
-    full2 = load_config(project, "2.0.0", "full").set_index("uid")
+    full1 = real_configs("1.0.0", "full")
+    full2 = real_configs("2.0.0", "full").set_index("uid")
     preds = tmp_path / "all.jsonl"
     preds.write_text("".join(json.dumps({"uid": int(u), "output": f"<answer>{a}</answer>"}) + "\n"
                              for u, a in zip(full1["uid"], full1["Ground Truth Answer"])))

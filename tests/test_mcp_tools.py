@@ -116,42 +116,46 @@ def test_server_over_stdio_with_the_sdk_client():
     anyio.run(_session_checks)
 
 
-@pytest.mark.slow
-def test_lookup_instance_gives_note_and_question_never_the_label(pipeline_project):
+@pytest.fixture(scope="module")
+def instances(pipeline_project):
+    """One lookup server state for the module's lookups: each release's rows are read (built on
+    the fly: the shared project has no release tables) once, not once per test and version form."""
     from medcalc_maintained.project import Project
-    from medcalc_maintained.tools.mcp_server import Instances, handle_call
+    from medcalc_maintained.tools.mcp_server import Instances
 
-    res = handle_call("lookup_instance", {"version": "2.0.0", "uid": 61}, Instances(Project.load(pipeline_project)))
+    return Instances(Project.load(pipeline_project))
+
+
+@pytest.mark.slow
+def test_lookup_instance_gives_note_and_question_never_the_label(instances):
+    from medcalc_maintained.tools.mcp_server import handle_call
+
+    res = handle_call("lookup_instance", {"version": "2.0.0", "uid": 61}, instances)
     doc = json.loads(res.content[0].text)
     assert not res.is_error and set(doc) == {"version", "split", "uid", "Patient Note", "Question"}
     assert "mean arterial pressure" in doc["Question"].lower()
-    bad = handle_call("lookup_instance", {"version": "2.0.0", "uid": 999999}, Instances(Project.load(pipeline_project)))
+    bad = handle_call("lookup_instance", {"version": "2.0.0", "uid": 999999}, instances)
     assert bad.is_error and "uid" in bad.content[0].text
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["v2.0", "2.0", "v2.0.0", "2.0.0"])
-def test_lookup_instance_takes_every_version_form_evaluate_takes(pipeline_project, version):
-    from medcalc_maintained.project import Project
+def test_lookup_instance_takes_every_version_form_evaluate_takes(instances, version):
     from medcalc_maintained.scoring.labels import resolve_against
-    from medcalc_maintained.tools.mcp_server import Instances, handle_call
+    from medcalc_maintained.tools.mcp_server import handle_call
 
-    project = Project.load(pipeline_project)
-    (source,) = resolve_against(project, [version])  # evaluate --against takes it: release 2.0.0
+    (source,) = resolve_against(instances.project, [version])  # evaluate --against takes it: release 2.0.0
     assert source.origin == "release 2.0.0"
-    res = handle_call("lookup_instance", {"version": version, "uid": 61}, Instances(project))
+    res = handle_call("lookup_instance", {"version": version, "uid": 61}, instances)
     assert not res.is_error, res.content[0].text
     doc = json.loads(res.content[0].text)
     assert doc["version"] == "2.0.0" and "mean arterial pressure" in doc["Question"].lower()
 
 
 @pytest.mark.slow
-def test_lookup_instance_v1_tag_and_errors_without_server_paths(pipeline_project):
-    from medcalc_maintained.project import Project
-    from medcalc_maintained.tools.mcp_server import Instances, handle_call
+def test_lookup_instance_v1_tag_and_errors_without_server_paths(pipeline_project, instances):
+    from medcalc_maintained.tools.mcp_server import handle_call
 
-    project = Project.load(pipeline_project)
-    instances = Instances(project)
     v1 = handle_call("lookup_instance", {"version": "v1.0", "uid": 61}, instances)
     assert not v1.is_error and json.loads(v1.content[0].text)["version"] == "1.0.0"
     root = str(Path(pipeline_project).resolve())
