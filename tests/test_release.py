@@ -459,3 +459,27 @@ def test_stale_tables_are_not_used(project_root, monkeypatch):
     hit = load_config(project, "2.0.0").set_index("uid")
     assert calls == ["2.0.0"]
     assert hit.at[uid, "Ground Truth Answer"] == new
+
+
+@pytest.mark.slow
+def test_configs_built_on_the_fly_apply_the_ledger_once_and_follow_a_ledger_change(project_root, monkeypatch):
+    """Without stage release-tables, reading several configs of one release builds it once; a
+    caller's edits of a returned frame do not leak into the next read; a ledger change builds again."""
+    from medcalc_maintained.release.tables import load_config
+
+    project = Project.load(project_root)
+    calls = count_applications(monkeypatch)
+    default, full = load_config(project, "2.0.0", "default"), load_config(project, "2.0.0", "full")
+    assert calls == ["2.0.0"]
+    assert len(full) == 1047 and 0 < len(default) < len(full)
+    assert set(default["uid"]) <= set(full["uid"])
+    open_rows = full[(full["Label Status"] == "unverified") & (full["Output Type"] == "integer")]
+    uid, label = int(open_rows["uid"].iloc[0]), str(open_rows["Ground Truth Answer"].iloc[0])
+    full["Ground Truth Answer"] = "tampered"
+    again = load_config(project, "2.0.0", "full").set_index("uid")
+    assert calls == ["2.0.0"] and again.at[uid, "Ground Truth Answer"] == label
+    new = str(int(label) + 1)
+    (project.ledger_dir / "extra.yaml").write_text(ledger.dump(
+        [rec(id="T-0010", uid=uid, release="2.0.0", old_value=label, new_value=new)], project.ledger_dir))
+    hit = load_config(project, "2.0.0", "full").set_index("uid")
+    assert calls == ["2.0.0", "2.0.0"] and hit.at[uid, "Ground Truth Answer"] == new

@@ -429,4 +429,16 @@ def load_config(project: Project, version: str, config: str = "full") -> pd.Data
     doc = stored_state(project, release)
     if doc is not None:
         return typed_frame(pq.read_table(project.release_table(release.version, config)).to_pandas())
-    return build_tables(project, release, plan.path).combined(config)
+    # built on the fly once per project, release and inputs: evaluate --against reads two or three
+    # configs of a release, the MCP server every version form of one
+    key = (str(project.root), release.version, inputs_fingerprint(project, release))
+    if key not in _BUILT:
+        while len(_BUILT) >= 4:
+            _BUILT.pop(next(iter(_BUILT)))
+        _BUILT[key] = build_tables(project, release, plan.path)
+    return _BUILT[key].combined(config).copy()
+
+
+# load_config's tables built on the fly, by (project root, version, inputs_fingerprint): the
+# fingerprint covers every input of build_tables, so a changed ledger or instances file is a new key
+_BUILT: dict[tuple[str, str, str], Tables] = {}
