@@ -46,6 +46,7 @@ def built(tmp_path_factory, pipeline_project, real_instances, campaign_ledger, p
     return full.set_index("Row Number"), (out / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # builds release 2.1.0 (module fixture `built`)
 def test_every_record_s_row_derives_and_few_corrected_rows_lack_an_explanation(built, records, real_instances):
     full, _ = built
     verified = full[full["Label Status"] != "unverified"]
@@ -76,6 +77,7 @@ def test_every_record_s_row_derives_and_few_corrected_rows_lack_an_explanation(b
             assert not reproduces(d.value, label, row["Lower Limit"], row["Upper Limit"], otype), uid
 
 
+@pytest.mark.slow  # builds release 2.1.0 (module fixture `built`)
 def test_inputs_corrected_rows_ship_the_declared_value_from_their_evidence(built, records, real_instances):
     full, log = built
     fixed = [r for r in records if r.get("reconstruction") == "inputs-corrected"]

@@ -20,6 +20,9 @@ from typer.testing import CliRunner
 from medcalc_maintained.cli import app
 from paths import ROOT
 
+# the repro_project fixture runs five pipeline stages, and the release tests build 2.1.0 from it
+pytestmark = pytest.mark.slow
+
 COMMITTED = ROOT / "data" / "releases" / "2.1.0"
 STAGE_OUTPUTS = ("data/campaign/audit-2025.yaml", "data/harmonize/policy-2.1.0.yaml", "data/interim/instances.parquet",
                  "data/audit/findings.parquet", "data/maintained/instances.parquet")
