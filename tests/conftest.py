@@ -186,3 +186,14 @@ def repro_project(tmp_path_factory) -> Path:
     harmonize.run(project)
     apply.run(project)
     return root
+
+
+@pytest.fixture(scope="session")
+def published_releases(tmp_path_factory, request) -> Path:
+    """A copy of :func:`repro_project` with releases 1.0.0, 2.0.0 and 2.1.0 built into
+    ``build/v<version>`` and published to ``mirrors/datasets/org/medcalc-maintained`` (a bare git
+    repository olah serves). Read-only; built once per run, across xdist workers too
+    (release_support.published_project)."""
+    from release_support import published_project
+
+    return published_project(tmp_path_factory, request)

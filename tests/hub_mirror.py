@@ -1,5 +1,5 @@
 """A local Hugging Face Hub mirror for tests: olah on 127.0.0.1, offline, serving git repositories
-from ``<workdir>/mirrors/datasets/<org>/<name>``."""
+from ``<mirrors>/datasets/<org>/<name>`` (``mirrors`` defaults to ``<workdir>/mirrors``)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def olah(workdir: Path, repo_id: str, ready_revision: str, timeout_s: float = 60) -> Iterator[str]:
-    """Start olah in ``workdir``, wait until ``repo_id`` answers at ``ready_revision``, yield its URL,
-    and stop it on exit (a failed start raises with olah's log)."""
+def olah(workdir: Path, repo_id: str, ready_revision: str, timeout_s: float = 60, mirrors: Path | None = None
+         ) -> Iterator[str]:
+    """Start olah in ``workdir`` (its configuration, cache and logs go there), serving the mirrors
+    under ``mirrors`` (read only), wait until ``repo_id`` answers at ``ready_revision``, yield its
+    URL, and stop it on exit (a failed start raises with olah's log)."""
     exe = Path(sys.executable).parent / "olah-cli"
     if not exe.exists():
         raise RuntimeError("olah is not installed (it is a dev dependency: pip install -e '.[dev]')")
@@ -34,7 +36,7 @@ def olah(workdir: Path, repo_id: str, ready_revision: str, timeout_s: float = 60
         host = "127.0.0.1"
         port = {port}
         repos-path = "{workdir / 'olah-repos'}"
-        mirrors-path = ["{workdir / 'mirrors'}"]
+        mirrors-path = ["{mirrors or workdir / 'mirrors'}"]
         hf-scheme = "http"
         hf-netloc = "127.0.0.1:9"
         hf-lfs-netloc = "127.0.0.1:9"

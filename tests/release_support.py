@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -26,3 +27,43 @@ def built_copy(tmp_path_factory, pipeline_project: Path, version: str, name: str
     r = cli(root, "release", "build", "--out", str(out), "--version", version)
     assert r.exit_code == 0, r.output
     return root, out
+
+
+RELEASES = ("1.0.0", "2.0.0", "2.1.0")
+
+
+def _build_and_publish(repro_project: Path, root: Path) -> None:
+    """A copy of ``repro_project`` in ``root`` with every release of :data:`RELEASES` built into
+    ``build/v<version>`` and published, in order, to the bare repository olah serves as a local
+    mirror (``mirrors/datasets/org/medcalc-maintained``)."""
+    shutil.copytree(repro_project, root)
+    repo = root / "mirrors" / "datasets" / "org" / "medcalc-maintained"
+    for version in RELEASES:
+        out = root / "build" / f"v{version}"
+        r = cli(root, "release", "build", "--out", str(out), "--version", version)
+        assert r.exit_code == 0, r.output
+        r = cli(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{repo}")
+        assert r.exit_code == 0, r.output
+
+
+def published_project(tmp_path_factory, request) -> Path:
+    """The project root of :func:`_build_and_publish`, read-only: built once per pytest run. Under
+    pytest-xdist the first worker that asks builds it in the run's shared temporary directory (the
+    parent of every worker's basetemp) while holding a file lock, and the other workers reuse it; a
+    run without xdist builds it in its own basetemp. ``repro_project`` is only set up when this
+    process builds."""
+    from filelock import FileLock
+
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        root = tmp_path_factory.mktemp("published") / "project"
+        _build_and_publish(request.getfixturevalue("repro_project"), root)
+        return root
+    shared = tmp_path_factory.getbasetemp().parent / "published-releases"
+    done = shared / "done"
+    with FileLock(str(shared) + ".lock"):
+        if not done.exists():
+            shutil.rmtree(shared, ignore_errors=True)  # a build that failed half-way in another worker
+            shared.mkdir()
+            _build_and_publish(request.getfixturevalue("repro_project"), shared / "project")
+            done.write_text("")
+    return shared / "project"

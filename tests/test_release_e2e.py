@@ -2,10 +2,13 @@
 repository, serve that repository with a local Hugging Face Hub mirror (olah, offline) and load it
 with `datasets.load_dataset(..., revision=...)` through HF_ENDPOINT.
 
-The project used here is a writable copy of the shared ``repro_project`` fixture: the real
-releases.yaml, dataset_card.md, params.yaml, expectations/ and hand-written ledger, with the stages
-ingest, recompute, import-campaign, harmonize and apply run on the upstream files as `dvc repro`
-runs them, so its releases are the committed ones (tests/test_repro_project.py).
+The project used here is the session's ``published_releases`` (conftest.py): a copy of the shared
+``repro_project`` fixture (the real releases.yaml, dataset_card.md, params.yaml, expectations/ and
+hand-written ledger, with the stages ingest, recompute, import-campaign, harmonize and apply run on
+the upstream files as `dvc repro` runs them, so its releases are the committed ones:
+tests/test_repro_project.py) with the three releases built and published. It is read-only, built
+once per run and shared with tests/test_harnesses.py (across xdist workers too); a test that
+changes the project or the repository works on its own copy in its tmp_path.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from hub_mirror import olah
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.answers import same_value
 from medcalc_maintained.release.state import derive_bump
+from release_support import RELEASES
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -51,31 +55,21 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, repro_project) -> Path:
-    root = tmp_path_factory.mktemp("release-project") / "project"
-    shutil.copytree(repro_project, root)
-    return root
+def project(published_releases) -> Path:
+    """The project root holding the three builds and the published repository; read-only (shared with
+    tests/test_harnesses.py, and under xdist with the other worker: release_support.published_project)."""
+    return published_releases
 
 
 @pytest.fixture(scope="module")
 def builds(project) -> dict[str, Path]:
-    out = {}
-    for version in ("1.0.0", "2.0.0", "2.1.0"):
-        d = project / "build" / f"v{version}"
-        r = cli(project, "release", "build", "--out", str(d), "--version", version)
-        assert r.exit_code == 0, r.output
-        out[version] = d
-    return out
+    return {version: project / "build" / f"v{version}" for version in RELEASES}
 
 
 @pytest.fixture(scope="module")
-def published(project, builds) -> Path:
+def published(project) -> Path:
     # olah serves a local mirror from <mirrors>/<repo type>/<org>/<name>
-    repo = project / "mirrors" / "datasets" / "org" / "medcalc-maintained"
-    for version in ("1.0.0", "2.0.0", "2.1.0"):
-        r = cli(project, "release", "publish", "--release-dir", str(builds[version]), "--target", f"file://{repo}")
-        assert r.exit_code == 0, r.output
-    return repo
+    return project / "mirrors" / "datasets" / "org" / "medcalc-maintained"
 
 
 def test_two_builds_are_byte_identical(project, builds, tmp_path):
@@ -128,9 +122,10 @@ def test_release_layout_and_counts(project, builds, v1_test_csv):
 
 
 @pytest.fixture(scope="module")
-def hub(project, published):
-    """olah on 127.0.0.1, offline, serving the published git repository as a local mirror."""
-    with olah(project, REPO_ID, "v2.0") as url:
+def hub(project, published, tmp_path_factory):
+    """olah on 127.0.0.1, offline, serving the published git repository as a local mirror (its own
+    files in a directory of this module)."""
+    with olah(tmp_path_factory.mktemp("olah"), REPO_ID, "v2.0", mirrors=project / "mirrors") as url:
         yield url
 
 
@@ -201,21 +196,21 @@ def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_t
     assert verified["Derivation"].notna().all() and full21["Derivation"][full21["Label Status"] == "unverified"].isna().all()
 
 
-def test_publishing_an_existing_tag_fails_and_leaves_repo_unchanged(project, builds, published):
+def test_publishing_an_existing_tag_fails_and_leaves_repo_unchanged(project, builds, published, tmp_path):
     before = snapshot(published)
     r = cli(project, "release", "publish", "--release-dir", str(builds["2.0.0"]), "--target", f"file://{published}")
     assert r.exit_code == 1
     assert "tag v2.0.0 already exists" in r.output
     assert snapshot(published) == before
     # a release whose earlier release is not published yet: refused, nothing created
-    fresh = project / "older-first.git"
+    fresh = tmp_path / "older-first.git"
     r = cli(project, "release", "publish", "--release-dir", str(builds["2.0.0"]), "--target", f"file://{fresh}")
     assert r.exit_code == 1 and "release 1.0.0 of releases.yaml is not published" in " ".join(r.output.split())
     assert not fresh.exists()
 
 
-def test_dry_run_writes_nothing(project, builds):
-    target = project / "dry.git"
+def test_dry_run_writes_nothing(project, builds, tmp_path):
+    target = tmp_path / "dry.git"
     r = cli(project, "release", "publish", "--release-dir", str(builds["1.0.0"]), "--target", f"file://{target}", "--dry-run")
     assert r.exit_code == 0, r.output
     assert "would: create tag v1.0.0" in r.output and "would: create tag v1.0" in r.output
