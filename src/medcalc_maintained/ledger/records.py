@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -149,11 +148,6 @@ def _control_characters(value: Any, field: str = "") -> Iterator[tuple[str, str]
         yield from _control_characters(v, name)
 
 
-# (path, sha256 of the bytes) -> what _read_text made of them; read_file hands out copies
-_READ: dict[tuple[str, str], tuple[list[Record], list[LedgerProblem]]] = {}
-_READ_MAX = 16
-
-
 def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
     """Parse one ledger YAML file and check each record against the JSON Schema. A file read
     again with the same bytes (e.g. once per release by ``release-tables``) is not parsed again: the
@@ -163,13 +157,13 @@ def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
     if size > YAML_MAX_BYTES:
         return [], [LedgerProblem(str(path), f"{size} bytes, over the {YAML_MAX_BYTES}-byte limit for a ledger file; "
                                              "split it")]
-    content = path.read_bytes()
-    key = (str(path), hashlib.sha256(content).hexdigest())
-    if key not in _READ:
-        if len(_READ) >= _READ_MAX:
-            _READ.pop(next(iter(_READ)))
-        _READ[key] = _read_text(path, content)
-    return copy.deepcopy(_READ[key])
+    return copy.deepcopy(_parsed(str(path), path.read_bytes()))
+
+
+@lru_cache(maxsize=16)
+def _parsed(path: str, content: bytes) -> tuple[list[Record], list[LedgerProblem]]:
+    """:func:`_read_text`, remembered by path and bytes (shared: :func:`read_file` hands out copies)."""
+    return _read_text(Path(path), content)
 
 
 def _read_text(path: Path, content: bytes) -> tuple[list[Record], list[LedgerProblem]]:
