@@ -7,8 +7,10 @@ harnesses) for last, one worker running them alone while the other idles. With
 each file's seconds in ``tests/durations.json`` (longest first; a file missing there runs after the
 listed ones, in its usual place). Tests within a file keep their order.
 
-``benchmarks/suite_durations.py --write`` measures the suite and rewrites the json. A stale entry
-only changes the order, never which tests run or what they assert.
+``benchmarks/suite_durations.py --write`` measures the suite and rewrites the json's ``seconds``;
+with ``--fast`` it measures ``make test-fast`` and rewrites ``fast_seconds``, the order of a run
+that leaves out the slow tests (``-m "not slow"``), where a file's seconds are those of its fast
+tests. A stale entry only changes the order, never which tests run or what they assert.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from pathlib import Path
 DURATIONS = Path(__file__).resolve().parent / "durations.json"
 
 
-def file_seconds(path: Path = DURATIONS) -> dict[str, float]:
-    """``{test file relative to the repository: seconds}``; ``{}`` when the file is missing or unreadable."""
+def file_seconds(path: Path = DURATIONS, key: str = "seconds") -> dict[str, float]:
+    """``{test file relative to the repository: seconds}`` of ``key`` (``seconds``: the whole suite,
+    ``fast_seconds``: the fast tier); ``{}`` when the file or the key is missing or unreadable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {str(k): float(v) for k, v in data.get("seconds", {}).items()} if isinstance(data, dict) else {}
+    return {str(k): float(v) for k, v in data.get(key, {}).items()} if isinstance(data, dict) else {}
 
 
 def longest_first(nodeids: list[str], seconds: dict[str, float]) -> list[int]:
@@ -35,7 +38,8 @@ def longest_first(nodeids: list[str], seconds: dict[str, float]) -> list[int]:
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:
-    seconds = file_seconds()
+    fast = " ".join(str(config.getoption("markexpr", "") or "").split()) == "not slow"
+    seconds = (fast and file_seconds(key="fast_seconds")) or file_seconds()
     if seconds:
         order = longest_first([item.nodeid for item in items], seconds)
         items[:] = [items[i] for i in order]

@@ -3,6 +3,7 @@ still finds a doctest in every module whose text has ``>>>``, and only there."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -43,6 +44,10 @@ def test_file_seconds_reads_the_json_and_tolerates_a_missing_or_broken_one(tmp_p
     assert file_seconds(tmp_path / "bad.json") == {}
     real = file_seconds(DURATIONS)
     assert real and all(k.startswith("tests/") and k.endswith(".py") for k in real)
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({"seconds": {"tests/a.py": 30.0}, "fast_seconds": {"tests/a.py": 2.5}}), encoding="utf-8")
+    assert file_seconds(both) == {"tests/a.py": 30.0} and file_seconds(both, "fast_seconds") == {"tests/a.py": 2.5}
+    assert file_seconds(tmp_path / "bad.json", "fast_seconds") == {} and file_seconds(both, "other") == {}
 
 
 @pytest.mark.slow  # pytest in a new process

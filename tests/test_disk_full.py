@@ -59,6 +59,7 @@ def seen(root: Path) -> list[str]:
     return [Path(p).name for p in (root / ".seen").read_text().split()]
 
 
+@pytest.mark.slow  # the CLI in a new process
 def test_propose_on_a_full_disk(tmp_path, real_instances):
     root = minimal_project(tmp_path / "p", real_instances)
     corrections = root / "data" / "corrections"
@@ -70,6 +71,7 @@ def test_propose_on_a_full_disk(tmp_path, real_instances):
     assert seen(root) == ["2026-03-proposals.yaml"]  # no new file, no temporary file
 
 
+@pytest.mark.slow  # the CLI in a new process
 def test_propose_appending_on_a_full_disk_keeps_the_file(tmp_path, real_instances):
     root = minimal_project(tmp_path / "p", real_instances)
     corrections = root / "data" / "corrections"
@@ -80,6 +82,7 @@ def test_propose_appending_on_a_full_disk_keeps_the_file(tmp_path, real_instance
     assert seen(root) == ["2026-03-proposals.yaml"]
 
 
+@pytest.mark.slow  # the CLI in a new process
 def test_review_import_on_a_full_disk(tmp_path, real_instances):
     first, _ = packets(tmp_path, real_instances)
     root = small_project(tmp_path / "p", real_instances)

@@ -39,6 +39,7 @@ def test_json_depth_counts_brackets_outside_strings():
         loads_json("[" * 65 + "]" * 65, "f, line 3")
 
 
+@pytest.mark.slow  # the CLI in a new process
 def test_a_prediction_nested_2000_deep_is_refused_naming_file_and_line(tmp_path):
     labels = tmp_path / "labels.parquet"
     frame(ORIGINAL).to_parquet(labels)
@@ -87,6 +88,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
     (["review", "import", "x.xlsx", "--out", "data/corrections"], "--out data/corrections: would write over"),
     (["release", "build", "--out", "data"], "--out data: would write over the hand-written ledger"),
 ])
+@pytest.mark.slow  # the CLI in a new process
 def test_an_out_over_the_ledger_or_data_is_refused_and_the_ledger_stays(project, args, words):
     before = snapshot(project)
     out = refused(project, *args)
@@ -94,6 +96,7 @@ def test_an_out_over_the_ledger_or_data_is_refused_and_the_ledger_stays(project,
     assert snapshot(project) == before  # byte-identical: nothing written, nothing deleted
 
 
+@pytest.mark.slow  # the CLI in a new process
 def test_a_new_out_directory_is_still_written(project):
     code, out, _, _ = run_cli(project, "evaluate", "preds.jsonl", "--against", "labels.parquet", "--out", "runs/one",
                               "--n-boot", "200")

@@ -56,6 +56,7 @@ def cli_in_process(root: str, args: list[str]) -> tuple[int, str]:
     import contextlib
     import io
 
+    assert "forkserver_warm" in sys.modules, "the fork server did not preload tests/forkserver_warm.py"
     os.environ["MEDCALC_ROOT"] = root
     os.chdir(root)
     buf = io.StringIO()
@@ -78,8 +79,19 @@ def run_all(jobs: list[tuple[Path, list[str]]]) -> list[tuple[int, str]]:
 
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["forkserver_warm", "pandas", "pyarrow.parquet", "openpyxl"])
-    with ctx.Pool(processes=min(len(jobs), 16), maxtasksperchild=1) as pool:
-        return pool.starmap(cli_in_process, [(str(root), args) for root, args in jobs], chunksize=1)
+    # Python 3.11's fork server ignores the sys.path it is handed and skips a preload module it cannot
+    # import without a word: it finds tests/forkserver_warm.py through PYTHONPATH (read when the first
+    # pool of this process starts it), and each job checks that it was preloaded.
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), *([saved] if saved else [])])
+    try:
+        with ctx.Pool(processes=min(len(jobs), 16), maxtasksperchild=1) as pool:
+            return pool.starmap(cli_in_process, [(str(root), args) for root, args in jobs], chunksize=1)
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def finish(procs: list[subprocess.Popen]) -> list[tuple[int, str]]:

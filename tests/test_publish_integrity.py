@@ -61,3 +61,18 @@ def test_a_non_bare_repository_is_not_a_target(built, tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     r = cli(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{bare}")
     assert "is not a bare git repository" not in r.output and "1.0.0" in r.output, r.output
+
+
+def test_the_target_is_checked_before_the_data_contracts(built, tmp_path):
+    """The data contracts, the slowest check (seconds), run only once the manifest and the target pass:
+    2.0.0 on an empty target is refused for the missing 1.0.0 without validating anything."""
+    from medcalc_maintained.release import publish
+
+    root, out = built
+
+    def contracts():
+        raise AssertionError("the data contracts ran before the target was checked")
+
+    with pytest.raises(publish.PublishRefused, match="release 1.0.0 of releases.yaml is not published"):
+        publish.publish(out, f"file://{tmp_path / 'empty.git'}", contracts, releases=root / "releases.yaml")
+    assert not (tmp_path / "empty.git").exists()

@@ -227,9 +227,10 @@ def test_failed_validation_publishes_nothing(project, builds, tmp_path):
     r = cli(project, "release", "publish", "--release-dir", str(broken), "--target", f"file://{target}")
     assert r.exit_code == 1 and "validation failed" in r.output
     assert not target.exists()
-    # 2. a release whose manifest is consistent but whose data break a contract (duplicate uid)
+    # 2. a release whose manifest is consistent but whose data break a contract (duplicate uid); 1.0.0,
+    # which passes the target's checks on an empty target, so that the contracts (checked last) refuse it
     dup = tmp_path / "dup"
-    shutil.copytree(builds["2.0.0"], dup)
+    shutil.copytree(builds["1.0.0"], dup)
     full = dup / "data" / "full" / "test-00000-of-00001.parquet"
     table = pq.read_table(full)
     pq.write_table(pa_concat(table, table.slice(0, 1)), full)

@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DVC = Path(sys.executable).with_name("dvc")
-pytestmark = pytest.mark.skipif(shutil.which("git") is None or not DVC.exists(), reason="needs git and dvc")
+pytestmark = [pytest.mark.skipif(shutil.which("git") is None or not DVC.exists(), reason="needs git and dvc"),
+              pytest.mark.slow]  # dvc and the CLI in new processes
 
 
 @pytest.fixture

@@ -146,8 +146,10 @@ def test_retries_succeed_under_20_percent_injected_faults(project, instances, tm
     answers = {int(u): [f"<answer>{int(u) % 9 + 1}</answer>"] * 5 for u in rows["uid"]}
     script = Script(rows, "relabel", answers)
     plan = FaultPlan(rate=0.2, seed=7, max_consecutive=2)
-    project.set("relabel", gemini={"timeout_s": 1.0})
-    with FakeGemini(script, faults=plan, hang_s=2.0) as srv:
+    # a hang outlasts the client's timeout by a second; the timeout itself leaves a normal reply two
+    # seconds on a loaded machine (with 1 s, a reply the server had sent was retried and counted twice)
+    project.set("relabel", gemini={"timeout_s": 2.0})
+    with FakeGemini(script, faults=plan, hang_s=3.0) as srv:
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
         r = relabel(project, rows_file(tmp_path, rows), "--concurrency", "16")
         assert r.exit_code == 0, r.output

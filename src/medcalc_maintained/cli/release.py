@@ -123,11 +123,12 @@ def publish_cmd(
     (and vMAJOR.MINOR for the first release of a minor line).
 
     Always writes branch `main` (created when missing) and points the target's HEAD at it.
-    Refuses, leaving the target unchanged, when the release fails its manifest or the data
-    contracts (`validate`), when its tag already exists (tags are never moved), when a later
-    version is already published, when an earlier release of releases.yaml is not published yet,
-    or when its declared kind is not the bump derived against the previous release on the target.
-    The Hub token is read from HF_TOKEN and never printed.
+    Refuses, leaving the target unchanged, when the release fails its manifest, when its tag
+    already exists (tags are never moved), when a later version is already published, when an
+    earlier release of releases.yaml is not published yet, when its declared kind is not the bump
+    derived against the previous release on the target, or when it fails the data contracts
+    (`validate`); the contracts, the slowest check, run last. The Hub token is read from HF_TOKEN
+    and never printed.
     """
     from medcalc_maintained.contracts import validate as contracts
     from medcalc_maintained.release import publish
@@ -135,8 +136,8 @@ def publish_cmd(
     try:
         project = Project.load()
         release_dir = Path(release_dir or project.release_build).resolve()
-        with console.status("checking the release (manifest and data contracts)"):
-            # the gate: run by publish after its manifest checks, before anything is published
+        with console.status("checking the release (manifest, target and data contracts)"):
+            # the gate: run by publish after its manifest and target checks, before anything is written
             res = publish.publish(release_dir, target, lambda: contracts.validate_release(release_dir),
                                   dry_run=dry_run, releases=project.releases_file)
     except publish.PublishRefused as exc:

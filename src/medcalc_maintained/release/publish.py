@@ -60,11 +60,12 @@ class PublishResult:
     notes: list[str] = field(default_factory=list)
 
 
-def check_release(release_dir: Path, contracts: Any) -> tuple[list[str], list[str]]:
-    """(problems, notes) of a built release: manifest integrity, then ``contracts``, the data
-    contracts' report on it that the caller ran (``contracts.validate.validate_release``; its
-    ``success``, ``failures`` and the ``blocking`` ones among them)."""
-    problems = verify_manifest(release_dir)
+def check_release(release_dir: Path, contracts: Any, *, manifest: bool = True) -> tuple[list[str], list[str]]:
+    """(problems, notes) of a built release: manifest integrity (unless ``manifest`` is False: the
+    caller checked it), then ``contracts``, the data contracts' report on it that the caller ran
+    (``contracts.validate.validate_release``; its ``success``, ``failures`` and the ``blocking`` ones
+    among them)."""
+    problems = verify_manifest(release_dir) if manifest else []
     notes: list[str] = []
     failures = list(getattr(contracts, "failures", []) or [])
     blocking = list(getattr(contracts, "blocking", failures))
@@ -139,8 +140,8 @@ def _commit_release(repo: Path, release_dir: Path, man: dict[str, Any], head: st
     return commit
 
 
-def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None]
-                  ) -> PublishResult:
+def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None],
+                  gate: Callable[[], list[str]]) -> PublishResult:
     repo = Path(target.location)
     version = man["version"]
     exists = repo.exists()
@@ -168,7 +169,7 @@ def _publish_file(release_dir: Path, target: Target, man: dict[str, Any], dry_ru
         actions.append(f"point HEAD at {branch} (it was {head or 'detached'})")
         notes.append(f"{repo}: HEAD was {head or 'detached'}; releases are on branch {branch}, HEAD now points at it")
     actions += [f"create tag {t}" for t in tags]
-    result = PublishResult(str(target), version, tags, actions, dry_run, notes=notes)
+    result = PublishResult(str(target), version, tags, actions, dry_run, notes=gate() + notes)
     if dry_run:
         return result
     created = False
@@ -205,8 +206,8 @@ def _hub_file(api: Any, target: Target, tag: str, path: str) -> bytes:
     return Path(local).read_bytes()
 
 
-def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None]
-                ) -> PublishResult:
+def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None],
+                gate: Callable[[], list[str]]) -> PublishResult:
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RepositoryNotFoundError
 
@@ -232,7 +233,7 @@ def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run:
     actions = ([] if exists else [f"create dataset repository {target.location}"])
     actions.append(f"upload {len(man['files']) + 1} files of release {version} to main (files not in the release are deleted)")
     actions += [f"create tag {t}" for t in tags]
-    result = PublishResult(str(target), version, tags, actions, dry_run, notes=notes)
+    result = PublishResult(str(target), version, tags, actions, dry_run, notes=gate() + notes)
     if dry_run:
         return result
     try:
@@ -293,22 +294,29 @@ def publish(release_dir: Path, target: str, contracts: Callable[[], Any], *, dry
             say: Callable[[str], None] | None = None, releases: Path | None = None) -> PublishResult:
     """Publish a built release to ``hf://ORG/NAME`` or ``file:///path/repo.git``; ``contracts``
     is the caller's data-contract gate (e.g. ``lambda: validate_release(release_dir)``: this module
-    does not import the contracts), run once :func:`preflight` has passed and before anything is
-    written.
+    does not import the contracts).
 
-    Refuses (raising :class:`PublishRefused`, with nothing written) what :func:`preflight` refuses,
-    a release that fails its manifest or ``contracts``, one whose tag exists, or one when a later
-    version is already published.
+    The checks run cheapest first and all before anything is written: :func:`preflight` and the
+    manifest's digests (local); the target, read only (an existing tag, a later version already
+    published, an earlier release of releases.yaml not yet published, a declared kind that is not
+    the derived bump); then ``contracts``. Each refusal raises :class:`PublishRefused`.
     """
     say = say or (lambda _m: None)
     release_dir = Path(release_dir).resolve()
     tgt = Target.parse(target)
     man = preflight(release_dir, target, releases)
-    problems, notes = check_release(release_dir, contracts())
+    _refuse(release_dir, verify_manifest(release_dir))
+
+    def gate() -> list[str]:
+        problems, notes = check_release(release_dir, contracts(), manifest=False)
+        _refuse(release_dir, problems)
+        return notes
+
+    fn = _publish_hf if tgt.scheme == "hf" else _publish_file
+    return fn(release_dir, tgt, man, dry_run, say, gate)
+
+
+def _refuse(release_dir: Path, problems: list[str]) -> None:
     if problems:
         shown = "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else "")
         raise PublishRefused(release_dir, f"validation failed, nothing published: {shown}")
-    fn = _publish_hf if tgt.scheme == "hf" else _publish_file
-    result = fn(release_dir, tgt, man, dry_run, say)
-    result.notes = notes + result.notes
-    return result
