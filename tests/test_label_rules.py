@@ -347,3 +347,17 @@ def test_review_import_records_carry_the_routing_stage_as_proposer(real_instance
     assert {r["proposed_by"]["id"] for r in records} == {"triage"}
     assert all(r["proposed_by"]["specialty"] == REVIEWER.specialty for r in records)
     assert ledger.load([corrections / "x.yaml"])  # the schema knows proposed_by
+
+
+def test_a_near_duplicate_note_points_at_the_earlier_row_of_its_calculator_only():
+    """Word-5-gram Jaccard: a 16-word note with its last word changed shares 11 of its 12 five-grams
+    with the earlier note of the same split and calculator (11 / 13 = 0.846): a near duplicate at
+    0.8, not at 0.9; the same note under another calculator, or an empty note, is none."""
+    from medcalc_maintained.contracts.views import near_duplicates
+
+    words = [f"w{i}" for i in range(16)]
+    base, edited = " ".join(words), " ".join(words[:-1] + ["changed"])
+    df = pd.DataFrame({"split": ["test"] * 4, "Calculator ID": [2, 2, 3, 2], "uid": [10, 11, 12, 13],
+                       "Patient Note": [base, edited, edited, ""]})
+    assert near_duplicates(df, 0.8) == [None, 10, None, None]
+    assert near_duplicates(df, 0.9) == [None, None, None, None]

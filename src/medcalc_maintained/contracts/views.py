@@ -302,11 +302,15 @@ def near_duplicates(df: pd.DataFrame, threshold: float) -> list[int | None]:
     for _, g in df.groupby(["split", "Calculator ID"], sort=False):
         sh = [(idx, int(u), _shingles(str(n))) for idx, u, n in zip(g.index, g["uid"], g["Patient Note"])]
         for j in range(len(sh)):
+            b = sh[j][2]
+            if not b:
+                continue
             for i in range(j):
-                a, b = sh[i][2], sh[j][2]
-                if not a or not b:
+                a = sh[i][2]
+                if not a:
                     continue
-                if len(a & b) / len(a | b) >= threshold:
+                common = len(a & b)  # |a | b| = |a| + |b| - |a & b|: the same ratio, no union set built
+                if common / (len(a) + len(b) - common) >= threshold:
                     out[pos[sh[j][0]]] = sh[i][1]
                     break
     return out
