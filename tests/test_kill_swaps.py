@@ -6,43 +6,61 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import forking
 from medcalc_maintained.release.build import verify_manifest
 
 pytestmark = pytest.mark.slow
-SRC = Path(__file__).resolve().parents[1] / "src"
-KILLER = """
-import os, signal, sys
-from medcalc_maintained.core import io
-n, count = int(os.environ["KILL_AFTER"]), [0]
-def hit():
-    count[0] += 1
-    if count[0] == n:
-        os.kill(os.getpid(), signal.SIGKILL)
-exchange, replace = io._exchange, os.replace
-def killing_exchange(a, b):
-    done = exchange(a, b)
-    hit()
-    return done
-def killing_replace(a, b):
-    replace(a, b)
-    hit()
-io._exchange, os.replace = killing_exchange, killing_replace
-from medcalc_maintained.cli import app
-app(sys.argv[1:], prog_name="medcalc-maintained")
-"""
+
+
+def _killed(root: str, after: int, args: list[str]) -> None:
+    """The command line in this fork-server child (the package already imported, as in a new
+    ``medcalc-maintained`` process), SIGKILLed right after its ``after``-th rename; output discarded."""
+    import signal
+
+    from medcalc_maintained.cli import app
+    from medcalc_maintained.core import io
+
+    forking.assert_warm()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.environ["MEDCALC_ROOT"] = root
+    os.chdir(root)
+    count = [0]
+
+    def hit() -> None:
+        count[0] += 1
+        if count[0] == after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    exchange, replace = io._exchange, os.replace
+
+    def killing_exchange(a, b):
+        done = exchange(a, b)
+        hit()
+        return done
+
+    def killing_replace(a, b):
+        replace(a, b)
+        hit()
+
+    io._exchange, os.replace = killing_exchange, killing_replace
+    app(args, prog_name="medcalc-maintained")  # exits: SystemExit's code is the process's exit code
 
 
 def run_killed(root: Path, after: int, *args: str) -> int:
-    """Run the command line, SIGKILLed right after its ``after``-th rename; returns the exit code."""
-    env = dict(os.environ, MEDCALC_ROOT=str(root), PYTHONPATH=str(SRC), KILL_AFTER=str(after))
-    return subprocess.run([sys.executable, "-c", KILLER, *args], env=env, cwd=root, capture_output=True).returncode
+    """Run the command line, SIGKILLed right after its ``after``-th rename; returns the exit code
+    (-9 when killed)."""
+    proc = forking.context().Process(target=_killed, args=(str(root), after, list(args)))
+    proc.start()
+    proc.join(timeout=600)
+    assert proc.exitcode is not None, "the command did not finish in 10 min"
+    return proc.exitcode
 
 
 def kill_points(root: Path, args_of, check) -> int:

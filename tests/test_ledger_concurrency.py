@@ -20,6 +20,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+import forking
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.review import packet as pkt
@@ -56,7 +57,7 @@ def cli_in_process(root: str, args: list[str]) -> tuple[int, str]:
     import contextlib
     import io
 
-    assert "forkserver_warm" in sys.modules, "the fork server did not preload tests/forkserver_warm.py"
+    forking.assert_warm()
     os.environ["MEDCALC_ROOT"] = root
     os.chdir(root)
     buf = io.StringIO()
@@ -75,23 +76,8 @@ def cli_in_process(root: str, args: list[str]) -> tuple[int, str]:
 
 def run_all(jobs: list[tuple[Path, list[str]]]) -> list[tuple[int, str]]:
     """Every job in its own process, started in order, 16 at a time (the two of a pair together)."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["forkserver_warm", "pandas", "pyarrow.parquet", "openpyxl"])
-    # Python 3.11's fork server ignores the sys.path it is handed and skips a preload module it cannot
-    # import without a word: it finds tests/forkserver_warm.py through PYTHONPATH (read when the first
-    # pool of this process starts it), and each job checks that it was preloaded.
-    saved = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), *([saved] if saved else [])])
-    try:
-        with ctx.Pool(processes=min(len(jobs), 16), maxtasksperchild=1) as pool:
-            return pool.starmap(cli_in_process, [(str(root), args) for root, args in jobs], chunksize=1)
-    finally:
-        if saved is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = saved
+    with forking.context().Pool(processes=min(len(jobs), 16), maxtasksperchild=1) as pool:
+        return pool.starmap(cli_in_process, [(str(root), args) for root, args in jobs], chunksize=1)
 
 
 def finish(procs: list[subprocess.Popen]) -> list[tuple[int, str]]:
