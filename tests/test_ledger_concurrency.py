@@ -52,32 +52,10 @@ def launch(root: Path, *args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def cli_in_process(root: str, args: list[str]) -> tuple[int, str]:
-    """Run the command line in this (fork-server child) process, as ``python -m`` would."""
-    import contextlib
-    import io
-
-    forking.assert_warm()
-    os.environ["MEDCALC_ROOT"] = root
-    os.chdir(root)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        try:
-            code = app(args, prog_name="medcalc-maintained", standalone_mode=False)  # click returns the Exit code
-            code = code if isinstance(code, int) else 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        except Exception as exc:  # click raises Exit/ClickException objects in non-standalone mode
-            code = getattr(exc, "exit_code", None)
-            code = 1 if code is None else code
-            buf.write(f"{type(exc).__name__}: {exc}")
-    return code, buf.getvalue()
-
-
 def run_all(jobs: list[tuple[Path, list[str]]]) -> list[tuple[int, str]]:
     """Every job in its own process, started in order, 16 at a time (the two of a pair together)."""
     with forking.context().Pool(processes=min(len(jobs), 16), maxtasksperchild=1) as pool:
-        return pool.starmap(cli_in_process, [(str(root), args) for root, args in jobs], chunksize=1)
+        return pool.starmap(forking.cli_in_process, [(str(root), args) for root, args in jobs], chunksize=1)
 
 
 def finish(procs: list[subprocess.Popen]) -> list[tuple[int, str]]:
