@@ -20,7 +20,7 @@ def context():
 
     Python 3.11's fork server ignores the sys.path it is handed and skips a preload module it cannot
     import without a word: it finds ``tests/forkserver_warm.py`` through PYTHONPATH, set here while
-    the server starts; a child checks with :func:`assert_warm`."""
+    the server starts; a child checks with :func:`enter`."""
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(PRELOAD)
     saved = os.environ.get("PYTHONPATH")
@@ -35,11 +35,14 @@ def context():
     return ctx
 
 
-def assert_warm() -> None:
-    """In a child: the fork server did preload the package (else each run pays the imports)."""
+def enter(root: str) -> None:
+    """In a child: check that the fork server did preload the package (else each run pays the
+    imports), then work in project ``root`` as a command started there would (MEDCALC_ROOT, cwd)."""
     import sys
 
     assert "forkserver_warm" in sys.modules, "the fork server did not preload tests/forkserver_warm.py"
+    os.environ["MEDCALC_ROOT"] = root
+    os.chdir(root)
 
 
 def cli_in_process(root: str, args: list[str]) -> tuple[int, str]:
@@ -50,9 +53,7 @@ def cli_in_process(root: str, args: list[str]) -> tuple[int, str]:
 
     from medcalc_maintained.cli import app
 
-    assert_warm()
-    os.environ["MEDCALC_ROOT"] = root
-    os.chdir(root)
+    enter(root)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
         try:

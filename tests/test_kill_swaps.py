@@ -25,12 +25,10 @@ def _killed(root: str, after: int, args: list[str]) -> None:
     from medcalc_maintained.cli import app
     from medcalc_maintained.core import io
 
-    forking.assert_warm()
+    forking.enter(root)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    os.environ["MEDCALC_ROOT"] = root
-    os.chdir(root)
     count = [0]
 
     def hit() -> None:

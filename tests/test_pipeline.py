@@ -79,6 +79,11 @@ def _restore(project: Path, *extra_dirs: str) -> None:
     assert "up to date" in status.stdout, status.stdout
 
 
+def _running(stdout: str) -> set[str]:
+    """The stages a `dvc repro` output says it ran ("Running stage 'name':")."""
+    return {line.split("'")[1] for line in stdout.splitlines() if line.startswith("Running stage")}
+
+
 def test_repro_builds_outputs_and_is_then_up_to_date(fresh_project):
     assert (fresh_project / "data" / "interim" / "instances.parquet").is_file()
     status = dvc(fresh_project, "status")
@@ -124,14 +129,14 @@ def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
         # never the stages before it
         dry = dvc(fresh_project, "repro", "--dry")
         assert dry.returncode == 0, dry.stdout + dry.stderr
-        stale = {line.split("'")[1] for line in dry.stdout.splitlines() if line.startswith("Running stage")}
+        stale = _running(dry.stdout)
         assert {"apply", "release-tables", "release"} <= stale, stale
         assert not stale & {"ingest", "recompute", "import-campaign", "audit", "relabel"}, stale
         # then the pipeline up to `apply` (the stages after it rerun on its new output: the moved-outputs
         # test below runs the whole pipeline)
         r = dvc(fresh_project, "repro", "apply")
         assert r.returncode == 0, r.stdout + r.stderr
-        ran = {line.split("'")[1] for line in r.stdout.splitlines() if line.startswith("Running stage")}
+        ran = _running(r.stdout)
         assert ran == {"apply"}, ran
         after = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet").set_index("uid")
         assert after.at[int(target["uid"]), "Ground Truth Answer"] == new_value

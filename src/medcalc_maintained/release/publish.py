@@ -60,12 +60,11 @@ class PublishResult:
     notes: list[str] = field(default_factory=list)
 
 
-def check_release(release_dir: Path, contracts: Any, *, manifest: bool = True) -> tuple[list[str], list[str]]:
-    """(problems, notes) of a built release: manifest integrity (unless ``manifest`` is False: the
-    caller checked it), then ``contracts``, the data contracts' report on it that the caller ran
-    (``contracts.validate.validate_release``; its ``success``, ``failures`` and the ``blocking`` ones
-    among them)."""
-    problems = verify_manifest(release_dir) if manifest else []
+def contract_problems(contracts: Any) -> tuple[list[str], list[str]]:
+    """(problems, notes) of ``contracts``, the data contracts' report on a built release that the
+    caller ran (``contracts.validate.validate_release``; its ``success``, ``failures`` and the
+    ``blocking`` ones among them)."""
+    problems: list[str] = []
     notes: list[str] = []
     failures = list(getattr(contracts, "failures", []) or [])
     blocking = list(getattr(contracts, "blocking", failures))
@@ -308,7 +307,7 @@ def publish(release_dir: Path, target: str, contracts: Callable[[], Any], *, dry
     _refuse(release_dir, verify_manifest(release_dir))
 
     def gate() -> list[str]:
-        problems, notes = check_release(release_dir, contracts(), manifest=False)
+        problems, notes = contract_problems(contracts())
         _refuse(release_dir, problems)
         return notes
 
