@@ -251,9 +251,14 @@ class Project:
         return self._dir("harmonize.out")
 
     @property
+    def evidence_ledger(self) -> Path:
+        """The generated records of stage ``harmonize`` under the evidence rule (``harmonize.evidence_out``)."""
+        return self._dir("harmonize.evidence_out")
+
+    @property
     def generated_ledgers(self) -> list[Path]:
         """Ledger files that stages generate (never written by hand, ``propose`` or ``review import``)."""
-        return [self.campaign_ledger, self.policy_ledger]
+        return [self.campaign_ledger, self.policy_ledger, self.evidence_ledger]
 
     @property
     def campaign_unreadable(self) -> Path:

@@ -30,6 +30,7 @@ def propose_cmd(
     date: Optional[str] = typer.Option(None, "--date", help="Date of the proposal (default: today)."),
     definition: Optional[str] = typer.Option(None, "--definition", help="The published alternative definition the value follows (a name under the calculator's alternatives in calculators/definitions.yaml)."),
     override_reason: Optional[str] = typer.Option(None, "--override-reason", help="Make the record an override: a value no definition gives from the row's inputs, with this clinical reason (physician reviewers only)."),
+    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}, optionally source: and timepoint: {when, why}): the inputs the new value derives from, each quote checked by the evidence verifier."),
 ) -> None:
     """Propose a label correction: append a deferred ledger record to data/corrections/.
 
@@ -39,15 +40,20 @@ def propose_cmd(
     is not testable) is refused unless --definition names the alternative it follows or
     --override-reason makes it an override. The whole ledger is checked with the new record before
     the file is written; a reviewer later sets `decision: accepted` (or rejected) in the pull request.
+    With --inputs, every input's quote must state it (the evidence verifier: the quantity named in
+    the same clause, not another quantity's number, a reference bound, a denominator or a date; a
+    criterion asserted, not negated, planned or a relative's) and change the derivation; a refusal
+    names the file, the record, the input and the rule.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.ledger.propose import propose
 
     try:
+        recorded = read_inputs_file(inputs)["inputs"] if inputs is not None else None
         prop = propose(Project.load(), uid=uid, new_value=new_value, error_type=error_type, rationale=rationale, split=split,
                        evidence=evidence, reviewer_id=reviewer_id, reviewer_role=reviewer_role,
                        specialty=specialty, source=source, blinded=blinded, file=file, today=date,
-                       definition=definition, override_reason=override_reason)
+                       definition=definition, override_reason=override_reason, inputs=recorded)
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:
@@ -121,6 +127,38 @@ def rebase_cmd(
         console.print(f"wrote {p}", highlight=False)
 
 
+INPUTS_FILE_MAX_BYTES = 1 << 20  # an inputs file is a few dozen lines
+
+
+def read_inputs_file(path: Path) -> dict:
+    """An ``--inputs`` YAML file: a mapping with an ``inputs`` list of mappings (``DataError`` naming
+    the file, the line or the field otherwise; a file over 1 MiB is refused before it is read)."""
+    import yaml
+
+    from medcalc_maintained.core.io import load_yaml
+
+    if not path.is_file():
+        raise DataError(path, "no such file")
+    if path.stat().st_size > INPUTS_FILE_MAX_BYTES:
+        raise DataError(path, f"{path.stat().st_size} bytes, over the {INPUTS_FILE_MAX_BYTES}-byte limit of an inputs file")
+    try:
+        doc = load_yaml(path.read_text(encoding="utf-8"), where=str(path)) or {}
+    except UnicodeDecodeError:
+        raise DataError(path, "not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise DataError(path, f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+                        row=f"line {mark.line + 1}" if mark is not None else None) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("inputs", []), list):
+        raise DataError(path, "expected a mapping with an 'inputs' list", field="inputs")
+    for n, inp in enumerate(doc.get("inputs") or []):
+        if not isinstance(inp, dict):
+            raise DataError(path, f"inputs[{n}] is not a mapping", field="inputs")
+        if inp.get("evidence") is not None and not isinstance(inp.get("evidence"), dict):
+            raise DataError(path, f"inputs[{n}].evidence is not a mapping {{start, end, text}}", field="inputs")
+    return doc
+
+
 @ledger_app.command("derive")
 def derive_cmd(
     uid: int = typer.Option(..., "--uid", help="Row Number of the instance."),
@@ -133,12 +171,13 @@ def derive_cmd(
     entities patched by recorded inputs, and whether a label reproduces it.
 
     Prints each input with its evidence check (the quoted text must be the note's own text at the
-    offsets) and the label's derivation status, as the release's `Derivation Status` states it
+    offsets) and the evidence verifier's verdict (does the quote state the input? the rule that
+    decided), and the label's derivation status under the evidence rules of the releases from
+    2.2.0 on (an input the verifier rejects leaves the label unexplained), as `Derivation Status` states it
     (integers exact, decimals inside the label's limits, dates the same day; an N/A derives when the
     definition gives no value or a justification is recorded). Exit 0 when the label derives and the
     evidence holds, 1 when it does not, 2 for bad input.
     """
-    from medcalc_maintained.core.io import load_yaml
     from medcalc_maintained.core.rows import entities_or_empty
     from medcalc_maintained.ledger import collect
     from medcalc_maintained.ledger import derivation as D
@@ -146,13 +185,7 @@ def derive_cmd(
 
     project = Project.load()
     try:
-        doc: dict = {}
-        if inputs is not None:
-            if not inputs.is_file():
-                raise DataError(inputs, "no such file")
-            doc = load_yaml(inputs.read_text(encoding="utf-8"), where=str(inputs)) or {}
-            if not isinstance(doc, dict) or not isinstance(doc.get("inputs", []), list):
-                raise DataError(inputs, "expected a mapping with an 'inputs' list", field="inputs")
+        doc: dict = read_inputs_file(inputs) if inputs is not None else {}
         from medcalc_maintained.core.io import read_parquet
 
         instances = read_parquet(project.instances, "upstream instances", "ingest")
@@ -175,16 +208,20 @@ def derive_cmd(
     otype = str(row["Output Type"])
     lo, hi = (row["Lower Limit"], row["Upper Limit"]) if label is None else limits(label, otype, None)
     result = D.label_derivation(cid, entities_or_empty(ents), shown, lo, hi, otype,
-                                {"inputs": recorded, "definition": chosen, "justification": doc.get("justification")})
+                                {"inputs": recorded, "definition": chosen, "justification": doc.get("justification")},
+                                note=row.get("Patient Note"), evidence=True)
     ok = result.status in D.DERIVED
+    from medcalc_maintained.calculators.evidence import verify
     console.print(f"{split} uid {uid}: {row['Calculator Name']} (calculator {cid}), {row['Label Status']} label "
                   f"{row['Ground Truth Answer']!s}, upstream {row['Original Ground Truth Answer']!s}", highlight=False)
     if inputs is None and recorded:
         console.print("  (the inputs of the row's applied ledger record)", highlight=False)
     for inp in recorded:
         ev = inp.get("evidence") or {}
+        verdict = verify(cid, inp, row.get("Patient Note"))
         console.print(f"  input {inp.get('name')} = {inp.get('value')!r} {inp.get('unit') or ''} "
-                      f"<- note[{ev.get('start')}:{ev.get('end')}] {str(ev.get('text') or '')[:80]!r}", highlight=False)
+                      f"<- note[{ev.get('start')}:{ev.get('end')}] {str(ev.get('text') or '')[:80]!r}\n"
+                      f"    verifier: {verdict.rule} ({verdict.reason})", highlight=False)
     for p in problems:
         console.print(f"  evidence problem: {p}", highlight=False)
     console.print(f"label {shown}: {result.status} ({result.reason})"

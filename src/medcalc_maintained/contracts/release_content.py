@@ -131,7 +131,7 @@ def _evidence_ok(r: dict[str, Any], inputs: Any, definition: Any) -> bool:
         and not D.definition_problem(cid, definition)
 
 
-def _derivation_ok(r: dict[str, Any], doc: dict[str, Any]) -> bool:
+def _derivation_ok(r: dict[str, Any], doc: dict[str, Any], gated: bool = False) -> bool:
     """The shipped ``Derivation`` re-derived from the row's own ``Relevant Entities`` and note: the
     quotes are the note's text, the definition is published, and the label's derivation status is
     the one shipped (an N/A with the shipped reason as its justification)."""
@@ -145,18 +145,35 @@ def _derivation_ok(r: dict[str, Any], doc: dict[str, Any]) -> bool:
         return False
     again = D.label_derivation(int(r["Calculator ID"]), entities_or_empty(r.get("Relevant Entities")), r.get("Ground Truth Answer"),
                                r.get("Lower Limit"), r.get("Upper Limit"), str(r.get("Output Type")),
-                               {"inputs": inputs, "definition": doc.get("definition"), "justification": doc.get("reason")})
+                               {"inputs": inputs, "definition": doc.get("definition"), "justification": doc.get("reason")},
+                               note=cell_text(r.get("Patient Note")), evidence=gated)
     return again.status == doc.get("status")
 
 
+def _evidence_problem(r: dict[str, Any], doc: dict[str, Any]) -> str | None:
+    """Why a derived row's recorded inputs are not evidence (the verifier run again on every input
+    of the shipped ``Derivation``, never its stored verdicts): input, quote and rule; ``None`` when
+    every input is accepted or the row does not derive from inputs."""
+    from medcalc_maintained.calculators.evidence import describe, rejected
+    from medcalc_maintained.ledger import derivation as D
+
+    if doc.get("status") not in D.DERIVED:
+        return None
+    inputs = [i for i in doc.get("inputs") or [] if isinstance(i, dict)]
+    bad = rejected(int(r["Calculator ID"]), inputs, cell_text(r.get("Patient Note")))
+    return "; ".join(describe(i, v) for i, v in bad) or None
+
+
 def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
-    from medcalc_maintained.core.versions import has_derivations
+    from medcalc_maintained.core.versions import has_derivations, has_evidence_gate
     from medcalc_maintained.ledger.derivation import DERIVED
     from medcalc_maintained.release.tables import DERIVATION, DERIVATION_STATUS
 
-    cols = ["split", "uid", "derivation_recorded", "label_reproduces_definition", "derived"]
+    cols = ["split", "uid", "derivation_recorded", "label_reproduces_definition", "derived", "evidence_supports_inputs",
+            "evidence_problem"]
     if full.empty or not has_derivations(version):
         return pd.DataFrame(columns=cols)
+    gated = has_evidence_gate(version)
     rows = []
     for r in row_dicts(full):
         if str(r.get("Label Status")) == "unverified":
@@ -166,9 +183,11 @@ def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
         except json.JSONDecodeError:
             doc = None
         recorded = isinstance(doc, dict) and doc.get("status") == cell_text(r.get(DERIVATION_STATUS))
+        problem = _evidence_problem(r, doc) if gated and recorded else None
         rows.append({"split": str(r["split"]), "uid": int(r["uid"]), "derivation_recorded": recorded,
-                     "label_reproduces_definition": recorded and _derivation_ok(r, doc),
-                     "derived": recorded and doc.get("status") in DERIVED})
+                     "label_reproduces_definition": recorded and _derivation_ok(r, doc, gated),
+                     "derived": recorded and doc.get("status") in DERIVED,
+                     "evidence_supports_inputs": problem is None, "evidence_problem": problem})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -16,6 +16,12 @@ TAG = re.compile(r"^v?(\d+\.\d+\.\d+)$")
 # ``Derivation Status`` in ``full``, explanations from the derivation) and the release contract
 # ``label_reproduces_definition`` blocks; earlier releases are rebuilt exactly as published.
 DERIVATIONS_FROM = "2.1.0"
+# From this release on, a derivation counts only the recorded inputs whose quote the evidence verifier
+# (``calculators/evidence.py``) accepts: each input states its ``source`` and ``verdict``, a rejected
+# input makes the label ``unexplained``, an N/A carries no numeric value, and the release contract
+# ``evidence_supports_inputs`` blocks. New ledger records of these releases are refused by ``apply``
+# and ``propose`` when an input's quote does not state it.
+EVIDENCE_FROM = "2.2.0"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -29,6 +35,14 @@ def has_derivations(version: object) -> bool:
     """Whether release ``version`` ships derivations (:data:`DERIVATIONS_FROM` on); ``False`` for a
     value that is not a version (a damaged manifest is reported by its own contract)."""
     return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(DERIVATIONS_FROM)
+
+
+def has_evidence_gate(version: object) -> bool:
+    """Whether release ``version`` (or ``unreleased``) derives only from verifier-accepted inputs
+    (:data:`EVIDENCE_FROM` on)."""
+    if str(version) == UNRELEASED:
+        return True
+    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(EVIDENCE_FROM)
 
 
 def release_key(release: str) -> tuple:

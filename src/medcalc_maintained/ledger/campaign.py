@@ -19,8 +19,10 @@ carries the ``guideline_version`` of its calculator from the definition policy.
 
 Every record also says how its decided label derives (:mod:`medcalc_maintained.ledger.reconstruct`,
 field ``reconstruction``): reproduced by the declared definition from the upstream entities;
-``inputs-reconstructed`` (the smallest evidenced patch of inputs, written as ``inputs`` marked
-``reconstructed``); ``definition-contradiction`` (the label follows the alternative written as
+``inputs-reconstructed`` (the smallest patch of inputs a search of the note found, written as
+``inputs`` marked ``reconstructed``: a candidate, as releases 2.0.0 and 2.1.0 shipped it; from
+release 2.2.0 on a derivation counts only the inputs the evidence verifier accepts, and the
+``verifier`` column of ``reconstruction.csv`` says which it rejects); ``definition-contradiction`` (the label follows the alternative written as
 ``definition``, or an N/A that the declared definition's own convention decides);
 ``na-justified`` (``justification``: a check finding or the physician's stated reason); or
 ``unexplained``. The decided labels themselves are never changed here.
@@ -223,20 +225,38 @@ DERIVATION_LINE = "derivation ("  # the evidence line add_reconstruction writes:
 
 
 RECONSTRUCTION_COLUMNS = ["uid", "label_status", "reconstruction", "old_value", "new_value", "definition", "inputs",
-                          "reason"]
+                          "verifier", "reason"]
 
 
-def reconstruction_table(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per campaign record: its reconstruction class and what it rests on."""
+def _verifier_text(rec: dict[str, Any], calculator_id: int | None, note: str | None) -> str:
+    """What the evidence verifier says of a record's search-found inputs: ``accepted`` or each rejected
+    input with its rule (a search proposes; only the verifier certifies, from release 2.2.0 on)."""
+    from medcalc_maintained.calculators.evidence import rejected
+
+    if not rec.get("inputs") or calculator_id is None:
+        return ""
+    bad = rejected(calculator_id, rec["inputs"], note)
+    return "accepted" if not bad else "rejected: " + "; ".join(f"{i.get('name')}: {v.rule}" for i, v in bad)
+
+
+def reconstruction_table(records: list[dict[str, Any]], instances: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per campaign record: its reconstruction class, what it rests on and, for search-found
+    inputs, the evidence verifier's verdict (``instances`` give the notes; without them it is empty)."""
+    rows_by_uid: dict[int, tuple[int, str]] = {}
+    if instances is not None:
+        test = instances[instances["split"] == "test"]
+        rows_by_uid = {int(u): (int(c), str(n)) for u, c, n in zip(test["uid"], test["calculator_id"], test["Patient Note"])}
     rows = []
     for rec in records:
+        cid, note = rows_by_uid.get(int(rec["uid"]), (None, None))
         reason = next((e.split(": ", 1)[1] for e in rec.get("evidence", []) if e.startswith(DERIVATION_LINE)), "")
         inputs = "; ".join(f"{i['name']} = {i['value']}{' ' + i['unit'] if i.get('unit') else ''} "
                            f"[{i['evidence']['start']}:{i['evidence']['end']}] {i['evidence']['text']!r}"
                            for i in rec.get("inputs") or [])
         rows.append({"uid": rec["uid"], "label_status": rec["label_status"], "reconstruction": rec.get("reconstruction"),
                      "old_value": rec["old_value"], "new_value": rec["new_value"],
-                     "definition": rec.get("definition") or "", "inputs": inputs, "reason": reason})
+                     "definition": rec.get("definition") or "", "inputs": inputs,
+                     "verifier": _verifier_text(rec, cid, note), "reason": reason})
     return pd.DataFrame(rows, columns=RECONSTRUCTION_COLUMNS)
 
 
@@ -247,9 +267,13 @@ def reconstruction_summary(table: pd.DataFrame, examples: int = 10) -> dict[str,
         part = table[table["reconstruction"] == klass]
         counts[klass] = {str(k): int(v) for k, v in sorted(part["label_status"].value_counts().items())}
     shown = {klass: table[table["reconstruction"] == klass].sort_values("uid").head(examples)
-             [["uid", "label_status", "old_value", "new_value", "definition", "inputs", "reason"]].to_dict("records")
+             [["uid", "label_status", "old_value", "new_value", "definition", "inputs", "verifier", "reason"]]
+             .to_dict("records")
              for klass in R.CLASSES if klass != R.REPRODUCED}
-    return {"rows": int(len(table)), "counts": counts, "examples": shown}
+    found = table[table["reconstruction"] == R.INPUTS]
+    verifier = {"search_found": int(len(found)), "accepted": int((found["verifier"] == "accepted").sum()),
+                "rejected": int(found["verifier"].astype(str).str.startswith("rejected").sum())}
+    return {"rows": int(len(table)), "counts": counts, "search_inputs_verifier": verifier, "examples": shown}
 
 
 __all__ = ["read_workbooks", "build_records", "workbook_date", "classify_error", "TIMEPOINT", "NA"]

@@ -152,6 +152,39 @@ def input_problems(calculator_id: int, inputs: Any, note: str | None) -> list[st
     return out
 
 
+SOURCES = ("search", "hand", "physician", "upstream")
+
+
+def input_source(record: Mapping[str, Any] | None, inp: Mapping[str, Any]) -> str:
+    """Where a recorded input comes from (``source``: search | hand | physician | upstream). A record
+    of release 2.1.0 or earlier may carry only the old flag ``reconstructed``: read as ``hand`` in a
+    contributor's record (read from the note by the maintainers) and ``search`` otherwise (the
+    campaign import's reconstruction search, copied by the policy records)."""
+    src = inp.get("source")
+    if src in SOURCES:
+        return str(src)
+    if str((record or {}).get("source")) == "contributor":
+        return "hand"
+    if str((record or {}).get("source")) == "physician" and not inp.get("reconstructed"):
+        return "physician"
+    return "search"
+
+
+def inert_inputs(calculator_id: int, entities: Mapping[str, Any], inputs: list[dict[str, Any]],
+                 definition: Any = None) -> list[int]:
+    """Positions of the inputs that change nothing: without each (one at a time, keeping the others
+    that matter) the definition gives the same value."""
+    keep = list(range(len(inputs)))
+    full = derive(calculator_id, entities, inputs, definition).value
+    out = []
+    for n in range(len(inputs)):
+        trial = [inputs[k] for k in keep if k != n]
+        if derive(calculator_id, entities, trial, definition).value == full:
+            keep.remove(n)
+            out.append(n)
+    return out
+
+
 # How a shipped verified label derives (``Derivation Status`` of releases from 2.1.0 on).
 DERIVED = ("reproduced", "inputs-recorded", "alternative", "na-justified")  # the label is its derivation
 UNDERIVED = ("override", "unexplained")                                     # listed, never derived
@@ -167,19 +200,24 @@ class LabelDerivation:
     value: str | None                 # what the definition gives (None: no value)
     reason: str                       # one sentence: why the status
 
+    extra: dict[str, Any] | None = None  # from EVIDENCE_FROM on: what the evidence gate set aside
+
     def document(self) -> dict[str, Any]:
         """The ``Derivation`` column: everything needed to recompute the label."""
         return {"status": self.status, "definition": self.definition, "inputs": self.inputs, "value": self.value,
-                "reason": self.reason}
+                "reason": self.reason, **(self.extra or {})}
 
 
 def label_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any, lower: Any, upper: Any,
-                     output_type: str, record: Mapping[str, Any] | None) -> LabelDerivation:
+                     output_type: str, record: Mapping[str, Any] | None, *, note: str | None = None,
+                     evidence: bool = False) -> LabelDerivation:
     """How ``label`` (with its limits) derives from the row's upstream ``entities`` and its applied
     ledger ``record`` (its inputs, definition, override, justification): the definition the record
     names (else the declared one) applied to the entities patched by the inputs must grade the label
     correct; an ``N/A`` derives when the definition gives no value or the record states why the note
     cannot answer."""
+    if evidence:
+        return evidenced_derivation(calculator_id, entities, label, lower, upper, output_type, record, note)
     rec = record or {}
     inputs = [dict(i) for i in rec.get("inputs") or []]
     d = derive(calculator_id, entities, inputs, rec.get("definition"))
@@ -202,12 +240,62 @@ def label_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any
                            f"{d.definition} gives {d.shown} from the recorded inputs, not {label}")
 
 
-def row_derivations(maintained: Any, instances: Any, records: Iterable[Any]) -> list[dict[str, Any] | None]:
+def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any, lower: Any, upper: Any,
+                         output_type: str, record: Mapping[str, Any] | None, note: str | None) -> LabelDerivation:
+    """:func:`label_derivation` under the evidence gate (releases from ``EVIDENCE_FROM`` on):
+
+    * every input states its ``source`` (:func:`input_source`) and the verifier's ``verdict``
+      (:func:`medcalc_maintained.calculators.evidence.verify`); the old flag ``reconstructed`` is gone;
+    * inputs that change nothing (:func:`inert_inputs`) are set aside under ``inert_inputs``;
+    * a label derives from recorded inputs only where the verifier accepts every one of them: an
+      input it rejects makes the label ``unexplained`` (kept, listed, never derived), the reason
+      naming input, quote and rule;
+    * an N/A label carries no numeric ``value``: what the definition would compute from upstream's
+      entities sits under ``value_from_upstream_entities``.
+    """
+    from medcalc_maintained.calculators.evidence import describe, verify
+
+    rec = dict(record or {})
+    raw = [dict(i) for i in rec.get("inputs") or []]
+    inputs = []
+    for i in raw:
+        i = {k: v for k, v in i.items() if k != "reconstructed"}
+        i["source"] = input_source(record, {**i, "reconstructed": True} if "source" not in i else i)
+        inputs.append(i)
+    definition = rec.get("definition")
+    inert = inert_inputs(calculator_id, entities, inputs, definition) if inputs else []
+    kept = [i for n, i in enumerate(inputs) if n not in inert]
+    extra: dict[str, Any] = {}
+    if inert:
+        extra["inert_inputs"] = [inputs[n]["name"] for n in inert]
+    verdicts = [verify(calculator_id, i, note) for i in kept]
+    for i, v in zip(kept, verdicts):
+        i["verdict"] = v.document()
+    base = label_derivation(calculator_id, entities, label, lower, upper, output_type,
+                            {**rec, "inputs": kept})
+    if base.status in ("na-justified", "unexplained") and parse_answer(label, output_type).is_abstain:
+        if base.value is not None:
+            extra["value_from_upstream_entities"] = base.value
+        return LabelDerivation(base.status, base.definition, kept, None, base.reason, extra or None)
+    bad = [(i, v) for i, v in zip(kept, verdicts) if not v.supports]
+    if bad and base.status in DERIVED:
+        why = "; ".join(describe(i, v) for i, v in bad)
+        return LabelDerivation("unexplained", base.definition, kept, base.value,
+                               f"the evidence verifier rejects {len(bad)} recorded input(s): {why}", extra or None)
+    reason = base.reason + (f"; inputs that change nothing set aside: {', '.join(extra['inert_inputs'])}"
+                            if inert else "")
+    return LabelDerivation(base.status, base.definition, kept, base.value, reason, extra or None)
+
+
+def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *,
+                    evidence: bool = False) -> list[dict[str, Any] | None]:
     """The ``Derivation`` document (:meth:`LabelDerivation.document`) of every verified row of a
     maintained frame (``None`` for an unverified row): its label against the derivation its last
     applied record states. ``instances`` gives each row's upstream ``entities``; ``records`` are
     the ledger's records (:class:`~medcalc_maintained.ledger.records.Record`)."""
     ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
+    notes = {(str(s), int(u)): n for s, u, n in zip(instances["split"], instances["uid"], instances["Patient Note"])} \
+        if evidence else {}
     by_id = {r.id: r.data for r in records if r.valid}
     out: list[dict[str, Any] | None] = []
     for r in maintained.to_dict("records"):
@@ -217,10 +305,12 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any]) -> 
         ids = [i for i in str(r.get("Correction IDs") or "").split(";") if i]
         d = label_derivation(int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
                              r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]),
-                             by_id.get(ids[-1]) if ids else None)
+                             by_id.get(ids[-1]) if ids else None, evidence=evidence,
+                             note=notes.get((str(r["split"]), int(r["uid"]))))
         out.append(d.document())
     return out
 
 
-__all__ = ["DERIVED", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem", "derive",
-           "entity_value", "input_problems", "label_derivation", "patch", "reproduces", "row_derivations"]
+__all__ = ["DERIVED", "SOURCES", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem",
+           "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_problems", "input_source",
+           "label_derivation", "patch", "reproduces", "row_derivations"]

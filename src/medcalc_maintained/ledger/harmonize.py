@@ -21,6 +21,13 @@ published and every change is a record with its reason:
 
 A contradiction whose declared definition computes no value from the adjudicated inputs becomes
 ``N/A`` with that reason as its justification.
+
+From release 2.2.0 on (``core/versions.py: EVIDENCE_FROM``) harmonization never turns a justified
+``N/A`` into a number unless every input the declared definition reads from the row (each entity
+value that changes the result) is stated by a quote the evidence verifier accepts
+(:func:`unevidenced_inputs`; ``calculators/evidence.py``); otherwise the N/A stands with its reason.
+:func:`revert_records` are the records of such a release that set back the earlier releases'
+harmonizations that broke this rule (MDRD 146 and 152: upstream's "creatinine" is another lab).
 """
 
 from __future__ import annotations
@@ -30,10 +37,13 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from medcalc_maintained.calculators.evidence import find_evidence
+from medcalc_maintained.calculators.inputs import declared_inputs
 from medcalc_maintained.core.answers import format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.labels import label_style
 from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.ledger.derivation import Derivation, derive
+from medcalc_maintained.core.versions import has_evidence_gate
+from medcalc_maintained.ledger.derivation import Derivation, derive, patch
 
 POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": None}
 POLICY_FILE = "src/medcalc_maintained/calculators/definitions.yaml"
@@ -99,10 +109,72 @@ def _restore_record(rec: Mapping[str, Any], row: Mapping[str, Any], base: dict[s
             "reconstruction": rec.get("reconstruction")}
 
 
+def unevidenced_inputs(calculator_id: int, entities: Mapping[str, Any], inputs: Any, note: str
+                       ) -> list[tuple[str, Any, str]]:
+    """``(input, value, why)`` of each value the declared definition reads from the row (the upstream
+    entities patched by ``inputs``) that no sentence of ``note`` states (the evidence verifier
+    rejects every candidate quote). Values that change nothing are not needed; an absent criterion
+    is decided by the definition's convention; a recorded input stands on its own quote."""
+    ents = patch(entities, inputs)
+    recorded = {str(i.get("name")).lower() for i in inputs or () if isinstance(i, Mapping)}
+    full = derive(calculator_id, ents).value
+    out: list[tuple[str, Any, str]] = []
+    lowered = {str(k).strip().lower(): k for k in ents}
+    for spec in declared_inputs(int(calculator_id)):
+        key = lowered.get(spec.name.lower()) or next((lowered[a.lower()] for a in spec.aliases if a.lower() in lowered), None)
+        if key is None or str(key).lower() in recorded:
+            continue
+        raw = ents[key]
+        if raw is None or raw is False or spec.accessor in ("date", "text", "steroid_dose", "opioid_list"):
+            continue
+        without = {k: v for k, v in ents.items() if k != key}
+        if derive(calculator_id, without).value == full:
+            continue
+        value, unit = (raw[0], raw[1]) if isinstance(raw, (list, tuple)) and len(raw) == 2 else (raw, None)
+        if find_evidence(calculator_id, spec.name, value, unit, note or "") is None:
+            shown = f"{value} {unit}" if unit else f"{value}"
+            out.append((spec.name, value, f"upstream's {spec.name} = {shown} is stated by no sentence of the note "
+                                          "that the evidence verifier accepts"))
+    return out
+
+
+def revert_records(policy: Iterable[Mapping[str, Any]], instances: pd.DataFrame, *, release: str, id_prefix: str,
+                   decided_at: str) -> list[dict[str, Any]]:
+    """Records of ``release`` that set a harmonized number back to the adjudicated ``N/A`` where the
+    declared definition's inputs are not evidenced in the note (:func:`unevidenced_inputs`)."""
+    rows = _row_index(instances)
+    out: list[dict[str, Any]] = []
+    for rec in policy:
+        adj = rec.get("adjudicated") or {}
+        if rec.get("decision") != "accepted" or str(adj.get("value", "")).strip().upper() != "N/A" \
+                or str(rec.get("new_value", "")).strip().upper() == "N/A":
+            continue
+        row = rows.get((str(rec["split"]), int(rec["uid"])))
+        if row is None:
+            continue
+        cid = int(row["Calculator ID"])
+        missing = unevidenced_inputs(cid, entities_or_empty(row.get("entities")), rec.get("inputs"),
+                                     str(row.get("Patient Note") or ""))
+        if not missing:
+            continue
+        why = "; ".join(m[2] for m in missing)
+        base = _base(rec, f"{id_prefix}-{len(out) + 1:05d}", release, decided_at)
+        out.append({**base, "new_value": "N/A", "label_status": "abstain", "error_type": "unanswerable",
+                    "rationale": (f"Evidence rule ({release}): {rec['id']} turned the adjudicated N/A into "
+                                  f"{rec['new_value']} under the declared definition's convention, but the definition "
+                                  f"also needs inputs the note does not state: {why}. The N/A stands."),
+                    "evidence": [f"harmonized by ledger record {rec['id']}: N/A -> {rec['new_value']}",
+                                 *[f"calculators/evidence.py: {m[2]}" for m in missing]],
+                    "justification": why, "reconstruction": "na-justified",
+                    "adjudicated": {"value": "N/A", "definition": None}})
+    return out
+
+
 def policy_records(records: Iterable[Mapping[str, Any]], instances: pd.DataFrame, *, release: str, id_prefix: str,
                    decided_at: str) -> list[dict[str, Any]]:
     """The ``harmonize`` and ``restore`` records for the accepted ``records`` (the campaign's), in
-    record order."""
+    record order. From ``EVIDENCE_FROM`` on, an N/A whose declared definition needs an input the
+    note does not state (:func:`unevidenced_inputs`) is not harmonized: it stands."""
     rows = _row_index(instances)
     out: list[dict[str, Any]] = []
     for rec in records:
@@ -113,6 +185,10 @@ def policy_records(records: Iterable[Mapping[str, Any]], instances: pd.DataFrame
             continue
         base = _base(rec, f"{id_prefix}-{len(out) + 1:05d}", release, decided_at)
         if rec.get("reconstruction") == "definition-contradiction":
+            if has_evidence_gate(release) and str(rec.get("new_value", "")).strip().upper() == "N/A" and \
+                    unevidenced_inputs(int(row["Calculator ID"]), entities_or_empty(row.get("entities")),
+                                       rec.get("inputs"), str(row.get("Patient Note") or "")):
+                continue
             out.append(_harmonize_record(rec, row, base))
         elif rec.get("label_status") == "confirmed" and str(rec["new_value"]) != str(row["Ground Truth Answer"]):
             out.append(_restore_record(rec, row, base))

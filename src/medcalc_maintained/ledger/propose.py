@@ -129,7 +129,7 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
             evidence: list[str] | None = None, reviewer_id: str | None = None, reviewer_role: str = "contributor",
             specialty: str | None = None, source: str = "contributor", blinded: bool = False,
             file: Path | None = None, today: str | None = None, definition: str | None = None,
-            override_reason: str | None = None) -> Proposal:
+            override_reason: str | None = None, inputs: list[dict[str, Any]] | None = None) -> Proposal:
     """Append a deferred ledger record to ``file`` (default ``<ledger dir>/<yyyy-mm>-proposals.yaml``).
 
     ``old_value`` is the current maintained label (every accepted record, released or not, applied),
@@ -137,7 +137,10 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     unused in the git history of the ledger). The whole ledger is checked with the new record
     before the file is replaced atomically. ``definition`` names the alternative definition of
     ``calculators/definitions.yaml`` the value follows; ``override_reason`` makes the record an
-    override (a value no derivation gives; it needs a physician reviewer).
+    override (a value no derivation gives; it needs a physician reviewer). ``inputs`` are the
+    record's inputs (``{name, value, unit, evidence: {start, end, text}, source}``): each quote must
+    be accepted by the evidence verifier (``calculators/evidence.py``) and each input must change the
+    derivation, or the record is refused naming file, record, input and rule.
     """
     today = today or dt.date.today().isoformat()
     etype = _check_arguments(rationale, source, error_type)
@@ -150,14 +153,15 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
         return _propose_locked(project, instances, target, new_value=new_value, etype=etype,
                                rationale=rationale, split=split, uid=uid, evidence=evidence, reviewer_id=reviewer_id,
                                reviewer_role=reviewer_role, specialty=specialty, source=source, blinded=blinded,
-                               today=str(today), definition=definition, override_reason=override_reason)
+                               today=str(today), definition=definition, override_reason=override_reason,
+                               inputs=inputs)
 
 
 def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, new_value: str,
                     etype: str | None, rationale: str, split: str, uid: int, evidence: list[str] | None,
                     reviewer_id: str | None, reviewer_role: str, specialty: str | None, source: str,
                     blinded: bool, today: str, definition: str | None = None,
-                    override_reason: str | None = None) -> Proposal:
+                    override_reason: str | None = None, inputs: list[dict[str, Any]] | None = None) -> Proposal:
     """The read, check and write of :func:`propose`, under the ledger lock."""
     row = current_row(project, split, uid, instances)
     otype, old = str(row["Output Type"]), str(row["Ground Truth Answer"])
@@ -175,6 +179,8 @@ def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, 
     }
     if definition:
         rec["definition"] = definition
+    if inputs:
+        rec["inputs"] = [{**i, "source": i.get("source") or "hand"} for i in inputs]
     if override_reason is not None:
         rec["override"] = {"reason": " ".join(override_reason.split())}
     key = instances[(instances["split"].astype(str) == split) & (instances["uid"] == int(uid))]

@@ -20,8 +20,13 @@ from. For a row whose label the declared definition does not reproduce from the 
    abstention contradicts the definition, ``definition-contradiction``);
 4. otherwise ``unexplained``.
 
-Nothing is guessed: a patch is accepted only when every value is printed (or, for an absent
-criterion, not asserted) in the note, and the derived value grades the label correct.
+Nothing is guessed: a patch is kept only when every value is printed (or, for an absent
+criterion, not asserted) in the note, and the derived value grades the label correct. A patch is a
+*candidate*: the search matches words, not meaning, and proposes quotes that may not state their
+input (a temperature taken as a heart rate, a denominator as a score). It never certifies them:
+from release 2.2.0 on a derivation counts only inputs the evidence verifier
+(:mod:`medcalc_maintained.calculators.evidence`) accepts (``ledger/derivation.py``), and
+``import-campaign`` reports the verifier's verdict on every candidate (``reconstruction.csv``).
 """
 
 from __future__ import annotations

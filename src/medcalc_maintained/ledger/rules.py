@@ -24,6 +24,7 @@ from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import limits, parse_answer
 from medcalc_maintained.core.labels import fit_problem
 from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.versions import UNRELEASED, has_evidence_gate
 from medcalc_maintained.ledger import derivation as D
 
 PHYSICIAN = "physician"
@@ -104,7 +105,10 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     if unknown:
         out.append(("definition", unknown))
     inputs = rec.get("inputs")
-    out += [("inputs", p) for p in D.input_problems(calculator_id, inputs, note)]
+    shape = D.input_problems(calculator_id, inputs, note)
+    out += [("inputs", p) for p in shape]
+    if not shape and _derivable(inputs) and inputs and has_evidence_gate(rec.get("release", UNRELEASED)):
+        out += [("inputs", p) for p in evidence_problems(calculator_id, inputs, note, entities, rec.get("definition"))]
     # nothing to derive: an override, no stated derivation, an unknown definition, malformed inputs
     if unknown or not _derivable(inputs) or rec.get("override") is not None or (
             not inputs and rec.get("definition") is None):
@@ -123,6 +127,26 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     if not D.reproduces(d.value, new, lo, hi, output_type):
         out.append(("inputs", f"{d.definition} applied to the row's entities with {_shown(inputs)} gives {d.shown}, "
                               f"not new_value {new!r}"))
+    return out
+
+
+def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities: Any, definition: Any = None) -> list[str]:
+    """The evidence rules of records of releases from ``EVIDENCE_FROM`` on (and unreleased ones):
+    every input's quote is accepted by the evidence verifier (``calculators/evidence.py``; the
+    problem names the input, its quote and the rule), and no input changes nothing."""
+    from medcalc_maintained.calculators.evidence import verify
+
+    out = []
+    text = note if isinstance(note, str) else None
+    for n, inp in enumerate(inputs):
+        v = verify(int(calculator_id), inp, text)
+        if not v.supports:
+            quote = str((inp.get("evidence") or {}).get("text") or "")
+            out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {v.rule}: {v.reason}")
+    ents = entities_or_empty(entities)
+    for n in D.inert_inputs(int(calculator_id), ents, [dict(i) for i in inputs], definition):
+        out.append(f"inputs[{n}] ({inputs[n].get('name')}) changes nothing: the definition gives the same value "
+                   "without it; record only the inputs the derivation needs")
     return out
 
 

@@ -31,6 +31,7 @@ from medcalc_maintained.release import deferred, unverified_estimate
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.croissant import write_croissant
+from medcalc_maintained.release.evidence_changes import evidence_sections
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.semver import kind_problem
 from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
@@ -147,15 +148,20 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
 
 
 def release_history(project: Project, plan: Releases, t: Tables,
-                    previous: Tables | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Row counts per config and split, and :meth:`Tables.identities`, of every release up to
-    ``t``'s (for the changelog's rows per config): from the tables at hand, else each earlier
-    release's tables read once (stage ``release-tables``'s files, or built now)."""
+                    previous: Tables | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
+    """Row counts per config and split, :meth:`Tables.identities`, and the evidence review sections
+    (``release/evidence_changes.py``) of every release up to ``t``'s (for the changelog): from the
+    tables at hand, else each earlier release's tables read once (stage ``release-tables``'s files,
+    or built now)."""
     known = {t.release.version: t, **({previous.release.version: previous} if previous is not None else {})}
     for r in plan.upto(t.release.version):
         if r.version not in known and r in plan.releases:
             known[r.version] = load_tables(project, r, plan.path)
-    return ({v: x.rows() for v, x in known.items()}, {v: x.identities() for v, x in known.items()})
+    order = [r.version for r in plan.upto(t.release.version) if r.version in known]
+    evidence = {b: evidence_sections(known[a].combined("full"), known[b].combined("full"), b, a)
+                for a, b in zip(order, order[1:])}
+    return ({v: x.rows() for v, x in known.items()}, {v: x.identities() for v, x in known.items()},
+            {v: lines for v, lines in evidence.items() if lines})
 
 
 def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str, base: str | None = None) -> None:
@@ -182,7 +188,8 @@ def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str
 def write_build(out: Path, project: Project, plan: Releases, t: Tables, template: str, *, draft: bool = False,
                 reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None,
                 rows: dict[str, Any] | None = None, identities: dict[str, Any] | None = None,
-                previous: dict[str, Any] | None = None, proposed: pd.DataFrame | None = None) -> BuildResult:
+                previous: dict[str, Any] | None = None, proposed: pd.DataFrame | None = None,
+                evidence: dict[str, list[str]] | None = None) -> BuildResult:
     """Write the release of tables ``t`` into ``out``; the directory is replaced only when every
     file was written (``rows``, ``identities``: row counts and row identities of earlier releases
     for the changelog; ``proposed``: a draft's deferred records, listed at the top of its changelog)."""
@@ -203,7 +210,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         estimates = unverified_estimate.read(project.unverified_estimate)
         (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates,
                                                    follow.quarantine_text(project, rel)), encoding="utf-8")
-        changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities)
+        changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities, evidence)
         if draft:
             changelog = deferred.add_to_changelog(changelog, deferred.draft_preamble(
                 rel.version, reasons, proposed if proposed is not None else pd.DataFrame(columns=deferred.COLUMNS)))
@@ -265,11 +272,12 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     if not draft:
         say("checking the declared kind against the changes since the previous release")
         check_kind(plan, t, previous, template, project.upstream_base)
-    rows, identities = release_history(project, plan, t, previous)
+    rows, identities, evidence = release_history(project, plan, t, previous)
     proposed = proposed_of(project, t) if draft else None
     with naming_target(out, always=True):  # a full disk names the release directory (left as it was)
         return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
-                           identities=identities, previous=previous_of(previous), proposed=proposed)
+                           identities=identities, previous=previous_of(previous), proposed=proposed,
+                           evidence=evidence)
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:

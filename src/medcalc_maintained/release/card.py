@@ -14,6 +14,7 @@ from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, has_derivations, release_data_file, short_tag, version_key
+from medcalc_maintained.release.evidence_changes import share_text
 from medcalc_maintained.release.markdown import md_table, uid_text
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
@@ -251,10 +252,13 @@ def change_sections(accepted: pd.DataFrame, before: dict[str, str]) -> list[str]
 
 def render_changelog(releases: list[Release], records: pd.DataFrame,
                      rows: dict[str, dict[str, dict[str, int]]] | None = None,
-                     identities: dict[str, dict[str, Any]] | None = None) -> str:
+                     identities: dict[str, dict[str, Any]] | None = None,
+                     extra: dict[str, list[str]] | None = None) -> str:
     """CHANGELOG.md: one section per release (newest first) with counts and the label changes;
-    ``rows`` ({version: {config: {split: n}}}) adds the row counts per config against the previous release."""
+    ``rows`` ({version: {config: {split: n}}}) adds the row counts per config against the previous release;
+    ``extra`` ({version: lines}) ends a release's section (the evidence review, ``release/evidence_changes.py``)."""
     rows = rows or {}
+    extra = extra or {}
     out = [
         "# Changelog",
         "",
@@ -280,6 +284,7 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
                 out += [f"No new ledger records: our corrections are those of {releases[i - 1].version}"
                         + (" (carried as described above)." if rel.upstream and rel.upstream != releases[i - 1].upstream
                            else "."), ""]
+            out += extra.get(rel.version, [])
             continue
         accepted = recs[recs["decision"] == "accepted"]
         out += [f"{len(recs)} ledger record(s), {len(accepted)} accepted.", ""]
@@ -298,6 +303,7 @@ def render_changelog(releases: list[Release], records: pd.DataFrame,
             out += ["### Records by decision", ""]
             out += [md_table(["decision", "records"], _counts(recs["decision"]), ["l", "r"]), ""]
         out += change_sections(accepted, before)
+        out += extra.get(rel.version, [])
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -430,7 +436,10 @@ DERIVATION_FIELDS = (
     "| `Derivation Status` | how a verified label derives: `reproduced`, `inputs-recorded`, `alternative`, "
     "`na-justified`, `override` or `unexplained` (empty for unverified rows; `full` only) |",
     "| `Derivation` | JSON: the definition, the inputs with their note evidence (character offsets and quoted text), "
-    "the value and why, from which the label is recomputed (verified rows; `full` only) |",
+    "the value and why, from which the label is recomputed (verified rows; `full` only). From 2.2.0 each input also "
+    "states its `source` (`search`, `hand`, `physician`, `upstream`) and the evidence verifier's `verdict` "
+    "(`supports`, `rule`, `reason`); inputs that change nothing are named under `inert_inputs`; an N/A label has no "
+    "`value` (what the definition computes from upstream's entities is under `value_from_upstream_entities`) |",
     "| `Proposed Answer` | for an `unverified` row with an `error` finding of the project's checks: the value the "
     "reference calculator gives under the declared definition on the upstream entities patched by the inputs the "
     "findings read from the note; empty when no derivation can be made and on every other row. A proposal, never "
@@ -465,6 +474,7 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
     ctx["quarantine"] = quarantine or "No upstream row is reported as quarantined."
     ctx["release_fields"] = "".join("\n" + row for row in DERIVATION_FIELDS) if has_derivations(t.release.version) else ""
+    ctx["derivation_share"] = share_text(t.combined("full"), t.release.version)
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
     if unknown:
         raise DataError(path, f"unknown placeholder(s) {unknown}; known: {sorted(ctx)}")

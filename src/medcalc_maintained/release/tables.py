@@ -45,7 +45,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.io import DataError, read_parquet, sha256_file, write_atomic
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
-from medcalc_maintained.core.versions import UNRELEASED, has_derivations, version_key
+from medcalc_maintained.core.versions import UNRELEASED, has_derivations, has_evidence_gate, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.project import Project
@@ -313,7 +313,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         records = collected[0]
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
-    docs = row_derivations(maintained, instances, records) if has_derivations(release.version) else None
+    docs = row_derivations(maintained, instances, records, evidence=has_evidence_gate(release.version)) \
+        if has_derivations(release.version) else None
     texts, sources = explanations.explain(maintained, corrections, docs)
     maintained["Ground Truth Explanation"] = texts
     maintained[explanations.SOURCE_COLUMN] = sources

@@ -2,7 +2,9 @@
 
 Reads the campaign ledger and the upstream instances; writes the generated ledger file
 ``harmonize.out`` (records of release ``harmonize.release``: definition contradictions decided under
-the declared definition, confirmed labels restored to the upstream text) and ``summary.json``
+the declared definition, confirmed labels restored to the upstream text), ``harmonize.evidence_out``
+(records of release ``harmonize.evidence_release``: those harmonizations that turned a justified
+N/A into a number the note's evidenced inputs do not support, set back to N/A) and ``summary.json``
 beside it (counts by rule and status).
 """
 
@@ -37,6 +39,15 @@ def run(project: Project) -> HarmonizeRun:
     summary = harmonize.summary(records)
     batch = {"name": f"policy-{p['release']}",
              "description": "Definition contradictions decided under the declared definition; confirmed labels restored to upstream's text"}
+    evidence_target = project.evidence_ledger
+    reverted = harmonize.revert_records(records, instances, release=str(p["evidence_release"]),
+                                        id_prefix=str(p["evidence_id_prefix"]), decided_at=str(p["evidence_decided_at"]))
+    summary["evidence_reverts"] = {"release": str(p["evidence_release"]), "records": len(reverted),
+                                   "uids": [int(r["uid"]) for r in reverted]}
+    evidence_batch = {"name": f"evidence-{p['evidence_release']}",
+                      "description": "Harmonizations that turned a justified N/A into a number without verifier-evidenced "
+                                     "inputs, set back to N/A (the evidence rule)"}
     write_json(target.parent / "summary.json", summary)
     write_text_atomic(target, dump(records, target, batch=batch, header=HEADER))
-    return HarmonizeRun(records, summary, target)
+    write_text_atomic(evidence_target, dump(reverted, evidence_target, batch=evidence_batch, header=HEADER))
+    return HarmonizeRun(records + reverted, summary, target)

@@ -51,7 +51,7 @@ def run(project: Project, *, out: Path | None = None) -> CampaignRun:
         raise DataError(final, f"{len(bad)} cell(s) could not be read (max_unreadable={p['max_unreadable']}): {shown}")
     batch = {"name": "audit-2025", "description": "Physician-in-the-loop audit of MedCalc-Bench v1.0 (phase 3)",
              "source_files": [sampled.name, final.name]}
-    table = campaign.reconstruction_table(records)
+    table = campaign.reconstruction_table(records, inst)
     write_csv_for_people(target.parent / "reconstruction.csv", table)
     write_text_atomic(target.parent / "reconstruction.json",
                       json.dumps(campaign.reconstruction_summary(table), indent=2, ensure_ascii=False) + "\n")
