@@ -18,8 +18,8 @@ def names(inst: Instance, severity: str | None = None) -> set[str]:
 def test_evidence_quotes_the_note_with_offsets():
     note = "Chief complaint: chest pain. A 4-year-old boy is febrile. Labs pending."
     inst = Instance(note=note, calculator_id=51, entities={"age": [4, "years"]})
-    f = next(f for f in run(inst) if f.check == "not_applicable")
-    assert f.severity == "error"
+    f = next(f for f in run(inst) if f.check == "outside_population")
+    assert f.severity == "info"
     assert note[f.evidence_start:f.evidence_end] == f.evidence_text == "A 4-year-old boy is febrile."
 
 
@@ -47,9 +47,8 @@ def test_throat_exam_only_in_a_figure():
 
 
 @pytest.mark.parametrize("cid,note,ents,fires", [
-    (51, "A 6-year-old girl with fever.", {"age": [6, "years"]}, True),        # SIRS adult thresholds
-    (51, "A 60-year-old woman with fever.", {"age": [60, "years"]}, False),
-    (20, "A 2-year-old boy with sore throat and tonsillar swelling.", {"age": [2, "years"]}, True),
+    (51, "A 6-year-old girl with fever.", {"age": [6, "years"]}, False),       # age: check outside_population
+    (20, "A 2-year-old boy with sore throat and tonsillar swelling.", {"age": [2, "years"]}, False),
     (22, "A 3-year-old spayed domestic shorthair cat weighing 4 kg.", {"weight": [4, "kg"]}, True),
     (22, "A neonate weighing 1.1 kg.", {"weight": [1.1, "kg"]}, True),
     (22, "A 30-year-old man weighing 70 kg.", {"weight": [70, "kg"]}, False),
@@ -133,6 +132,15 @@ def test_recompute_findings_are_checks(finding, check):
 
 def test_every_check_has_a_severity_and_description():
     assert REGISTRY and all(c.severity in ("error", "definition", "info") and c.description for c in REGISTRY.values())
+
+
+def test_an_age_limit_in_the_rule_file_is_refused_naming_its_one_home(tmp_path):
+    extra = "  - calculators: [19]\n    min_age_years: 18\n    rationale: FIB-4 is for adults.\n"
+    text = RULES_FILE.read_text(encoding="utf-8").replace("not_applicable:\n", "not_applicable:\n" + extra, 1)
+    bad = tmp_path / "rules.yaml"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(DataError, match="min_age_years: .*calculators/populations.yaml"):
+        load(bad)
 
 
 @pytest.mark.parametrize("extra", [

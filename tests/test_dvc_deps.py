@@ -25,6 +25,7 @@ SRC = ROOT / "src" / "medcalc_maintained"
 RESOURCES = {
     "calculators.base": ["calculators/plausibility.yaml"],
     "calculators.policy": ["calculators/definitions.yaml"],
+    "calculators.population": ["calculators/populations.yaml"],
     "calculators.ranges": ["calculators/output_ranges.yaml"],
     "calculators.thresholds": ["calculators/thresholds.yaml"],
     "ledger.records": ["schemas/correction.schema.json"],

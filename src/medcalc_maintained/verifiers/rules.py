@@ -9,6 +9,10 @@ It re-derives the label from the upstream ``Relevant Entities`` with the referen
 ``yes``      the calculator reproduces the label from plausible inputs;
 ``abstain``  the label cannot be recomputed (a needed input is missing or unreadable).
 
+When the row's patient is outside the population the calculator's source publication states
+(:func:`medcalc_maintained.calculators.population.population_problems`: an age or sex entity outside
+``calculators/populations.yaml``), the critique says so; the verdict does not change.
+
 Same input, same output: one run per row is a complete record, so the stage records exactly one
 vote per row (``runs = 1``) and flags a row when that single vote is ``no``.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import time
 
+from medcalc_maintained.calculators.population import population_problems
 from medcalc_maintained.quality.recompute import FLAGGING, recompute_row
 from medcalc_maintained.verifiers.base import Backend, Completion, Task
 
@@ -57,8 +62,10 @@ class RulesBackend(Backend):
                             p["output_type"])
         finding = rec["finding"]
         verdict = "no" if finding in FLAGGING else ("abstain" if finding == "not_computable" else "yes")
-        text = (f"<finding>{finding}</finding>\n"
-                f"<critique>{critique(finding, rec, p['label'], p['lower'], p['upper'], p['output_type'])}</critique>\n"
-                f"<verdict>{verdict}</verdict>")
+        text = critique(finding, rec, p["label"], p["lower"], p["upper"], p["output_type"])
+        outside = population_problems(int(p["calculator_id"]), p["entities"])
+        if outside:
+            text += " Outside the calculator's population: " + "; ".join(outside) + "."
+        text = f"<finding>{finding}</finding>\n<critique>{text}</critique>\n<verdict>{verdict}</verdict>"
         return Completion(text=text, latency_s=time.perf_counter() - t0, model_version=self.model,
                           finish_reason=finding)

@@ -3,7 +3,7 @@
 >>> from medcalc_maintained.quality.checks import Instance, run
 >>> [f.check for f in run(Instance(note="A 4-year-old boy.", calculator_id=51,
 ...                                 entities={"age": [4, "years"]}))]
-['not_applicable']
+['outside_population']
 
 Every check lives in the registry of :mod:`.registry`; the per-calculator rules are data in
 ``rules.yaml``. :func:`run_checks` runs them over a whole instances table (with the recompute
@@ -15,6 +15,7 @@ from __future__ import annotations
 from medcalc_maintained.quality.checks import (  # noqa: F401  (register)
     definition_checks,
     note_checks,
+    population_checks,
     recompute_checks,
     value_checks,
 )

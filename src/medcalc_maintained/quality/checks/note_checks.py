@@ -78,13 +78,9 @@ def exam_in_figure_only(inst: Instance, check: Check) -> Iterator[Finding]:
 
 @register("not_applicable", "error", calculators=_calcs("not_applicable"))
 def not_applicable(inst: Instance, check: Check) -> Iterator[Finding]:
-    """The calculator does not fit the patient (age, population, species, size)."""
+    """The calculator does not fit the patient (species, treatment, another diagnosis, size); age and
+    sex limits are the check ``outside_population`` (calculators/populations.yaml)."""
     for rule in _rules_for("not_applicable", inst.calculator_id):
-        if rule.min_age_years is not None or rule.max_age_years is not None:
-            age, m = age_years(inst)
-            if age is not None and ((rule.min_age_years is not None and age < rule.min_age_years)
-                                    or (rule.max_age_years is not None and age > rule.max_age_years)):
-                yield inst.finding(check, f"patient aged {age:.3g} years: {rule.rationale}", m)
         if rule.min_weight_kg is not None:
             w = weight_kg(inst.entities)
             if w is not None and w < rule.min_weight_kg:

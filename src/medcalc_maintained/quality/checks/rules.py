@@ -16,6 +16,7 @@ RULES_FILE = Path(__file__).with_name("rules.yaml")
 SECTIONS = ("required_inputs", "figure_only", "not_applicable", "foreign_keys", "body_weight", "boolean_criteria",
             "printed_values", "expected_keys", "bmi_criteria")
 _UID = re.compile(r"\buids?\b", re.I)
+_AGE_FIELDS = ("min_age_years", "max_age_years")  # the one home of age limits is calculators/populations.yaml
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,6 @@ class Rule:
     patterns: tuple[re.Pattern, ...]
     rationale: str
     input: str = ""
-    min_age_years: float | None = None
-    max_age_years: float | None = None
     min_weight_kg: float | None = None
 
 
@@ -44,9 +43,12 @@ def _rule(path: Path, where: str, spec: dict[str, Any]) -> Rule:
         raise DataError(path, "every rule needs a rationale", field=where)
     if not spec.get("calculators"):
         raise DataError(path, "every rule names its calculators", field=where)
+    ages = sorted(k for k in spec if k in _AGE_FIELDS)
+    if ages:
+        raise DataError(path, f"{', '.join(ages)}: a calculator's age limits are declared, with their source, in "
+                              "calculators/populations.yaml (check outside_population)", field=where)
     return Rule(frozenset(int(c) for c in spec["calculators"]), _compile(path, where, spec.get("any")),
-                str(spec["rationale"]), str(spec.get("input", "")), spec.get("min_age_years"),
-                spec.get("max_age_years"), spec.get("min_weight_kg"))
+                str(spec["rationale"]), str(spec.get("input", "")), spec.get("min_weight_kg"))
 
 
 def check_no_uids(path: Path, data: Any, where: str = "") -> None:
