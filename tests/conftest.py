@@ -107,6 +107,20 @@ def policy_ledger(campaign_records, real_instances, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def evidence_ledger(policy_ledger, real_instances, tmp_path_factory) -> Path:
+    """The evidence reverts of release 2.2.0 (stage ``harmonize``) for the policy records."""
+    from medcalc_maintained import ledger
+    from medcalc_maintained.ledger import harmonize
+
+    policy = [r.data for r in ledger.load([policy_ledger])]
+    records = harmonize.revert_records(policy, real_instances, release="2.2.0", id_prefix="evidence2026",
+                                       decided_at="2026-11-27")
+    path = tmp_path_factory.mktemp("harmonize-evidence") / "evidence-2.2.0.yaml"
+    path.write_text(ledger.dump(records, path), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
 def real_maintained(real_instances, campaign_ledger):
     """Maintained labels: the campaign ledger applied to the v1.0 instances."""
     from medcalc_maintained.ledger.apply import build
@@ -115,7 +129,8 @@ def real_maintained(real_instances, campaign_ledger):
 
 
 @pytest.fixture(scope="session")
-def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, policy_ledger) -> Path:
+def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_ledger, policy_ledger,
+                     evidence_ledger) -> Path:
     """A project root holding the real outputs of ingest, recompute, import-campaign and apply,
     with this checkout's params.yaml, expectations, releases.yaml and card. Read-only.
 
@@ -131,7 +146,7 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
     from medcalc_maintained.ledger.apply import build
 
     # the maintained labels as stage apply makes them from this ledger (campaign + policy records)
-    maintained = build(real_instances, [campaign_ledger, policy_ledger])
+    maintained = build(real_instances, [campaign_ledger, policy_ledger, evidence_ledger])
     for rel, frame in (("data/interim/instances.parquet", real_instances),
                        ("data/audit/recompute.parquet", real_recompute),
                        ("data/maintained/instances.parquet", maintained)):
@@ -141,6 +156,7 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
     shutil.copy(campaign_ledger, root / "data" / "campaign" / "audit-2025.yaml")
     (root / "data" / "harmonize").mkdir(parents=True)
     shutil.copy(policy_ledger, root / "data" / "harmonize" / "policy-2.1.0.yaml")
+    shutil.copy(evidence_ledger, root / "data" / "harmonize" / "evidence-2.2.0.yaml")
     (root / "data" / "corrections").mkdir()
     return root
 

@@ -122,9 +122,9 @@ def test_reference_bounds_denominators_and_dates_are_not_values():
     v = _one(39, note, "Chloride 104 mmol/L (97-110)", "Chloride", 110, "mmol/L")
     assert not v.supports and v.rule == "reference-bound", v
     assert _one(39, note, "Chloride 104 mmol/L (97-110)", "Chloride", 104, "mmol/L").supports
-    v = _one(21, note, "GCS was 8/15", "Glasgow Coma Score", 15)
+    v = _one(43, note, "GCS was 8/15", "Glasgow Coma Score", 15)
     assert not v.supports and v.rule == "denominator", v
-    v = _one(21, note, "GCS was 8/15 on 03/12/2019", "Glasgow Coma Score", 12)
+    v = _one(43, note, "GCS was 8/15 on 03/12/2019", "Glasgow Coma Score", 12)
     assert not v.supports and v.rule == "date-part", v
 
 
@@ -146,12 +146,12 @@ def test_a_printed_unit_must_fit_the_quantity_and_the_record():
 
 
 def test_negated_planned_and_relatives_criteria_are_not_present():
-    note = ("She has no history of heart failure. She is scheduled for hip surgery next week. "
+    note = ("She has no history of heart failure. She is scheduled for a hip replacement next week. "
             "Her mother had a stroke at 60. She has hypertension.")
     v = _one(4, note, "She has no history of heart failure", "Congestive Heart Faliure", True)
     assert not v.supports and v.rule == "negated", v
     assert _one(4, note, "She has no history of heart failure", "Congestive Heart Faliure", False).supports
-    v = _one(36, note, "She is scheduled for hip surgery next week", "Major Surgery in the last month", True)
+    v = _one(36, note, "She is scheduled for a hip replacement next week", "Major Surgery in the last month", True)
     assert not v.supports and v.rule == "planned-or-suspected", v
     v = _one(4, note, "Her mother had a stroke at 60", "Stroke", True)
     assert not v.supports and v.rule == "family-history", v

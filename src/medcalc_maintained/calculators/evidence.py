@@ -19,7 +19,8 @@ Numbers (``quantity`` and ``number`` inputs)
     numbers in order), and that quantity is the input; it is no bound of a reference range, no
     endpoint of a range, no denominator (``8/15``; a diastolic pressure is the denominator of a
     blood pressure) and no part of a date; a printed unit fits the input's unit kind and equals the
-    recorded one; a value from another time (``two years ago``, ``baseline``, a date) needs a
+    recorded one, or the record declares how it reads it (``unit_reading: {printed, why}``: "5.3 g/l"
+    read as g/dL); a value from another time (``two years ago``, ``baseline``, a date) needs a
     ``timepoint`` in the record saying which and why.
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
@@ -71,6 +72,9 @@ RULES: dict[str, str] = {
     "absent-but-named": "an absent value the note names without negation elsewhere",
     "absent-by-missing-keyword": "an absent value without a negating quote, for an input the definition does not "
                                  "decide when unmentioned",
+    "treatment-effect": "the finding is the effect of a treatment given, not the patient's condition",
+    "outside-population": "the recorded age or sex puts the patient outside the population the calculator's source "
+                          "publication states (calculators/populations.yaml)",
 }
 
 
@@ -107,6 +111,9 @@ class Entry:
     patterns: tuple[str, ...]
     options: tuple[tuple[str, tuple[str, ...]], ...]
     units: tuple[str, ...]
+    negating: tuple[str, ...] = ()     # terms that state the criterion absent ("afebrile", "nonsmoker")
+    broader: tuple[str, ...] = ()      # wider terms whose negation negates the criterion ("no surgery": no major surgery)
+    absent_polarity: bool = False      # the input is true when the named finding is absent ("Cough Absent")
 
 
 def _str_list(value: Any, path: Path, key: str, fld: str) -> tuple[str, ...]:
@@ -115,6 +122,14 @@ def _str_list(value: Any, path: Path, key: str, fld: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise DataError(path, "expected a list of non-empty strings", row=f"input {key!r}", field=fld)
     return tuple(v.strip() for v in value)
+
+
+def _polarity(value: Any, path: Path, key: str) -> bool:
+    if value in (None, "present"):
+        return False
+    if value == "absent":
+        return True
+    raise DataError(path, f"polarity {value!r} is not 'present' or 'absent'", row=f"input {key!r}", field="polarity")
 
 
 @lru_cache(maxsize=1)
@@ -143,7 +158,10 @@ def _lexicon() -> tuple[dict[str, Entry], tuple[str, ...]]:
         entries[k] = Entry(_str_list(spec.get("names"), path, k, "names"), _str_list(spec.get("not"), path, k, "not"),
                            _str_list(spec.get("patterns"), path, k, "patterns"),
                            tuple((str(o).strip().lower(), _str_list(p, path, k, f"options.{o}")) for o, p in opts.items()),
-                           _str_list(spec.get("units"), path, k, "units"))
+                           _str_list(spec.get("units"), path, k, "units"),
+                           negating=_str_list(spec.get("negating"), path, k, "negating"),
+                           broader=_str_list(spec.get("broader"), path, k, "broader"),
+                           absent_polarity=_polarity(spec.get("polarity"), path, k))
     for k, target in aliases.items():
         if target not in entries:
             raise DataError(path, f"same_as names {target!r}, which has no entry", row=f"input {k!r}", field="same_as")
@@ -159,7 +177,7 @@ def lexicon_entry(name: str) -> Entry | None:
 
 def _term_pattern(term: str) -> str:
     esc = re.escape(term).replace(r"\ ", r"\s+")
-    exact = len(term) <= 4 and term.upper() == term and any(c.isalpha() for c in term)
+    exact = len(term) <= 4 and any(c.isupper() for c in term)  # HR, Cr, Na, Mg: abbreviations keep their case
     body = esc if exact else "(?i:" + esc + ")"
     return r"(?<![\w])" + body + r"(?![\w])"
 
@@ -189,26 +207,58 @@ def _spans(text: str, terms: tuple[str, ...], masks: tuple[str, ...] = (), patte
 _SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?\n]")
 _CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|while|yet|aside from|apart from)\b|[;:]",
                            re.I)
-_NUMBER = re.compile(r"(?<![\w.,/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])|(?<=/)\d+(?:\.\d+)?(?![\d])")
+_NUMBER = re.compile(r"(?<![\w.,/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])|(?<![\w.,/])\d+,\d{1,2}(?![\d,])"
+                     r"|(?<=/)\d+(?:\.\d+)?(?![\d])")
 _DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}-\d{1,2}-\d{4}\b"
                    r"|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?"
                    r"(?:,?\s+\d{4})?)|(?i:\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct"
                    r"|nov|dec)[a-z]*\b(?:,?\s+\d{4})?)|\b(?:19|20)\d{2}\b")
-_RANGE = re.compile(r"\d+(?:\.\d+)?\s*(?:-|–|—|to)\s*\d+(?:\.\d+)?")
+_RANGE = re.compile(r"(?<![A-Za-z\d.])\d+(?:\.\d+)?\s*(?:-|–|—|to)\s*\d+(?:\.\d+)?")
 _REFERENCE_CUE = re.compile(r"\b(?:normal|reference|ref|range|uln|upper limit|lower limit|nl)\b|[<>≤≥]", re.I)
-_TIME_CUE = re.compile(r"\b(?:ago|baseline|previous(?:ly)?|prior to (?:this |the |her |his )?(?:admission|presentation"
+_TIME_CUE = re.compile(r"\b(?:ago|baseline|previous(?:ly)?(?! healthy)|prior to (?:this |the |her |his )?(?:admission|presentation"
                        r"|hospitali[sz]ation)|before (?:this |the |her |his )?(?:admission|presentation)|last (?:year|month|"
-                       r"visit)|at (?:her|his|the) (?:last|previous|prior) (?:visit|admission)|earlier this year)\b", re.I)
-_NEGATION_BEFORE = re.compile(r"\b(?:no|not|non|never|denie[sd]|deny|denying|without|negative for|free of|absence of|"
-                              r"absent|ruled out|rules out|rule out|r/o|unremarkable for|did not have|does not have|"
+                       r"visit)|at (?:her|his|the) (?:last|previous|prior) (?:visit|admission)|earlier this year|last recorded)\b",
+                       re.I)
+_STRONG_TIME_CUE = re.compile(r"\b(?:(?:\d+|a|an|one|two|three|four|five|six|several|a few)\s+(?:years?|months?|weeks?|days?)"
+                              r"\s+(?:ago|earlier|before|prior)|years? ago|months? ago|"
+                              r"(?:prior to|before) (?:this |the |her |his )?(?:admission|presentation|"
+                              r"hospitali[sz]ation)|last recorded|at discharge|on discharge)\b", re.I)
+_ELSEWHERE_CUE = re.compile(r"\b(?:(?:at|from|in) (?:an?|another|the referring|an outside|a nearby|a local) (?:hospital|facility|"
+                            r"clinic)|outside hospital|repeat(?:ed)? (?:blood |laboratory |lab )?(?:tests?|labs?|results|"
+                            r"measurements?))\b", re.I)
+# "initially X, but now Y": the first value is the earlier one
+_INITIALLY_BUT = re.compile(r"\binitially\b", re.I)
+# a finding that is the effect of a treatment given ("hypertension resulting from epinephrine administration")
+_TREATMENT_EFFECT = re.compile(r"\b(?:resulting from|induced by|caused by|due to|secondary to)\b[^.;]{0,40}?\b(?:administration|"
+                               r"infusion|injection|bolus|overdose)\b", re.I)
+# a value measured later than the presentation the definition asks about
+_DAY_CUE = re.compile(r"\b(?:on (?:hospital )?day[- ]\d+|hospital day[- ]\d+|(?:on|by) (?:the )?(?:end of )?(?:the )?"
+                      r"(?:second|third|fourth|fifth|sixth|seventh|\d+(?:st|nd|rd|th)) (?:day|hospital day)|(?:on|by) "
+                      r"(?:the end of )?day (?:two|three|four|five|six|seven|\d+)|day[- ]\d+ of (?:admission|"
+                      r"hospitali[sz]ation))\b", re.I)
+_LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
+                        r"worsened|declined) to|transferred to|started developing|evolving|follow-?up|at discharge|"
+                        r"on discharge|after (?:treatment|therapy|(?:\d+|several|a few|two|three) (?:days?|weeks?|"
+                        r"hours?)))\b", re.I)
+_PRESENTATION = re.compile(r"\b(?:on|at|upon) (?:admission|presentation|arrival)|in the (?:ED|emergency department|emergency room)"
+                           r"|initial (?:labs?|laboratory|vital)", re.I)
+_PAST_CUE = re.compile(r"\b(?:in the past|remote|(?<!-)old|PMH|past medical history|years? ago|months? ago|\d+ (?:years?|"
+                       r"months?|weeks?) (?:ago|earlier|before)|previous(?:ly)?(?! healthy)|prior)\b|\b(?:19|20)\d{2}\b", re.I)
+# inputs whose definition asks about a time window: a dated or past mention needs a stated timepoint
+_WINDOW = re.compile(r"last month|within|recent|past 24 hours|previous 4 weeks|≤3 days|\bacute\b|\bcurrent\b|\bactive\b",
+                     re.I)
+_NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|negative for|free of|absence of|"
+                              r"(?:do|does|did|has|have|had|could|would|can)(?:n't| not)|cannot|none of|nor|"
+                              r"absent|ruled out|rules out|rule out|ruling out|r/o|unremarkable for|did not have|does not have|"
                               r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
 _NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,3}?(?:was|were|is|are|has been|had been|been)?\s*(?:ruled out|excluded|"
                              r"negative|absent|not (?:present|seen|found|detected|identified|noted|observed|reported)|"
                              r"denied|unlikely|none)\b", re.I)
 _PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to)|will (?:undergo|have|be)|to undergo|"
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
-                      r"possible|probable|concern for|concerning for|risk of|at risk for|rule out|r/o|prophylaxis|"
-                      r"evaluat(?:e|ed|ion) for|screen(?:ed|ing) for|if|unless)\b", re.I)
+                      r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
+                      r"possible|possibly|probable|probably|likely|concern for|concerning for|risk of|at risk for|"
+                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis)\b", re.I)
 _FAMILY = re.compile(r"\b(?:family history|family member|mother|father|brother|sister|sibling|siblings|parent|parents|"
                      r"son|daughter|grandmother|grandfather|aunt|uncle|cousin|relative|relatives|maternal|paternal)\b",
                      re.I)
@@ -222,6 +272,31 @@ def _sentence(text: str, pos: int) -> tuple[int, int]:
         start = m.end()
     end = _SENTENCE_END.search(text, pos)
     return start, (end.start() if end else len(text))
+
+
+CONTEXT_SENTENCES = 3  # sentences before a value whose time cues date it ("On day 3 ...; HR 94")
+
+
+def _context_start(text: str, sentence_start: int) -> int:
+    """Where the :data:`CONTEXT_SENTENCES` sentences before the one starting at ``sentence_start`` begin
+    (never before the paragraph: a blank line ends the context)."""
+    start = sentence_start
+    for _ in range(CONTEXT_SENTENCES):
+        if start <= 0 or text[max(0, start - 2):start].count("\n") >= 2:
+            break
+        start = _sentence(text, max(0, start - 2))[0]
+    return start
+
+
+def _context_cue(text: str, sa: int, s: int) -> re.Match[str] | None:
+    """The time a value's sentence and the sentences before it set ("On day 3 of admission ...", "tested
+    in another hospital. Blood tests: AST 444"): the last such cue before the value, unless a later
+    one says the presentation ("On admission, ...", "Initial laboratory results")."""
+    cues = [m for rx in (_DAY_CUE, _ELSEWHERE_CUE, _PRESENTATION) for m in rx.finditer(text, _context_start(text, sa), s)]
+    if not cues:
+        return None
+    last = max(cues, key=lambda m: m.start())
+    return None if _PRESENTATION.fullmatch(last.group(0)) else last
 
 
 def _clause(text: str, pos: int) -> tuple[int, int]:
@@ -240,7 +315,9 @@ def _clause(text: str, pos: int) -> tuple[int, int]:
 def _numbers(text: str) -> Iterator[tuple[int, int, float]]:
     for m in _NUMBER.finditer(text):
         try:
-            yield m.start(), m.end(), float(m.group(0).replace(",", ""))
+            raw = m.group(0)
+            decimal_comma = re.fullmatch(r"\d+,\d{1,2}", raw) is not None  # "12,35 mg/dL"
+            yield m.start(), m.end(), float(raw.replace(",", ".") if decimal_comma else raw.replace(",", ""))
         except ValueError:
             continue
 
@@ -275,7 +352,9 @@ def _mentions(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
             found.append((a + s, a + t, key))
     found.sort(key=lambda x: (x[0], -(x[1] - x[0])))
     out: list[tuple[int, int, str]] = []
-    for s, t, k in found:  # drop a term inside a longer one ("blood pressure" in "systolic blood pressure")
+    for s, t, k in found:  # leftmost-longest: "urine sodium level" is the urine sodium, not a "sodium level"
+        if any((s, t) != (s2, t2) and s < t2 and s2 < t for s2, t2, _ in out):
+            continue
         if any(s >= s2 and t <= t2 and (t2 - s2) > (t - s) for s2, t2, _ in found):
             continue
         out.append((s, t, k))
@@ -327,36 +406,77 @@ def _known_units() -> frozenset[str]:
     return frozenset(u for kind in U.CANONICAL for u in U.known_units(kind))
 
 
-def _attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]]) -> tuple[str | None, int | None]:
+RESPECTIVELY_UNPAIRED = "\x00respectively"
+
+
+def _distinct_places(mentions: list[tuple[int, int, str]]) -> list[list[tuple[int, int, str]]]:
+    """Mentions grouped by place (one place may be named by several entries), in text order."""
+    groups: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
+    for m in sorted(mentions):
+        groups.setdefault((m[0], m[1]), []).append(m)
+    return list(groups.values())
+
+
+def _respectively(text: str, sa: int, r: int, inside: list[tuple[int, int, str]], s: int
+                  ) -> list[tuple[int, int, str]] | None:
+    """The names paired with the number at ``s`` by "A and B were x and y, respectively" (``r``: where
+    "respectively" is): the numbers after the last name before ``r`` pair in order with the run of
+    names before them. ``None`` when the number is not in that list; ``[]`` when the list does not
+    pair one to one."""
+    before_r = [m for m in inside if m[1] <= r]
+    if not before_r:
+        return None
+    last_name = max(m[1] for m in before_r)
+    nums = [sa + a for a, _b, _v in _numbers(text[sa:r]) if sa + a >= last_name]
+    if s not in nums:
+        return None
+    places = _distinct_places([m for m in before_r if m[1] <= nums[0]])
+    run: list[list[tuple[int, int, str]]] = []
+    for group in reversed(places):  # the names with no number between them, nearest first
+        if run and any(group[0][1] <= sa + a < run[0][0][0] for a, _b, _v in _numbers(text[sa:r])):
+            break
+        run.insert(0, group)
+    if len(run) != len(nums) or len(nums) < 2:
+        return []
+    return run[nums.index(s)]
+
+
+def _attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
+                mine: set[str] = frozenset()) -> tuple[str | None, int | None]:  # type: ignore[assignment]
     """The quantity a number at ``text[s:e]`` belongs to: a term right after it (``74-year-old``,
     ``18 breaths per minute``, after its unit), a ``respectively`` pairing, else the nearest term
     before it in its sentence."""
     sa, sb = _sentence(text, s)
     inside = [m for m in mentions if sa <= m[0] and m[1] <= sb]
-    after = [m for m in inside if m[0] >= e and m[0] - e <= 3]
+    around = [m for m in inside if m[0] <= s and e <= m[1]]  # a term that contains the number ("100% oxygen")
+    if around:
+        return _prefer(around, mine), around[0][0]
+    after = [m for m in inside if m[0] >= e and m[0] - e <= 3 and re.fullmatch(r"[\s\-]*", text[e:m[0]])]
     unit, _ = _unit_after(text, e)
     if unit is not None:
         gap = text.find(unit, e)
         after += [m for m in inside if gap >= 0 and m[0] >= gap and m[0] - (gap + len(unit)) <= 1 and m not in after]
         after += [m for m in inside if gap >= 0 and gap <= m[0] < gap + len(unit) and m not in after]
     if after:
-        first = min(after, key=lambda m: m[0])
-        return first[2], first[0]
-    if _RESPECTIVELY.search(text, sa, sb):
-        nums = [n for n in _numbers(text[sa:sb])]
-        names = [m for m in inside if m[1] <= sa + nums[-1][0]] if nums else []
-        names = [m for m in names if not any(m2[0] > m[1] and m2[2] == m[2] for m2 in names)] if names else []
-        before_first = [m for m in names if m[1] <= sa + nums[0][0]] if nums else []
-        if nums and len(before_first) == len(nums) >= 2:
-            order = [sa + n[0] for n in nums]
-            if s in order:
-                k = before_first[order.index(s)]
-                return k[2], k[0]
+        start = min(m[0] for m in after)
+        first = [m for m in after if m[0] == start]
+        return _prefer(first, mine), start
+    resp = _RESPECTIVELY.search(text, e, sb)
+    if resp is not None:
+        paired = _respectively(text, sa, resp.start(), inside, s)
+        if paired is not None:
+            return (_prefer(paired, mine), paired[0][0]) if paired else (RESPECTIVELY_UNPAIRED, None)
     before = [m for m in inside if m[1] <= s]
     if before:
-        last = max(before, key=lambda m: m[1])
-        return last[2], last[0]
+        end = max(m[1] for m in before)
+        last = [m for m in before if m[1] == end]
+        return _prefer(last, mine), last[0][0]
     return None, None
+
+
+def _prefer(tied: list[tuple[int, int, str]], mine: set[str]) -> str:
+    """The key of tied mentions (one place named by several entries): the input's own when it is one."""
+    return next((m[2] for m in tied if m[2] in mine), tied[0][2])
 
 
 def _number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text: str, qs: int, qe: int) -> Verdict:
@@ -392,14 +512,20 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if re.search(r"\bout of\s*$", quote[max(0, s - 8):s], re.I):
         return _no("denominator", f"{printed} is the denominator of {quote[max(0, s - 12):e].strip()!r}")
     for m in re.finditer(r"[(\[][^()\[\]]*[)\]]", quote):
-        if m.start() < s and e <= m.end() and (_RANGE.search(m.group(0)) or _REFERENCE_CUE.search(m.group(0))):
-            return _no("reference-bound", f"{printed} lies in the reference range {m.group(0)!r}")
+        if m.start() < s and e <= m.end():
+            lead = quote[m.start():s]
+            in_range = any(r.start() <= s and e <= r.end() for r in _RANGE.finditer(quote, m.start(), m.end()))
+            if in_range or _REFERENCE_CUE.search(lead):
+                return _no("reference-bound", f"{printed} lies in the reference range {m.group(0)!r}")
     for m in _RANGE.finditer(quote):
         if m.start() <= s and e <= m.end():
             if _REFERENCE_CUE.search(quote[max(0, m.start() - 25):m.start()]):
                 return _no("reference-bound", f"{printed} bounds the reference range {m.group(0)!r}")
             return _no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
-    owner, at = _attributed(quote, s, e, mentions)
+    owner, at = _attributed(quote, s, e, mentions, keys)
+    if owner == RESPECTIVELY_UNPAIRED:
+        return _no("wrong-quantity", f"{printed} is in a 'respectively' list whose names and numbers do not pair "
+                                     f"one to one: {quote[slice(*_sentence(quote, s))].strip()[:160]!r}")
     if owner is None:
         return _no("bare-number", f"{printed} in {quote!r} is attributed to no named quantity")
     if owner not in keys:
@@ -412,6 +538,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if dbp and re.search(r"\d\s*/\s*$", before) is None and re.search(r"^\s*/\s*\d", quote[e:e + 3]):
         return _no("wrong-quantity", f"{printed} is the systolic pressure of {quote[s:e + 6].strip()!r}, not {spec.name}")
     shown, norm = _unit_after(quote, e)
+    if norm is not None and _unit_reading_declared(inp, norm):
+        norm = None  # the record says how it reads this printed unit ("5.3 g/l" read as g/dL) and why
     if norm is not None:
         if spec.accessor == "quantity" and spec.kind and norm not in U.known_units(spec.kind) and spec.kind != "rate":
             return _no("unit-mismatch", f"{printed} {shown} is not a unit of {spec.kind} ({', '.join(spec.units)})")
@@ -421,12 +549,22 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     a = max(0, min(at if at is not None else s, s) - 30)
     sa, sb = _sentence(quote, s)
     window = quote[max(a, sa):min(sb, e + 40)]
-    cue = _TIME_CUE.search(window) or next((m for m in _DATE.finditer(window)
-                                            if not (m.start() <= s - max(a, sa) < m.end())), None)
+    but = re.compile(r"\bbut\b", re.I).search(quote, e, sb)
+    initially = _INITIALLY_BUT.search(quote, sa, s) if but else None
+    cue = _TIME_CUE.search(window) or _STRONG_TIME_CUE.search(quote, sa, sb) or _LATER_CUE.search(quote, sa, sb) or initially \
+        or _context_cue(quote, sa, s) or next(
+            (m for m in _DATE.finditer(window) if not (m.start() <= s - max(a, sa) < m.end())), None)
     if cue is not None and not _timepoint_stated(inp):
         return _no("timepoint", f"{printed} is dated {cue.group(0)!r}; the record does not say which time the "
                                 "definition asks for and why this one")
     return _ok(f"{spec.name} {printed}{(' ' + str(shown)) if norm else ''} is named and printed in {quote[qs:qe]!r}")
+
+
+def _unit_reading_declared(inp: Mapping[str, Any], printed: str) -> bool:
+    """Whether the record declares how it reads the printed unit (``unit_reading: {printed, why}``)."""
+    ur = inp.get("unit_reading")
+    return isinstance(ur, Mapping) and U.normalise_unit(str(ur.get("printed") or "")) == printed \
+        and bool(str(ur.get("why") or "").strip())
 
 
 def _timepoint_stated(inp: Mapping[str, Any]) -> bool:
@@ -446,11 +584,21 @@ def _negated(text: str, s: int, e: int) -> bool:
 def _criterion_verdict(spec: InputSpec, entry: Entry, inp: Mapping[str, Any], text: str, qs: int, qe: int,
                        note: str | None, terms: tuple[str, ...]) -> Verdict:
     value = inp.get("value")
+    if entry.absent_polarity and isinstance(value, bool):  # "Cough Absent = true" states that cough is absent
+        value = not value
+        inp = {**inp, "value": value}
     family_input = any(w in spec.name.lower() for w in ("family", "parent or sibling"))
     spans = [(qs + a, qs + b) for a, b in _spans(text[qs:qe], terms, entry.masks, entry.patterns)]
+    negating = [(qs + a, qs + b) for a, b in _spans(text[qs:qe], entry.negating)] if entry.negating else []
+    spans = [sp for sp in spans if not any(a <= sp[0] and sp[1] <= b for a, b in negating)]  # "quit smoking" negates
     quote = text[qs:qe]
+    if _is_absent(value) and negating and quote.strip():
+        return _ok(f"{quote!r} states {text[negating[0][0]:negating[0][1]]!r}: {spec.name} absent")
     if _is_absent(value):
         if quote.strip():
+            wider = [(qs + a, qs + b) for a, b in _spans(text[qs:qe], entry.broader)] if entry.broader else []
+            if not spans and any(_negated(text, a, b) for a, b in wider):
+                return _ok(f"{quote!r} negates {text[wider[0][0]:wider[0][1]]!r}, which includes {spec.name}")
             if not spans:
                 return _no("not-named", f"{quote!r} names no term of {spec.name}")
             if any(_negated(text, s, e) for s, e in spans):
@@ -468,7 +616,10 @@ def _criterion_verdict(spec: InputSpec, entry: Entry, inp: Mapping[str, Any], te
     if not quote.strip():
         return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
     if not spans:
+        if negating:
+            return _no("negated", f"{text[negating[0][0]:negating[0][1]]!r} states {spec.name} absent")
         return _no("not-named", f"{quote!r} names no term of {spec.name} = {value!r}")
+    window = bool(_WINDOW.search(spec.name)) and not _timepoint_stated(inp)
     failure: Verdict | None = None
     for s, e in spans:
         term = text[s:e]
@@ -479,15 +630,32 @@ def _criterion_verdict(spec: InputSpec, entry: Entry, inp: Mapping[str, Any], te
             failure = failure or _no("planned-or-suspected", f"{term!r} is planned or suspected in {clause!r}")
         elif not family_input and _family(text, s):
             failure = failure or _no("family-history", f"{term!r} is a relative's in {clause!r}")
+        elif (effect := _TREATMENT_EFFECT.search(text, e, _clause(text, s)[1])) is not None:
+            failure = failure or _no("treatment-effect", f"{term!r} is {effect.group(0)!r} in {clause!r}")
+        elif (later := _LATER_CUE.search(text, *_clause(text, s))) and not _timepoint_stated(inp):
+            failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, after the time the "
+                                                  "definition asks about; the record does not say when and why")
+        elif window and (cue := _PAST_CUE.search(text, *_near(text, s, e)) or _STRONG_TIME_CUE.search(text, *_near(text, s, e))):
+            failure = failure or _no("timepoint", f"{spec.name} asks about a time window and {term!r} is dated "
+                                                  f"{cue.group(0)!r} in {clause!r}; the record does not say when and why")
         else:
             return _ok(f"{quote!r} states {term!r}")
     assert failure is not None
     return failure
 
 
+PLANNED_WINDOW = 45  # characters before a term in which "scheduled for", "suspected" ... qualify it
+
+
 def _planned(text: str, s: int) -> bool:
     ca, _ = _clause(text, s)
-    return bool(_PLANNED.search(text, ca, s))
+    return bool(_PLANNED.search(text, max(ca, s - PLANNED_WINDOW), s))
+
+
+def _near(text: str, s: int, e: int) -> tuple[int, int]:
+    """A window of the term's sentence around it (60 characters before and after)."""
+    sa, sb = _sentence(text, s)
+    return max(sa, s - 60), min(sb, e + 60)
 
 
 def _family(text: str, s: int) -> bool:
@@ -521,24 +689,38 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
     text, qs, qe = quote, 0, len(quote)
     if quote and note is not None and isinstance(start, int) and isinstance(end, int):
         text, qs, qe = note, start, end
+    outside = _population_problem(calculator_id, spec, value, inp.get("unit"))
     if spec.accessor in ("quantity", "number") and not _is_absent(value):
         if not quote.strip():
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
         if entry is None or not (entry.names or entry.patterns):
             return _no("not-named", f"the lexicon has no terms for {spec.name}")
-        return _number_verdict(spec, _keys_of(spec.name) | {a.lower() for a in spec.aliases}, inp, text, qs, qe)
+        v = _number_verdict(spec, _keys_of(spec.name) | {a.lower() for a in spec.aliases}, inp, text, qs, qe)
+        return _no("outside-population", outside) if v.supports and outside else v
     if spec.accessor == "choice" and not _is_absent(value):
         if not quote.strip():
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
         terms = _option_terms(spec, entry, value)
         fake = Entry(terms, entry.masks if entry else (), (), (), ())
-        return _criterion_verdict(spec, fake, {**inp, "value": True}, text, qs, qe, note, terms)
+        v = _criterion_verdict(spec, fake, {**inp, "value": True}, text, qs, qe, note, terms)
+        return _no("outside-population", outside) if v.supports and outside else v
     if spec.accessor == "date" and not _is_absent(value):
         return _ok(f"{value} is printed in {quote!r}") if str(value) in quote or _date_in(quote, value) else \
             _no("value-not-printed", f"the date {value!r} is not printed in {quote!r}")
     if entry is None or not (entry.names or entry.patterns):
         return _no("not-named", f"the lexicon has no terms for {spec.name}")
     return _criterion_verdict(spec, entry, inp, text, qs, qe, note, entry.names)
+
+
+def _population_problem(calculator_id: int, spec: InputSpec, value: Any, unit: Any) -> str | None:
+    """Why a recorded age or sex puts the patient outside the calculator's declared population."""
+    if spec.name.lower() not in ("age", "sex") or _is_absent(value):
+        return None
+    from medcalc_maintained.calculators.population import population_problems
+
+    entity = [value, str(unit)] if unit and spec.name.lower() == "age" else value
+    problems = population_problems(int(calculator_id), {spec.name: entity})
+    return "; ".join(problems) or None
 
 
 def _date_in(quote: str, value: Any) -> bool:

@@ -88,6 +88,9 @@ def _refuse(target: Path, rec: dict[str, Any], row: pd.Series, entities: Any = N
     if (p := rules.underivable_problem(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
                                        entities=entities)):
         found.append(("new_value", p))
+    if (p := rules.population_problem(rec, calculator_id=row["Calculator ID"], output_type=str(row["Output Type"]),
+                                      entities=entities)):
+        found.append(("new_value", p))
     if found:
         raise LedgerError([LedgerProblem(str(target), problem, f"{rec['id']} (new)", field) for field, problem in found])
 

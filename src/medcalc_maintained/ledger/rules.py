@@ -184,6 +184,25 @@ def underivable_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
             f"{d.shown}; name the alternative it follows (definition) or make it an override with a reason")
 
 
+def population_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_type: str, entities: Any) -> str | None:
+    """Why a new record's value is refused for a patient outside the calculator's declared population
+    (``calculators/populations.yaml``; the row's entities patched by the record's inputs): a value
+    there is an extrapolation the source publication does not support. ``N/A`` and a physician's
+    override with its reason may stand."""
+    from medcalc_maintained.calculators.population import population_problems
+
+    if rec.get("override") is not None:
+        return None
+    answer = parse_answer(str(rec.get("new_value", "")), output_type)
+    if not answer.is_valid or answer.is_abstain:
+        return None
+    problems = population_problems(int(calculator_id), D.patch(entities_or_empty(entities), rec.get("inputs")))
+    if not problems:
+        return None
+    return (f"new_value {rec.get('new_value')!r} for a patient outside the calculator's population: "
+            f"{'; '.join(problems)}; propose N/A (error type unanswerable) or, as a physician, an override with a reason")
+
+
 def accepted_order(release_key: tuple, decided_at: Any, position: int) -> tuple:
     """Sort key of accepted records: release, then decision date, then ledger position. The first
     record of a row and release in this order is the one that stands."""

@@ -77,9 +77,10 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
 
 
 def underived_rows(maintained: pd.DataFrame, instances: pd.DataFrame, records: list[Any]) -> dict[tuple[str, int], str]:
-    """Verified rows whose label no recorded derivation reproduces (an override or unexplained),
-    ``(split, uid) -> reason``: re-reviewed after the policy contradictions."""
-    docs = derivation.row_derivations(maintained, instances, records)
+    """Verified rows whose label no recorded derivation reproduces (an override or unexplained, under
+    the evidence rules of the releases from 2.2.0 on: a derivation whose recorded inputs the verifier
+    rejects is unexplained), ``(split, uid) -> reason``: re-reviewed after the policy contradictions."""
+    docs = derivation.row_derivations(maintained, instances, records, evidence=True)
     return {(str(s), int(u)): f"label has no derivation ({d['status']}): {d['reason']}"
             for s, u, d in zip(maintained["split"], maintained["uid"], docs) if d and d["status"] in derivation.UNDERIVED}
 
