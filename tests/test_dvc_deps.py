@@ -26,6 +26,7 @@ RESOURCES = {
     "calculators.base": ["calculators/plausibility.yaml"],
     "calculators.policy": ["calculators/definitions.yaml"],
     "calculators.population": ["calculators/populations.yaml"],
+    "calculators.lexicon": ["calculators/lexicon.yaml"],
     "calculators.ranges": ["calculators/output_ranges.yaml"],
     "calculators.thresholds": ["calculators/thresholds.yaml"],
     "ledger.records": ["schemas/correction.schema.json"],

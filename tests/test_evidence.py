@@ -162,10 +162,17 @@ def test_absent_by_silence_needs_the_definitions_convention():
     note = "A 70-year-old man with a cough."
     # a criterion (flag) unmentioned is absent under the calculator's own convention
     assert verify(4, _absent("Congestive Heart Faliure"), note).supports
-    # a required quantity is not made absent by silence
-    v = verify(9, {"name": "creatinine", "value": None, "unit": None,
-                   "evidence": {"start": None, "end": None, "text": ""}}, note)
+    # a required category is not made absent by silence
+    v = verify(32, {"name": "Liver disease severity", "value": None, "unit": None,
+                    "evidence": {"start": None, "end": None, "text": ""}}, note)
     assert not v.supports and v.rule == "absent-by-missing-keyword", v
+
+
+def test_a_measurement_is_absent_only_when_the_note_prints_no_value_of_it():
+    missing = {"name": "creatinine", "value": None, "unit": None, "evidence": {"start": None, "end": None, "text": ""}}
+    assert verify(9, missing, "A 70-year-old man; CRP 12.35 mg/dL, bilirubin 1.7 mg/dL.").supports  # an N/A's reason
+    v = verify(9, missing, "A 70-year-old man; his creatinine was 1.3 mg/dL.")
+    assert not v.supports and v.rule == "absent-but-named" and "1.3" in v.reason, v
 
 
 def test_a_quote_that_is_not_the_notes_text_is_rejected():

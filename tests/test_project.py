@@ -27,7 +27,7 @@ def test_the_shipped_params_yaml_loads():
     p = Project.load(ROOT)
     assert p.param("ingest.max_quarantine") == 0
     assert p.ledger_paths == [ROOT / "data" / "campaign" / "audit-2025.yaml", ROOT / "data" / "harmonize" / "policy-2.1.0.yaml",
-                              ROOT / "data" / "corrections"]
+                              ROOT / "data" / "harmonize" / "evidence-2.2.0.yaml", ROOT / "data" / "corrections"]
 
 
 def test_a_leaf_of_params_yaml_wins_and_its_siblings_keep_their_defaults(tmp_path):

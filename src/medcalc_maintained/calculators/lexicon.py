@@ -1,0 +1,159 @@
+"""The lexicon of the evidence verifier (``lexicon.yaml`` beside this module): per declared input the
+terms a note uses to name it, the phrases that contain a term but mean something else, terms that
+negate it, wider terms whose negation negates it, and, for choices, the phrases that state each
+option; plus the other quantities notes print. Terms match whole words (case-insensitive; a term of
+at most four characters with a capital, such as ``HR``, ``Cr`` or ``Mg``, keeps its case); nothing
+matches by word stem.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from medcalc_maintained.core.io import DataError, load_yaml
+
+LEXICON_FILE = "lexicon.yaml"
+
+@dataclass(frozen=True)
+class Entry:
+    """The terms of one input (see the module docstring)."""
+
+    names: tuple[str, ...]
+    masks: tuple[str, ...]
+    patterns: tuple[str, ...]
+    options: tuple[tuple[str, tuple[str, ...]], ...]
+    units: tuple[str, ...]
+    negating: tuple[str, ...] = ()     # terms that state the criterion absent ("afebrile", "nonsmoker")
+    broader: tuple[str, ...] = ()      # wider terms whose negation negates the criterion ("no surgery": no major surgery)
+    absent_polarity: bool = False      # the input is true when the named finding is absent ("Cough Absent")
+
+
+def _str_list(value: Any, path: Path, key: str, fld: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise DataError(path, "expected a list of non-empty strings", row=f"input {key!r}", field=fld)
+    return tuple(v.strip() for v in value)
+
+
+def _polarity(value: Any, path: Path, key: str) -> bool:
+    if value in (None, "present"):
+        return False
+    if value == "absent":
+        return True
+    raise DataError(path, f"polarity {value!r} is not 'present' or 'absent'", row=f"input {key!r}", field="polarity")
+
+
+@lru_cache(maxsize=1)
+def load_lexicon() -> tuple[dict[str, Entry], tuple[str, ...]]:
+    res = resources.files("medcalc_maintained.calculators").joinpath(LEXICON_FILE)
+    path = Path(str(res))
+    try:
+        data = load_yaml(res.read_text("utf-8"), where=str(path)) or {}
+    except Exception as exc:  # a YAML error names its line
+        raise DataError(path, f"not valid YAML: {exc}") from None
+    raw = data.get("inputs") or {}
+    if not isinstance(raw, dict):
+        raise DataError(path, "expected a mapping", field="inputs")
+    entries: dict[str, Entry] = {}
+    aliases: dict[str, str] = {}
+    for key, spec in raw.items():
+        k = str(key).strip().lower()
+        if not isinstance(spec, dict):
+            raise DataError(path, "entry is not a mapping", row=f"input {key!r}")
+        if spec.get("same_as") is not None:
+            aliases[k] = str(spec["same_as"]).strip().lower()
+            continue
+        opts = spec.get("options") or {}
+        if not isinstance(opts, dict):
+            raise DataError(path, "expected a mapping of option -> phrases", row=f"input {key!r}", field="options")
+        entries[k] = Entry(_str_list(spec.get("names"), path, k, "names"), _str_list(spec.get("not"), path, k, "not"),
+                           _str_list(spec.get("patterns"), path, k, "patterns"),
+                           tuple((str(o).strip().lower(), _str_list(p, path, k, f"options.{o}")) for o, p in opts.items()),
+                           _str_list(spec.get("units"), path, k, "units"),
+                           negating=_str_list(spec.get("negating"), path, k, "negating"),
+                           broader=_str_list(spec.get("broader"), path, k, "broader"),
+                           absent_polarity=_polarity(spec.get("polarity"), path, k))
+    for k, target in aliases.items():
+        if target not in entries:
+            raise DataError(path, f"same_as names {target!r}, which has no entry", row=f"input {k!r}", field="same_as")
+        entries[k] = entries[target]
+    other = _str_list(data.get("other_quantities"), path, "other_quantities", "other_quantities")
+    return entries, other
+
+
+def lexicon_entry(name: str) -> Entry | None:
+    """The lexicon entry of a declared input name (case-insensitive), or ``None``."""
+    return load_lexicon()[0].get(str(name).strip().lower())
+
+
+def _term_pattern(term: str) -> str:
+    esc = re.escape(term).replace(r"\ ", r"\s+")
+    exact = len(term) <= 4 and any(c.isupper() for c in term)  # HR, Cr, Na, Mg: abbreviations keep their case
+    body = esc if exact else "(?i:" + esc + ")"
+    return r"(?<![\w])" + body + r"(?![\w])"
+
+
+@lru_cache(maxsize=4096)
+def _compiled(terms: tuple[str, ...], patterns: tuple[str, ...] = ()) -> re.Pattern[str] | None:
+    parts = [_term_pattern(t) for t in sorted(set(terms), key=len, reverse=True)]
+    parts += ["(?i:" + p + ")" for p in patterns]
+    return re.compile("|".join(parts)) if parts else None
+
+
+def term_spans(text: str, terms: tuple[str, ...], masks: tuple[str, ...] = (), patterns: tuple[str, ...] = ()
+           ) -> list[tuple[int, int]]:
+    """Where ``terms`` (or ``patterns``) name something in ``text``, outside every ``masks`` phrase."""
+    pat = _compiled(terms, patterns)
+    if pat is None:
+        return []
+    mask = _compiled(masks) if masks else None
+    masked = [(m.start(), m.end()) for m in mask.finditer(text)] if mask is not None else []
+    return [(m.start(), m.end()) for m in pat.finditer(text)
+            if not any(a <= m.start() and m.end() <= b for a, b in masked)]
+
+
+# ------------------------------------------------------------------------------------------------
+# quantities named in a text
+
+
+@lru_cache(maxsize=1)
+def all_quantities() -> tuple[tuple[str, Entry], ...]:
+    """Every lexicon entry with names (inputs and the other quantities), as (key, entry)."""
+    entries, other = load_lexicon()
+    out = [(k, e) for k, e in entries.items() if e.names or e.patterns]
+    out += [(f"other:{t.lower()}", Entry((t,), (), (), (), ())) for t in other]
+    return tuple(out)
+
+
+def mentions(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
+    """Every quantity term inside ``text[a:b]``: (start, end, entry key), longest match first at a place."""
+    found: list[tuple[int, int, str]] = []
+    piece = text[a:b]
+    for key, e in all_quantities():
+        for s, t in term_spans(piece, e.names, e.masks, e.patterns):
+            found.append((a + s, a + t, key))
+    found.sort(key=lambda x: (x[0], -(x[1] - x[0])))
+    out: list[tuple[int, int, str]] = []
+    for s, t, k in found:  # leftmost-longest: "urine sodium level" is the urine sodium, not a "sodium level"
+        if any((s, t) != (s2, t2) and s < t2 and s2 < t for s2, t2, _ in out):
+            continue
+        if any(s >= s2 and t <= t2 and (t2 - s2) > (t - s) for s2, t2, _ in found):
+            continue
+        out.append((s, t, k))
+    return out
+
+
+def keys_of(name: str) -> set[str]:
+    """The lexicon keys that denote the same input as ``name`` (itself and its ``same_as`` aliases)."""
+    entries, _ = load_lexicon()
+    mine = entries.get(name.lower())
+    return {k for k, e in entries.items() if mine is not None and e is mine}
+
+
+__all__ = ["Entry", "LEXICON_FILE", "all_quantities", "keys_of", "lexicon_entry", "load_lexicon", "mentions", "term_spans"]
