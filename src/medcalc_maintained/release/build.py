@@ -24,7 +24,15 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
+from medcalc_maintained.core.io import (
+    DataError,
+    loads_json,
+    naming_target,
+    read_text_bounded,
+    scratch_dir,
+    sha256_file,
+    swap_in_dir,
+)
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, unverified_estimate
@@ -228,6 +236,14 @@ def proposed_of(project: Project, t: Tables) -> pd.DataFrame:
     return deferred.proposed_frame(ledger.load(project.ledger_paths), names)
 
 
+def _in_pipeline(project: Project, out: Path) -> bool:
+    """Whether ``out`` is, holds or lies inside a path the pipeline writes or reads (the release
+    build first of all): where a draft must never go."""
+    target = Path(out).resolve()
+    known = [p for p in project.known_paths() if p != project.release_draft.resolve()]
+    return any(target == p or target.is_relative_to(p) or p.is_relative_to(target) for p in known)
+
+
 def build(project: Project, out: Path, *, version: str | None = None, draft: bool = False,
           progress: Callable[[str], None] | None = None) -> BuildResult:
     """Build release ``version`` (default: the latest in releases.yaml) into ``out``, atomically:
@@ -238,6 +254,9 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     when no accepted record is new); its manifest says ``draft: true``, publish refuses it, and its
     changelog lists the unreleased deferred records (proposals) in a section of their own.
     """
+    if draft and _in_pipeline(project, out):
+        raise DataError(f"--out {out}", f"is the pipeline's output {project.release_build} or another path it "
+                                        f"writes; a draft goes elsewhere (default {project.release_draft})")
     say = progress or (lambda _msg: None)
     plan = follow.plan_for(project)
     template = read_card(project)
@@ -272,14 +291,53 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
                            identities=identities, previous=previous_of(previous), proposed=proposed)
 
 
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024  # a release's manifest is ~20 KB; a hostile-file bound
+
+
 def read_manifest(release_dir: Path) -> dict[str, Any]:
     path = Path(release_dir) / "manifest.json"
     if not path.is_file():
         raise DataError(path, "not found: not a release build (run `medcalc-maintained release build`)")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"malformed JSON: {exc}") from None
+        man = loads_json(read_text_bounded(path, MANIFEST_MAX_BYTES, "manifest"), path)
+    except DataError as exc:
+        raise DataError(path, f"malformed JSON: {exc.problem}") from None
+    if not isinstance(man, dict):
+        raise DataError(path, "malformed: not a JSON object")
+    return man
+
+
+def draft_evidence(release_dir: Path, man: dict[str, Any] | None = None) -> str | None:
+    """Why ``release_dir`` is a draft (``release build --draft``), or None: its manifest's ``draft``
+    or ``draft_reasons``, or, whatever the manifest says, the draft heading of its CHANGELOG.md (a
+    file that manifest.json's digests cover, so deleting the manifest's keys does not hide it)."""
+    man = read_manifest(release_dir) if man is None else man
+    if man.get("draft") or "draft_reasons" in man:
+        return "its manifest says draft"
+    log = Path(release_dir) / "CHANGELOG.md"
+    if log.is_file():
+        with log.open(encoding="utf-8", errors="replace") as fh:
+            if any(line.rstrip("\r\n") == deferred.DRAFT_HEADING for line in fh):
+                return f"its CHANGELOG.md holds {deferred.DRAFT_HEADING[3:]!r}"
+    return None
+
+
+def check_release_dir(release_dir: Path, use: str) -> dict[str, Any]:
+    """The manifest of a built release that ``use`` (``evaluate --against``, ``publish``) may read:
+    every file present, listed and of the manifest's sha256, and not a draft; else a
+    :class:`DataError` naming the directory and the first problems."""
+    release_dir = Path(release_dir)
+    man = read_manifest(release_dir)
+    problems = verify_manifest(release_dir)
+    if problems:
+        shown = "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
+        raise DataError(release_dir, f"does not match its manifest.json ({shown}); {use} reads only an untouched "
+                                     "release build: rebuild it with `release build`")
+    why = draft_evidence(release_dir, man)
+    if why:
+        raise DataError(release_dir, f"is a draft of {man.get('version')} (`release build --draft`; {why}); {use} "
+                                     "reads only a release: add it to releases.yaml and build it")
+    return man
 
 
 def verify_manifest(release_dir: Path) -> list[str]:
