@@ -138,21 +138,17 @@ def derive_cmd(
     definition gives no value or a justification is recorded). Exit 0 when the label derives and the
     evidence holds, 1 when it does not, 2 for bad input.
     """
-    from medcalc_maintained.core.io import load_yaml
     from medcalc_maintained.core.rows import entities_or_empty
     from medcalc_maintained.ledger import collect
     from medcalc_maintained.ledger import derivation as D
     from medcalc_maintained.ledger.propose import current_row
+    from medcalc_maintained.ledger.records import read_derivation_file
 
     project = Project.load()
     try:
         doc: dict = {}
         if inputs is not None:
-            if not inputs.is_file():
-                raise DataError(inputs, "no such file")
-            doc = load_yaml(inputs.read_text(encoding="utf-8"), where=str(inputs)) or {}
-            if not isinstance(doc, dict) or not isinstance(doc.get("inputs", []), list):
-                raise DataError(inputs, "expected a mapping with an 'inputs' list", field="inputs")
+            doc = read_derivation_file(inputs)  # bounded, strict, and of the record schema's shape
         from medcalc_maintained.core.io import read_parquet
 
         instances = read_parquet(project.instances, "upstream instances", "ingest")
