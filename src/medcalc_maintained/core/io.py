@@ -417,7 +417,8 @@ def _bounded_lines(path: Path, max_line_bytes: int | None):
 # export records, reward ground truths are 1-3 deep). A hostile-input bound, not a tuning knob: 2,000
 # nested ``[`` (8 KB) would otherwise end in a RecursionError of the json module.
 MAX_JSON_DEPTH = 64
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?')
+# possessive (``*+``): no backtracking state is kept per character (a 1 MB string cost 115 MB before)
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"?')
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
