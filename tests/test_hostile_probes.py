@@ -176,6 +176,16 @@ def test_review_export_force_replaces_only_a_packet(tmp_path, real_instances):
     assert len(list((root / "data" / "review" / "exports").glob("*.json"))) == 1  # the same rows: one record
 
 
+def test_release_build_replaces_only_an_earlier_build(tmp_path):
+    from medcalc_maintained.release.build import _check_replaceable
+
+    rel = fake_release(tmp_path / "release")
+    _check_replaceable(rel)  # an earlier build: replaced as a whole
+    (rel / "thesis.tex").write_text("\\chapter{x}\n")  # a folder that merely holds a manifest.json
+    with pytest.raises(DataError, match="holds 'thesis.tex', which no release build writes; refusing to replace it"):
+        _check_replaceable(rel)
+
+
 # -- hangs: masking in linear time ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("unit", [

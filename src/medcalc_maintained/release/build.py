@@ -198,6 +198,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
         raise DataError(out, "exists and is not a release build (no manifest.json); refusing to replace it")
+    if out.is_dir() and (out / "manifest.json").is_file():
+        _check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = scratch_dir(out)  # also removes the scratch directories of killed builds
     try:
@@ -226,6 +228,20 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return BuildResult(out, rel, t.rows(), files, state, draft, reasons, proposed)
+
+
+def _check_replaceable(out: Path) -> None:
+    """Refuse to replace ``out`` unless it holds only an earlier build: manifest.json and the
+    top-level entries of the files it lists (a folder that merely has a manifest.json is kept)."""
+    try:
+        listed = read_manifest(out).get("files") or {}
+    except DataError as exc:
+        raise DataError(out, f"exists and is not a release build ({exc.problem}); refusing to replace it") from None
+    known = {"manifest.json"} | {str(f).split("/", 1)[0] for f in listed}
+    other = sorted(p.name for p in out.iterdir() if p.name not in known or p.is_symlink())
+    if other:
+        raise DataError(out, f"holds {', '.join(repr(n) for n in other[:3])}{', ...' if len(other) > 3 else ''}, "
+                             "which no release build writes; refusing to replace it (choose another --out)")
 
 
 def proposed_of(project: Project, t: Tables) -> pd.DataFrame:
