@@ -27,14 +27,19 @@ def _row(uid: int, label: str, status: str) -> dict:
 
 
 def release_dir(root: Path, version: str, labels: dict[int, str], default: list[int], configs: dict) -> Path:
-    """A small built release: manifest, `full` with every row, `default` with ``default`` rows."""
+    """A small built release: `full` with every row, `default` with ``default`` rows, and the
+    manifest with the sha256 of each file (evaluate reads only a release that matches it)."""
+    from medcalc_maintained.core.io import sha256_file
+
     root.mkdir(parents=True)
-    (root / "manifest.json").write_text(json.dumps({"version": version}))
     full = [_row(u, v, "unverified" if u not in default else "confirmed") for u, v in labels.items()]
+    files = {}
     for name, uids in {"full": list(labels), "default": default, **configs}.items():
         (root / "data" / name).mkdir(parents=True)
-        pd.DataFrame([r for r in full if int(r["Row Number"]) in uids], columns=list(full[0])).to_parquet(
-            root / "data" / name / "test-00000-of-00001.parquet")
+        part = root / "data" / name / "test-00000-of-00001.parquet"
+        pd.DataFrame([r for r in full if int(r["Row Number"]) in uids], columns=list(full[0])).to_parquet(part)
+        files[str(part.relative_to(root))] = sha256_file(part)
+    (root / "manifest.json").write_text(json.dumps({"version": version, "files": files}))
     return root
 
 

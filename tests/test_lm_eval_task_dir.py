@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from medcalc_maintained.core.io import DataError
 from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
 
 
@@ -14,11 +15,15 @@ def test_task_dir_is_written_whole_and_replaced_only_with_force(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in files)
     assert {"utils.py", "medcalc_maintained.yaml"} <= {p.name for p in files}
     assert "revision: v2.1" in (out / "medcalc_maintained.yaml").read_text()
-    with pytest.raises(FileExistsError, match="not empty"):
+    with pytest.raises(DataError, match="not empty"):
         write_task_dir(out, "v2.0")
     assert "revision: v2.1" in (out / "medcalc_maintained.yaml").read_text()  # untouched
     (out / "__pycache__").mkdir()  # what lm_eval leaves after importing utils.py
-    (out / "stale.yaml").write_text("x")
+    (out / "__pycache__" / "utils.cpython-312.pyc").write_bytes(b"\0")
+    (out / "stale.yaml").write_text("x")  # a file it did not write: --force refuses the directory
+    with pytest.raises(DataError, match=r"is not an earlier output of `harness lm-eval` .*'stale.yaml'"):
+        write_task_dir(out, "v2.0", force=True)
+    (out / "stale.yaml").unlink()
     write_task_dir(out, "v2.0", force=True)
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in files)  # replaced as a whole
     assert "revision: v2.0" in (out / "medcalc_maintained.yaml").read_text()
@@ -29,7 +34,7 @@ def test_a_directory_with_sub_directories_is_never_replaced(tmp_path):
     out = tmp_path / "mine"
     (out / "data").mkdir(parents=True)
     (out / "data" / "keep.txt").write_text("keep")
-    with pytest.raises(FileExistsError, match="sub-directories"):
+    with pytest.raises(DataError, match="is not an earlier output"):
         write_task_dir(out, "v2.1", force=True)
     assert (out / "data" / "keep.txt").read_text() == "keep"
     assert [p.name for p in tmp_path.iterdir()] == ["mine"]

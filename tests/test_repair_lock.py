@@ -34,11 +34,18 @@ def repair(root: Path) -> subprocess.CompletedProcess:
     return run(root, sys.executable, "-m", "medcalc_maintained.cli", "repair-lock")
 
 
-@pytest.mark.parametrize("broken", [b"", b"schema: '2.0'\nstages:\n  ingest:\n    cmd: [medcalc-maintained ing"],
-                         ids=["empty", "truncated"])
+def cut_in_hash(committed: bytes) -> bytes:
+    """The lock cut inside its first ``hash: md5`` line, after ``hash:``: valid YAML that DVC's
+    schema refuses (issue 37: repair-lock said it was valid)."""
+    return committed[:committed.index(b"hash: md5") + len(b"hash:")]
+
+
+@pytest.mark.parametrize("broken", [b"", b"schema: '2.0'\nstages:\n  ingest:\n    cmd: [medcalc-maintained ing",
+                                    cut_in_hash], ids=["empty", "truncated", "cut-in-hash"])
 def test_a_broken_lock_is_restored_from_git_and_dvc_works_again(clone, broken):
     lock = clone / "dvc.lock"
     committed = lock.read_bytes()
+    broken = broken(committed) if callable(broken) else broken
     assert run(clone, str(DVC), "status").returncode == 0
     lock.write_bytes(broken)
     before = run(clone, str(DVC), "status")

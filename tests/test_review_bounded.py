@@ -129,7 +129,7 @@ def rezip(src: Path, dst: Path, member: str, write) -> Path:
 
 
 def review_member(path: Path) -> str:
-    from medcalc_maintained.review.reader import _sheet_names
+    from medcalc_maintained.review.archive import _sheet_names
 
     with zipfile.ZipFile(path) as zf:
         return next(m for m, name in _sheet_names(path, zf).items() if name == "Review")
@@ -237,7 +237,7 @@ def test_a_yaml_alias_bomb_is_refused_fast_and_quietly(root):
 # -- cells and rows far outside the export, refused before openpyxl builds them (issue 27) ----------
 
 def sheet_member(path: Path, sheet: str) -> str:
-    from medcalc_maintained.review.reader import _sheet_names
+    from medcalc_maintained.review.archive import _sheet_names
 
     with zipfile.ZipFile(path) as zf:
         return next(m for m, name in _sheet_names(path, zf).items() if name == sheet)

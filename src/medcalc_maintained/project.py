@@ -20,7 +20,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import yaml
 
@@ -365,6 +365,11 @@ class Project:
     def release_build(self) -> Path:
         return self._dir("release.out")
 
+    @property
+    def release_draft(self) -> Path:
+        """Where ``release build --draft`` writes without ``--out``: never :attr:`release_build`."""
+        return self._dir("release.draft_out")
+
     # ---------------------------------------------------------------- compare and evaluate
 
     @property
@@ -444,3 +449,45 @@ class Project:
             raise DataError(where, f"holds the pipeline path {inside.relative_to(root) if inside.is_relative_to(root) else inside}; "
                                    "choose a directory of its own")
         return target
+
+
+# ---------------------------------------------------------------- what --force may replace
+#
+# ``--force`` replaces only what the same command wrote before: a directory whose entries are all
+# files the command writes (and its always-written files are all there), or a file of the command's
+# own format. A directory the command does not know (``.git``, ``src``, a user's folder) is refused
+# naming it, with or without ``--force``, before anything is written.
+
+def check_replace(out: os.PathLike | str, *, command: str, writes: Iterable[str],
+                  required: Iterable[str], force: bool, option: str = "--out",
+                  caches: dict[str, str] | None = None) -> None:
+    """Refuse (:class:`DataError` naming ``out``) to write into ``out`` unless it is missing, an
+    empty directory, or, with ``force``, a directory that ``command`` wrote: every entry a plain
+    file named in ``writes`` (or a folder of ``caches``, name -> the suffix of every file in it,
+    such as lm_eval's ``__pycache__``), the files of ``required`` all present."""
+    out = Path(out)
+    where = f"{option} {out}"
+    if out.is_symlink():
+        raise DataError(where, "is a symbolic link; choose a directory of its own")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise DataError(where, "exists and is not a directory; choose another --out")
+    entries = sorted(out.iterdir())
+    if not entries:
+        return
+    if not force:
+        raise DataError(where, "exists and is not empty; choose another --out or pass --force to replace it")
+    allowed, caches = set(writes), caches or {}
+    foreign = [p.name for p in entries
+               if not ((p.name in allowed and p.is_file() and not p.is_symlink())
+                       or (p.name in caches and p.is_dir() and not p.is_symlink()
+                           and all(c.is_file() and not c.is_symlink() and c.name.endswith(caches[p.name])
+                                   for c in p.iterdir())))]
+    missing = sorted(set(required) - {p.name for p in entries})
+    if foreign or missing:
+        why = (f"holds {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} `{command}` does not write "
+               f"({', '.join(repr(n) for n in foreign[:3])}{', ...' if len(foreign) > 3 else ''})" if foreign
+               else f"lacks {', '.join(missing[:3])}")
+        raise DataError(where, f"is not an earlier output of `{command}` ({why}); --force replaces only that. "
+                               "Choose another directory")

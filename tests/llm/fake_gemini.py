@@ -109,9 +109,11 @@ class FakeGemini:
     def __init__(self, responder: Callable[[dict[str, Any]], str], *, latency_s: float = 0.0,
                  faults: FaultPlan | None = None, hang_s: float = 2.0, batch_polls: int = 2,
                  batch_faults: FaultPlan | None = None, max_lifetime_s: float = 900.0,
-                 echo_headers: bool = False, fail_status: int | None = None, echo_headers_ok: bool = False):
+                 echo_headers: bool = False, fail_status: int | None = None, echo_headers_ok: bool = False,
+                 echo_headers_finish: bool = False):
         self.echo_headers = echo_headers
         self.echo_headers_ok = echo_headers_ok
+        self.echo_headers_finish = echo_headers_finish
         self.fail_status = fail_status
         self.responder = responder
         self.latency_s = latency_s
@@ -244,7 +246,15 @@ class FakeGemini:
         return msg
 
     def _ok_reply(self, text: str, req: dict[str, Any], model: str, headers: dict) -> dict[str, Any]:
-        """A 200 reply; with ``echo_headers_ok`` its model version and text quote ``headers``."""
+        """A 200 reply; with ``echo_headers_ok`` its model version and text quote ``headers``; with
+        ``echo_headers_finish`` its ``finishReason`` does (an unknown value: google-genai warns with it)."""
+        if self.echo_headers_finish:
+            quoted = f"STOP request headers: {json.dumps(headers)}"
+            with self.lock:
+                self.stats.echoed.append(quoted)
+            reply = _response_json(text, req, model)
+            reply["candidates"][0]["finishReason"] = quoted
+            return reply
         if not self.echo_headers_ok:
             return _response_json(text, req, model)
         quoted = f"request headers: {json.dumps(headers)}"

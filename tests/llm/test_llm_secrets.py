@@ -253,3 +253,77 @@ def test_log_records_of_any_logger_are_masked(monkeypatch):
     text = stream.getvalue()
     assert "retrying call" in text and "***" in text and "RuntimeError: echo ***" in text
     assert "AIzaOTHERvalue123" not in text and leaks(text) == []
+
+
+# -- issue 37: warnings, batch-job file names and the Hub's download cache -------------------------
+
+def test_warnings_are_masked_as_they_are_formatted(monkeypatch):
+    """A library's warning (google-genai warns with an unknown finishReason, which a proxy may fill
+    with the request's headers) is masked on its way to stderr or to logging."""
+    import warnings
+
+    from medcalc_maintained.core.redact import install_log_filter
+
+    install_log_filter()
+    monkeypatch.setenv("GEMINI_API_KEY", SECRETS["GEMINI_API_KEY"])
+    text = warnings.formatwarning(f"STOP {{'x-goog-api-key': '{SECRETS['GEMINI_API_KEY']}'}} is not a valid "
+                                  "FinishReason", UserWarning, "_common.py", 707)
+    assert "is not a valid FinishReason" in text and "***" in text and leaks(text) == [], text
+
+
+@pytest.mark.slow  # the CLI in a new process
+def test_a_finish_reason_echoing_the_key_is_masked_in_the_warning(secret_env, instances, tmp_path):
+    """HTTP 200 replies whose finishReason quotes the request headers: google-genai warns with the
+    value on stderr; the key is in neither stream nor any file (before: printed on stderr)."""
+    rows = unique_prompt_rows(instances, 2)
+    path = tmp_path / "rows.parquet"
+    rows.to_parquet(path, index=False)
+    env = {**os.environ, **SECRETS, "PYTHONPATH": os.pathsep.join(sys.path)}
+    with FakeGemini(lambda req: "<answer>1</answer>", echo_headers_finish=True) as srv:
+        env["GOOGLE_GEMINI_BASE_URL"] = srv.url
+        proc = subprocess.run([sys.executable, "-m", "medcalc_maintained.cli", "relabel", "--backend", "gemini",
+                               "--instances", str(path), "--out", str(secret_env.root / "out"), "--runs", "1"],
+                              env=env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert srv.stats.echoed and any(SECRETS["GOOGLE_API_KEY"] in m or SECRETS["GEMINI_API_KEY"] in m
+                                    for m in srv.stats.echoed)
+    assert "not a valid FinishReason" in out and "***" in out, out  # the warning was printed, masked
+    assert leaks(out) == [], out
+    assert files_leaking(secret_env.root) == []
+
+
+def test_a_batch_job_name_echoing_the_key_never_names_a_file(tmp_path, monkeypatch):
+    from medcalc_maintained.verifiers.cache import Cache
+
+    monkeypatch.setenv("GEMINI_API_KEY", SECRETS["GEMINI_API_KEY"])
+    cache = Cache(tmp_path / "cache")
+    name = f"batches/abc?key={SECRETS['GEMINI_API_KEY']}&x-goog-api-key={SECRETS['GEMINI_API_KEY']}" + "z" * 300
+    written = cache.save_job(name, {"name": name, "stage": "audit"})
+    assert leaks(written.name) == [] and SECRETS["GEMINI_API_KEY"] not in str(written), written
+    assert len(written.name) < 120 and files_leaking(tmp_path) == []
+    assert [j["stage"] for j in cache.load_jobs()] == ["audit"]
+    cache.drop_job(name)
+    assert list(cache.jobs_dir().iterdir()) == []
+
+
+def test_a_hub_manifest_is_read_from_a_private_cache_removed_at_once(tmp_path, monkeypatch):
+    """What the Hub answers for a published manifest (it may echo the token) is downloaded into a
+    directory of its own and removed, never into the shared HF_HOME cache."""
+    from medcalc_maintained.release.publish import Target, _hub_file
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    seen = []
+
+    class Api:
+        def hf_hub_download(self, repo, path, *, repo_type, revision, cache_dir=None):
+            assert cache_dir is not None and not Path(cache_dir).is_relative_to(tmp_path / "hf-home")
+            seen.append(Path(cache_dir))
+            local = Path(cache_dir) / "blobs" / "x"
+            local.parent.mkdir(parents=True)
+            local.write_text(json.dumps({"echo": SECRETS["HF_TOKEN"]}))
+            return str(local)
+
+    data = _hub_file(Api(), Target("hf", "org/name"), "v2.0.0", "manifest.json")
+    assert SECRETS["HF_TOKEN"].encode() in data  # read in memory...
+    assert seen and not seen[0].exists()  # ...and its download removed
+    assert not (tmp_path / "hf-home").exists()

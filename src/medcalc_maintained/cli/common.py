@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 from typing import Any, Callable, NoReturn
@@ -52,10 +53,23 @@ def guarded(out: str | os.PathLike[str] | None, **options):
     return project
 
 
+# Errors of a path the user named: one line (the file and the system's words) and exit 2, not a traceback.
+PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.ELOOP,
+                         errno.EROFS, errno.ENOENT, errno.EEXIST})
+
+
+def shown_path(path: object, limit: int = 160) -> str:
+    """A path cut to about ``limit`` characters (a 4,000-character name is not printed whole)."""
+    text = str(path)
+    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-limit // 2:]}"
+
+
 def no_space_exits(command: Callable[..., Any]) -> Callable[..., Any]:
     """``command`` that, when a write fails for want of space, prints one line naming the file
     (``error: <file>: no space left on device; nothing written``) and exits 1 instead of a
-    traceback; the writers (``core/io.py: naming_target``) have removed what they had begun."""
+    traceback; the writers (``core/io.py: naming_target``) have removed what they had begun. A
+    path that cannot be used (:data:`PATH_ERRNOS`: a name too long, no permission...) is one line too,
+    exit 2."""
     from medcalc_maintained.core.io import is_no_space
 
     @functools.wraps(command)
@@ -64,7 +78,13 @@ def no_space_exits(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except OSError as exc:
             if not is_no_space(exc):
-                raise
+                if exc.errno not in PATH_ERRNOS:
+                    raise
+                # a path the user gave that cannot be used (too long, not a directory, no permission...)
+                where = exc.filename or "a file"
+                err.print(f"[bold red]error:[/] {escape(redact(shown_path(where)))}: {exc.strerror or exc}; "
+                          "nothing written", highlight=False, soft_wrap=True)
+                raise typer.Exit(2) from None
             where = exc.filename or "a file being written"
             err.print(f"[bold red]error:[/] {escape(redact(where))}: no space left on device; nothing written",
                       highlight=False, soft_wrap=True)

@@ -49,7 +49,9 @@ def propose_cmd(
     from medcalc_maintained.ledger.propose import propose
 
     try:
-        recorded = read_inputs_file(inputs)["inputs"] if inputs is not None else None
+        from medcalc_maintained.ledger.records import read_derivation_file
+
+        recorded = read_derivation_file(inputs).get("inputs") if inputs is not None else None
         prop = propose(Project.load(), uid=uid, new_value=new_value, error_type=error_type, rationale=rationale, split=split,
                        evidence=evidence, reviewer_id=reviewer_id, reviewer_role=reviewer_role,
                        specialty=specialty, source=source, blinded=blinded, file=file, today=date,
@@ -127,38 +129,6 @@ def rebase_cmd(
         console.print(f"wrote {p}", highlight=False)
 
 
-INPUTS_FILE_MAX_BYTES = 1 << 20  # an inputs file is a few dozen lines
-
-
-def read_inputs_file(path: Path) -> dict:
-    """An ``--inputs`` YAML file: a mapping with an ``inputs`` list of mappings (``DataError`` naming
-    the file, the line or the field otherwise; a file over 1 MiB is refused before it is read)."""
-    import yaml
-
-    from medcalc_maintained.core.io import load_yaml
-
-    if not path.is_file():
-        raise DataError(path, "no such file")
-    if path.stat().st_size > INPUTS_FILE_MAX_BYTES:
-        raise DataError(path, f"{path.stat().st_size} bytes, over the {INPUTS_FILE_MAX_BYTES}-byte limit of an inputs file")
-    try:
-        doc = load_yaml(path.read_text(encoding="utf-8"), where=str(path)) or {}
-    except UnicodeDecodeError:
-        raise DataError(path, "not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise DataError(path, f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-                        row=f"line {mark.line + 1}" if mark is not None else None) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("inputs", []), list):
-        raise DataError(path, "expected a mapping with an 'inputs' list", field="inputs")
-    for n, inp in enumerate(doc.get("inputs") or []):
-        if not isinstance(inp, dict):
-            raise DataError(path, f"inputs[{n}] is not a mapping", field="inputs")
-        if inp.get("evidence") is not None and not isinstance(inp.get("evidence"), dict):
-            raise DataError(path, f"inputs[{n}].evidence is not a mapping {{start, end, text}}", field="inputs")
-    return doc
-
-
 @ledger_app.command("derive")
 def derive_cmd(
     uid: int = typer.Option(..., "--uid", help="Row Number of the instance."),
@@ -182,10 +152,13 @@ def derive_cmd(
     from medcalc_maintained.ledger import collect
     from medcalc_maintained.ledger import derivation as D
     from medcalc_maintained.ledger.propose import current_row
+    from medcalc_maintained.ledger.records import read_derivation_file
 
     project = Project.load()
     try:
-        doc: dict = read_inputs_file(inputs) if inputs is not None else {}
+        doc: dict = {}
+        if inputs is not None:
+            doc = read_derivation_file(inputs)  # bounded, strict, and of the record schema's shape
         from medcalc_maintained.core.io import read_parquet
 
         instances = read_parquet(project.instances, "upstream instances", "ingest")

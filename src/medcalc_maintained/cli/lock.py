@@ -2,8 +2,9 @@
 
 DVC rewrites ``dvc.lock`` in place; a process killed at that moment (``kill -9``, a full disk, a
 power cut) can leave it empty or cut short, and every later ``dvc repro`` or ``dvc status`` then
-fails on it. This command checks that ``dvc.lock`` is a YAML mapping with a ``stages`` mapping;
-when it is not, it restores the committed one (``git show HEAD:dvc.lock``) and says so. ``make
+fails on it. This command checks that ``dvc.lock`` is a YAML mapping with a ``stages`` mapping that
+DVC's own lock-file schema accepts (a file cut inside ``hash: md5`` is valid YAML, yet DVC refuses
+it); when it is not, it restores the committed one (``git show HEAD:dvc.lock``) and says so. ``make
 repro`` runs it before ``dvc repro``; ``dvc repro`` then reruns the stages whose inputs changed
 since that commit.
 """
@@ -33,6 +34,22 @@ def lock_problem(text: str) -> str | None:
         return "is not valid YAML" + (f" (line {mark.line + 1})" if mark else "")
     if not isinstance(doc, dict) or not isinstance(doc.get("stages"), dict):
         return "has no 'stages' mapping"
+    return dvc_schema_problem(doc)
+
+
+def dvc_schema_problem(doc: dict) -> str | None:
+    """What DVC's own lock-file schema (``dvc.schema.COMPILED_LOCKFILE_SCHEMA``, the check every
+    ``dvc`` command runs first) says of ``doc``, or None: a file cut inside ``hash: md5`` parses as
+    YAML, but its ``hash:`` is null and DVC refuses the whole file."""
+    try:
+        from dvc.schema import COMPILED_LOCKFILE_SCHEMA  # type: ignore[import-untyped]
+    except ImportError:  # no DVC here: nothing else reads the lock
+        return None
+    try:
+        COMPILED_LOCKFILE_SCHEMA(doc)
+    except Exception as exc:  # voluptuous.MultipleInvalid
+        where = " -> ".join(str(p) for p in getattr(exc, "path", []) or [])
+        return f"fails DVC's lock-file schema ({getattr(exc, 'msg', None) or exc}{f', in {where}' if where else ''})"
     return None
 
 

@@ -87,7 +87,7 @@ def atomic_path(target: os.PathLike | str) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` only on success."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:100]}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -216,6 +216,31 @@ def replace_files(directory: Path, writers: dict[str, Callable[[Path], object]])
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return [directory / name for name in writers]
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters (a hostile value is never echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def read_text_bounded(path: os.PathLike | str, max_bytes: int, what: str) -> str:
+    """The UTF-8 text of a file a user names, refused (:class:`DataError`) when missing, not a
+    regular file, over ``max_bytes`` (by its size, before a byte is read) or not UTF-8."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, f"{what}: no such file")
+    with path.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise DataError(path, f"{what}: {size} bytes, over the {max_bytes}-byte limit; refused unread")
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise DataError(path, f"{what}: over the {max_bytes}-byte limit; refused")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(path, f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def sha256_file(path: os.PathLike | str) -> str:
@@ -392,7 +417,8 @@ def _bounded_lines(path: Path, max_line_bytes: int | None):
 # export records, reward ground truths are 1-3 deep). A hostile-input bound, not a tuning knob: 2,000
 # nested ``[`` (8 KB) would otherwise end in a RecursionError of the json module.
 MAX_JSON_DEPTH = 64
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?')
+# possessive (``*+``): no backtracking state is kept per character (a 1 MB string cost 115 MB before)
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"?')
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
@@ -409,15 +435,31 @@ def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
     return deepest
 
 
+class DuplicateKey(ValueError):
+    """A JSON object that names one key twice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        raise DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return out
+
+
 def loads_json(text: str | bytes, where: os.PathLike | str, *, max_depth: int = MAX_JSON_DEPTH):
     """``json.loads(text)`` for JSON from a user: text nested deeper than ``max_depth`` is refused
-    before it is parsed, and invalid JSON, with a :class:`DataError` naming ``where`` (file and line)."""
+    before it is parsed, and invalid JSON and an object naming a key twice, with a
+    :class:`DataError` naming ``where`` (file and line)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     if json_depth(text, max_depth) > max_depth:
         raise DataError(where, f"JSON nested more than {max_depth} levels deep (arrays/objects); refused unread")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKey as exc:
+        raise DataError(where, f"duplicate key {shown(exc.args[0])} in one JSON object; each key may appear "
+                               "once (the last one would silently win)") from None
     except json.JSONDecodeError as exc:
         raise DataError(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:  # not reached within the bound; kept so no traceback can escape

@@ -14,8 +14,8 @@
 It is applied wherever remote text can reach the user or the disk: the errors of the Gemini backend
 (online and batch), the engine's failure messages, every text field of a call record (reply, model
 version, finish reason: ``verifiers.cache.Entry``, from which the call cache and the vote tables are
-written), the batch job records, the command-line error printing, every log record (:func:`install_log_filter`) and the publishing
-and git errors.
+written), the batch job records and their file names, the command-line error printing, every log
+record and every warning (:func:`install_log_filter`) and the publishing and git errors.
 """
 
 from __future__ import annotations
@@ -29,12 +29,19 @@ SECRET_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "HF_TOKEN")
 MIN_SECRET = 8
 MASK = "***"
 
+# Linear time on any text (a 1 MB line is masked in milliseconds): every pattern starts at a fixed
+# token or behind a boundary (a run of letters is tried once, at its first character, never at each
+# of its characters), and no repeat before a fixed token is unbounded, so a failed try never
+# rescans the rest of the text. ``tests/test_hostile_probes.py`` times each against hostile text.
 _HEADER = re.compile(
-    r"""(?P<name>["']?(?:authorization|proxy-authorization|x-goog-api-key)["']?\s*[:=]\s*)"""
-    r"""(?P<q>["']?)(?P<value>(?:bearer\s+|basic\s+|token\s+)?[^"'\s,;}\]]+)""", re.IGNORECASE)
+    r"""(?P<name>["']?(?:authorization|proxy-authorization|x-goog-api-key)["']?\s{0,16}[:=]\s{0,16})"""
+    r"""(?P<q>["']?)(?P<value>(?:(?:bearer|basic|token)\s{1,16})?[^"'\s,;}\]]+)""",
+    re.IGNORECASE)
 _QUERY = re.compile(r"(?P<name>[?&;](?:key|api_key|token|access_token)=)(?P<value>[^&#\s\"']+)", re.IGNORECASE)
 _KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_-])(?:AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,})(?![A-Za-z0-9_-])")
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?P<value>[^@/\s]+)(?=@)", re.IGNORECASE)
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://[^/\s:@]{0,256}:)(?P<value>[^@/\s]{1,1024})(?=@)",
+    re.IGNORECASE)
 
 
 def secret_values() -> list[str]:
@@ -76,7 +83,9 @@ _installed = False
 def install_log_filter() -> None:
     """Mask secrets in every log record, whatever logger or handler prints it (libraries such as
     huggingface_hub attach their own handlers): the record factory cleans each record as it is
-    made. Safe to call more than once."""
+    made; and in every warning (google-genai warns with the reply's unknown ``finishReason``, which
+    a proxy may have filled with the request's headers): the warning's text is masked as it is
+    formatted, for stderr and for ``logging.captureWarnings`` alike. Safe to call more than once."""
     global _installed
     if _installed:
         return
@@ -86,4 +95,16 @@ def install_log_filter() -> None:
         return _clean(make(*args, **kwargs))
 
     logging.setLogRecordFactory(factory)
+    _mask_warnings()
     _installed = True
+
+
+def _mask_warnings() -> None:
+    import warnings
+
+    fmt = warnings.formatwarning
+
+    def formatwarning(message: Any, category: Any, filename: str, lineno: int, line: str | None = None) -> str:
+        return redact(fmt(redact(message), category, filename, lineno, line))
+
+    warnings.formatwarning = formatwarning

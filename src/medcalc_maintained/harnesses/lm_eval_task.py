@@ -17,6 +17,7 @@ from typing import Any
 
 from medcalc_maintained.core.io import scratch_dir, swap_in_dir
 from medcalc_maintained.harnesses.common import CONFIGS, DATASET, check_revision, is_correct, prompt_text
+from medcalc_maintained.project import check_replace
 
 TASKS = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}
 MAX_GEN_TOKS = 2048
@@ -76,16 +77,16 @@ def task_yaml(config: str, revision: str) -> str:
 
 def write_task_dir(out: os.PathLike | str, revision: str, *, force: bool = False) -> list[Path]:
     """Write the task directory of ``revision`` into ``out`` (whole: into a scratch sibling, then
-    swapped in); an existing non-empty ``out`` is refused unless ``force``, and one holding
-    sub-directories (other than lm_eval's ``__pycache__``) always. Returns the files."""
+    swapped in); an existing non-empty ``out`` is refused unless ``force`` and it is an earlier task
+    directory (its four files and lm_eval's ``__pycache__``, nothing else: ``core/io.py:
+    check_replace``). Returns the files."""
     check_revision(revision)
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
-        raise FileExistsError(f"{out} exists and is not empty; choose another --out or pass --force")
-    if out.is_dir() and any(p.is_dir() and p.name != "__pycache__" for p in out.iterdir()):
-        raise FileExistsError(f"{out} holds sub-directories; choose another --out")
     files = {f"{TASKS[c]}.yaml": task_yaml(c, revision) for c in CONFIGS}
     files["utils.py"] = UTILS
+    # --force replaces only an earlier task directory: these files and lm_eval's bytecode of utils.py
+    check_replace(out, command="harness lm-eval", writes=set(files), required=set(files), force=force,
+                  caches={"__pycache__": ".pyc"})
     tmp = scratch_dir(out)
     try:
         for name, text in files.items():

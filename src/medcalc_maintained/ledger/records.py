@@ -44,7 +44,15 @@ import jsonschema
 import pandas as pd
 import yaml
 
-from medcalc_maintained.core.io import YAML_MAX_BYTES, DataError, ProblemsError, dump_yaml, load_yaml, located
+from medcalc_maintained.core.io import (
+    YAML_MAX_BYTES,
+    DataError,
+    ProblemsError,
+    dump_yaml,
+    load_yaml,
+    located,
+    read_text_bounded,
+)
 from medcalc_maintained.core.labels import RECORD_STATUSES
 from medcalc_maintained.core.versions import UNRELEASED
 
@@ -200,6 +208,35 @@ def _read_text(path: Path, content: bytes) -> tuple[list[Record], list[LedgerPro
             rec.valid = False
         records.append(rec)
     return records, problems
+
+
+DERIVATION_FIELDS = ("inputs", "definition", "justification")
+INPUTS_MAX_BYTES = 1 << 20  # an inputs file (`ledger derive --inputs`) is a few KB; refused unread above this
+
+
+def read_derivation_file(path: Path) -> dict[str, Any]:
+    """The ``inputs``, ``definition`` and ``justification`` of a derivation file (``ledger derive
+    --inputs``), read as a ledger file is (strict YAML, no control characters) and checked against
+    the record schema's fields: a :class:`DataError` naming the file and the line or field of the
+    first problem (its size is checked before a byte is read)."""
+    text = read_text_bounded(path, INPUTS_MAX_BYTES, "inputs file")
+    try:
+        doc = load_yaml(text.replace("\r\n", "\n").replace("\r", "\n"), where=str(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise DataError(path, f"malformed YAML{where}: {str(getattr(exc, 'problem', None) or exc)[:300]}") from None
+    doc = {} if doc is None else doc
+    if not isinstance(doc, dict):
+        raise DataError(path, "expected a mapping with an 'inputs' list", field="inputs")
+    data = _yaml_safe({k: v for k, v in doc.items() if k in DERIVATION_FIELDS})
+    props = schema()["properties"]
+    sub = {"type": "object", "properties": {k: props[k] for k in DERIVATION_FIELDS}}
+    for err in sorted(jsonschema.Draft202012Validator(sub).iter_errors(data), key=lambda e: list(e.absolute_path)):
+        raise DataError(path, err.message[:300], field=_field_of(err))
+    for field, char in _control_characters(data):
+        raise DataError(path, f"control character {char}; text may hold tabs and line breaks only", field=field)
+    return data
 
 
 def ledger_files(paths: Iterable[Path]) -> list[Path]:

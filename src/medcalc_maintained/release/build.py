@@ -24,7 +24,15 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
+from medcalc_maintained.core.io import (
+    DataError,
+    loads_json,
+    naming_target,
+    read_text_bounded,
+    scratch_dir,
+    sha256_file,
+    swap_in_dir,
+)
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, unverified_estimate
@@ -197,6 +205,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
         raise DataError(out, "exists and is not a release build (no manifest.json); refusing to replace it")
+    if out.is_dir() and (out / "manifest.json").is_file():
+        _check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = scratch_dir(out)  # also removes the scratch directories of killed builds
     try:
@@ -227,12 +237,34 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
     return BuildResult(out, rel, t.rows(), files, state, draft, reasons, proposed)
 
 
+def _check_replaceable(out: Path) -> None:
+    """Refuse to replace ``out`` unless it holds only an earlier build: manifest.json and the
+    top-level entries of the files it lists (a folder that merely has a manifest.json is kept)."""
+    try:
+        listed = read_manifest(out).get("files") or {}
+    except DataError as exc:
+        raise DataError(out, f"exists and is not a release build ({exc.problem}); refusing to replace it") from None
+    known = {"manifest.json"} | {str(f).split("/", 1)[0] for f in listed}
+    other = sorted(p.name for p in out.iterdir() if p.name not in known or p.is_symlink())
+    if other:
+        raise DataError(out, f"holds {', '.join(repr(n) for n in other[:3])}{', ...' if len(other) > 3 else ''}, "
+                             "which no release build writes; refusing to replace it (choose another --out)")
+
+
 def proposed_of(project: Project, t: Tables) -> pd.DataFrame:
     """The unreleased deferred records of the working tree's ledger (:func:`deferred.proposed_frame`)."""
     names = {(str(s), int(u)): str(n) for sp in t.splits
              for s, u, n in zip(t.tables["full"][sp]["split"], t.tables["full"][sp]["uid"],
                                 t.tables["full"][sp]["Calculator Name"])}
     return deferred.proposed_frame(ledger.load(project.ledger_paths), names)
+
+
+def _in_pipeline(project: Project, out: Path) -> bool:
+    """Whether ``out`` is, holds or lies inside a path the pipeline writes or reads (the release
+    build first of all): where a draft must never go."""
+    target = Path(out).resolve()
+    known = [p for p in project.known_paths() if p != project.release_draft.resolve()]
+    return any(target == p or target.is_relative_to(p) or p.is_relative_to(target) for p in known)
 
 
 def build(project: Project, out: Path, *, version: str | None = None, draft: bool = False,
@@ -245,6 +277,9 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     when no accepted record is new); its manifest says ``draft: true``, publish refuses it, and its
     changelog lists the unreleased deferred records (proposals) in a section of their own.
     """
+    if draft and _in_pipeline(project, out):
+        raise DataError(f"--out {out}", f"is the pipeline's output {project.release_build} or another path it "
+                                        f"writes; a draft goes elsewhere (default {project.release_draft})")
     say = progress or (lambda _msg: None)
     plan = follow.plan_for(project)
     template = read_card(project)
@@ -280,14 +315,53 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
                            evidence=evidence)
 
 
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024  # a release's manifest is ~20 KB; a hostile-file bound
+
+
 def read_manifest(release_dir: Path) -> dict[str, Any]:
     path = Path(release_dir) / "manifest.json"
     if not path.is_file():
         raise DataError(path, "not found: not a release build (run `medcalc-maintained release build`)")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"malformed JSON: {exc}") from None
+        man = loads_json(read_text_bounded(path, MANIFEST_MAX_BYTES, "manifest"), path)
+    except DataError as exc:
+        raise DataError(path, f"malformed JSON: {exc.problem}") from None
+    if not isinstance(man, dict):
+        raise DataError(path, "malformed: not a JSON object")
+    return man
+
+
+def draft_evidence(release_dir: Path, man: dict[str, Any] | None = None) -> str | None:
+    """Why ``release_dir`` is a draft (``release build --draft``), or None: its manifest's ``draft``
+    or ``draft_reasons``, or, whatever the manifest says, the draft heading of its CHANGELOG.md (a
+    file that manifest.json's digests cover, so deleting the manifest's keys does not hide it)."""
+    man = read_manifest(release_dir) if man is None else man
+    if man.get("draft") or "draft_reasons" in man:
+        return "its manifest says draft"
+    log = Path(release_dir) / "CHANGELOG.md"
+    if log.is_file():
+        with log.open(encoding="utf-8", errors="replace") as fh:
+            if any(line.rstrip("\r\n") == deferred.DRAFT_HEADING for line in fh):
+                return f"its CHANGELOG.md holds {deferred.DRAFT_HEADING[3:]!r}"
+    return None
+
+
+def check_release_dir(release_dir: Path, use: str) -> dict[str, Any]:
+    """The manifest of a built release that ``use`` (``evaluate --against``, ``publish``) may read:
+    every file present, listed and of the manifest's sha256, and not a draft; else a
+    :class:`DataError` naming the directory and the first problems."""
+    release_dir = Path(release_dir)
+    man = read_manifest(release_dir)
+    problems = verify_manifest(release_dir)
+    if problems:
+        shown = "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
+        raise DataError(release_dir, f"does not match its manifest.json ({shown}); {use} reads only an untouched "
+                                     "release build: rebuild it with `release build`")
+    why = draft_evidence(release_dir, man)
+    if why:
+        raise DataError(release_dir, f"is a draft of {man.get('version')} (`release build --draft`; {why}); {use} "
+                                     "reads only a release: add it to releases.yaml and build it")
+    return man
 
 
 def verify_manifest(release_dir: Path) -> list[str]:

@@ -68,10 +68,15 @@ def proposed_section(proposed: pd.DataFrame) -> list[str]:
     return out + [md_table(header, proposed_rows(proposed)), ""]
 
 
+#: the heading a draft's CHANGELOG.md opens with: what tells a draft by its content (a file the
+#: manifest's digests cover), whatever its manifest says
+DRAFT_HEADING = "## Draft preview (not a release)"
+
+
 def draft_preamble(version: str, reasons: list[str], proposed: pd.DataFrame) -> list[str]:
     """The draft's own section, above the releases: not a release, why, and the proposals."""
     why = "; ".join(reasons) if reasons else f"the changes after {version}"
-    return ["## Draft preview (not a release)", "",
+    return [DRAFT_HEADING, "",
             f"Built by `release build --draft` for {version} ({why}); its manifest says `draft: true` and "
             "`release publish` refuses it.", "", *proposed_section(proposed)]
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import from_tag, full_tag, short_tag, version_key
 from medcalc_maintained.release import git
-from medcalc_maintained.release.build import read_manifest, verify_manifest
+from medcalc_maintained.release.build import draft_evidence, read_manifest, verify_manifest
 from medcalc_maintained.release.semver import publish_problem
 
 BRANCH = "refs/heads/main"  # the branch every publish writes, whatever the target's HEAD says
@@ -197,12 +197,16 @@ def _hub_error(exc: Exception) -> str:
 
 
 def _hub_file(api: Any, target: Target, tag: str, path: str) -> bytes:
-    """One file of the dataset repository at ``tag``."""
-    try:
-        local = api.hf_hub_download(target.location, path, repo_type="dataset", revision=tag)
-    except Exception as exc:
-        raise PublishRefused(str(target), f"cannot read {path} at {tag} ({_hub_error(exc)})") from None
-    return Path(local).read_bytes()
+    """One file of the dataset repository at ``tag``, downloaded into a private directory that is
+    removed at once: what the Hub answered (it may echo the token) never stays in the shared
+    ``HF_HOME`` cache."""
+    with tempfile.TemporaryDirectory(prefix="medcalc-hub-") as tmp:
+        try:
+            local = api.hf_hub_download(target.location, path, repo_type="dataset", revision=tag,
+                                        cache_dir=str(Path(tmp) / "cache"))
+            return Path(local).read_bytes()
+        except Exception as exc:
+            raise PublishRefused(str(target), f"cannot read {path} at {tag} ({_hub_error(exc)})") from None
 
 
 def _publish_hf(release_dir: Path, target: Target, man: dict[str, Any], dry_run: bool, say: Callable[[str], None],
@@ -281,8 +285,9 @@ def preflight(release_dir: Path, target: str, releases: Path | None = None) -> d
     release_dir = Path(release_dir).resolve()
     Target.parse(target)
     man = read_manifest(release_dir)
-    if man.get("draft"):
-        raise PublishRefused(release_dir, f"is a draft of {man.get('version')} (`release build --draft`); "
+    why = draft_evidence(release_dir, man)
+    if why:
+        raise PublishRefused(release_dir, f"is a draft of {man.get('version')} (`release build --draft`; {why}); "
                                           "add the release to releases.yaml and build it to publish")
     if releases is not None:
         _check_against_plan(release_dir, man, releases)

@@ -17,6 +17,7 @@ holding any formula cell.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Iterable, cast
 
@@ -137,10 +138,19 @@ def export_packet(instances: pd.DataFrame, rows: Iterable[tuple[str, int]], revi
     _review_sheet(ws, inst, keys, answer_kind(instances), evidence or {})
     _meta_sheet(wb.create_sheet(META), reviewer, keys)
     wb.active = wb.index(ws)
-    if exports is not None:
-        record = export_record.stamp(wb, reviewer.id, [row_id(*k) for k in keys])
-        export_record.save(record, exports, Path(out))
-    return write_atomic(Path(out), lambda p: wb.save(p))
+    record = export_record.stamp(wb, reviewer.id, [row_id(*k) for k in keys]) if exports is not None else None
+    # The workbook is packed in memory (a zip left open by a failed write would still flush itself from
+    # ZipFile.__del__, a second traceback), then written atomically; its export record is saved only
+    # once the packet is complete, and no packet is left without its record.
+    buf = io.BytesIO()
+    wb.save(buf)
+
+    def write(path: Path) -> None:
+        path.write_bytes(buf.getvalue())
+        if record is not None and exports is not None:
+            export_record.save(record, exports, Path(out))
+
+    return write_atomic(Path(out), write)
 
 
 def _instructions_sheet(ins) -> None:

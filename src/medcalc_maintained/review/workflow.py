@@ -15,6 +15,7 @@ from medcalc_maintained.ledger.write import ledger_target
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.triage import Reviewer, TriageConfig, read_queue
 from medcalc_maintained.review.adjudicate import Adjudication, import_packet
+from medcalc_maintained.review.archive import is_packet
 from medcalc_maintained.review.packet import export_packet, select_rows
 from medcalc_maintained.review.reader import Packet
 
@@ -40,9 +41,13 @@ def export(project: Project, reviewer_id: str, out: Path, *, queue: Path | None 
     out = Path(out)
     if out.suffix.lower() != ".xlsx":
         raise DataError(out, "the packet must be an .xlsx file")
-    if out.exists() and not force:
-        raise DataError(out, "already exists (it may hold a reviewer's answers); choose another --out, or pass "
-                             "--force to replace it")
+    if out.exists() or out.is_symlink():
+        if not force:
+            raise DataError(out, "already exists (it may hold a reviewer's answers); choose another --out, or pass "
+                                 "--force to replace it")
+        if not is_packet(out):
+            raise DataError(out, "is not a review packet (an .xlsx workbook with sheets Review and Packet); --force "
+                                 "replaces only a packet `review export` wrote. Choose another --out")
     who = TriageConfig.from_project(project).reviewer(reviewer_id)
     q = read_queue(queue or project.triage_queue)
     rows = select_rows(q, who.id, max_rows)
@@ -68,8 +73,11 @@ def note_evidence(findings: pd.DataFrame | None) -> dict[tuple[str, int], list[s
     return out
 
 
+SLUG_CHARS = 80  # of a packet's name in the ledger file's name (a file name may hold 255 bytes)
+
+
 def _slug(text: str) -> str:
-    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "packet"
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:SLUG_CHARS].strip("-.") or "packet"
     return s if s.lower().startswith("review") else f"review-{s}"
 
 

@@ -132,6 +132,12 @@ class EvaluationReport:
             **extra,
         }
 
+    #: every file :meth:`write` may write, and those it always writes (what ``evaluate --force``
+    #: may replace: ``core/io.py: check_replace``)
+    FILES = frozenset({"evaluation.json", "per_calculator.csv", "per_status.csv", "graded.csv", "flips.csv",
+                       "skipped.csv", "decomposition.csv", "accuracy.png"})
+    ALWAYS = FILES - {"decomposition.csv"}
+
     def write(self, out_dir: os.PathLike | str) -> dict[str, Path]:
         """``evaluation.json``, the CSV tables (``per_calculator``, ``per_status``, ``graded``,
         ``flips``, ``skipped``) and ``accuracy.png`` into ``out_dir``."""

@@ -105,9 +105,10 @@ def read_release_config(directory: Path, config: str) -> pd.DataFrame:
 
 
 def _directory_source(name: str, directory: Path) -> LabelSource:
-    from medcalc_maintained.release.build import read_manifest
+    from medcalc_maintained.release.build import check_release_dir
 
-    version = read_manifest(directory).get("version", "?")
+    # graded only against an untouched release: every file of its manifest's sha256, and no draft
+    version = check_release_dir(directory, "evaluate --against").get("version", "?")
     data = directory / RELEASE_DATA_DIR
     names = tuple(sorted(p.name for p in data.iterdir() if p.is_dir())) if data.is_dir() else ()
     for needed in ("default", "full"):

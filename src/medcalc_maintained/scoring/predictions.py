@@ -20,7 +20,7 @@ import math
 import os
 from pathlib import Path
 
-from medcalc_maintained.core.io import DataError, read_jsonl
+from medcalc_maintained.core.io import DataError, read_jsonl, shown
 
 SHAPE = '{"uid": <int>, "output": <string>}'
 OUTPUT_KEYS = ("output", "answer")
@@ -35,7 +35,7 @@ def _output_key(keys, where: str) -> str:
 
 def _output_text(output, where: str) -> str:
     if isinstance(output, bool) or not isinstance(output, (str, int, float)):
-        raise DataError(where, f"output must be a string (use \"\" for no answer), got {output!r}")
+        raise DataError(where, f"output must be a string (use \"\" for no answer), got {shown(output)}")
     if isinstance(output, float) and not math.isfinite(output):
         return "NaN" if math.isnan(output) else ("Infinity" if output > 0 else "-Infinity")
     return output if isinstance(output, str) else json.dumps(output)
@@ -58,7 +58,7 @@ def _read_jsonl(path: Path, max_line_bytes: int | None) -> dict[int, str]:
         key = _output_key(rec, where)
         uid = rec["uid"]
         if isinstance(uid, bool) or not isinstance(uid, int):
-            raise DataError(where, f"uid must be a JSON integer, got {uid!r}")
+            raise DataError(where, f"uid must be a JSON integer, got {shown(uid)}")
         _add(out, first, uid, _output_text(rec[key], where), n, where)
     return out
 
@@ -81,7 +81,7 @@ def _read_csv(path: Path, max_line_bytes: int | None) -> dict[int, str]:
                     where = f"{path}, line {n}"
                     text = (rec.get("uid") or "").strip()
                     if not text.lstrip("-").isdigit():
-                        raise DataError(where, f"uid must be an integer, got {rec.get('uid')!r}")
+                        raise DataError(where, f"uid must be an integer, got {shown(rec.get('uid'))}")
                     _add(out, first, int(text), rec.get(key) or "", n, where)
             except csv.Error as exc:
                 raise DataError(f"{path}, line {reader.line_num + 1}",

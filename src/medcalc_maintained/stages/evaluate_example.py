@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, write_atomic, write_json
-from medcalc_maintained.project import Project
+from medcalc_maintained.project import Project, check_replace
 from medcalc_maintained.scoring.evaluate import EvaluationReport
 from medcalc_maintained.scoring.evaluate import evaluate as grade
 from medcalc_maintained.scoring.labels import resolve_against, subset_uids
@@ -80,11 +80,18 @@ def new_run_dir(project: Project) -> Path:
     return out
 
 
+def check_run_dir(out: Path, force: bool) -> None:
+    """Refuse an ``--out`` that is not empty, unless ``force`` and it holds an earlier evaluation
+    (only the files ``evaluate`` writes): ``--force`` never replaces another directory."""
+    check_replace(out, command="evaluate", writes=EvaluationReport.FILES, required=EvaluationReport.ALWAYS,
+                  force=force)
+
+
 def write_run(report: EvaluationReport, out: Path, *, force: bool = False) -> Path:
     """Write ``report`` into ``out`` as a whole: into a temporary sibling first, then renamed (so
-    nothing partial is left); an existing non-empty ``out`` is refused unless ``force``."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
-        raise DataError(out, "exists and is not empty; choose another --out or pass --force to replace it")
+    nothing partial is left); an existing non-empty ``out`` is refused unless ``force`` and it
+    holds an earlier evaluation (:func:`check_run_dir`)."""
+    check_run_dir(out, force)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     old = out.parent / f"{tmp.name}.old"
@@ -129,6 +136,8 @@ def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir
     directory (:func:`write_run`, default :func:`new_run_dir`); the stage (``stage=True``) writes
     its DVC outputs in ``project.evaluation_dir``. ``graders``: ``--grader`` (default ours)."""
     params = project.section("compare.evaluate")
+    if out_dir and not stage:
+        check_run_dir(Path(out_dir), force)  # before any grading
     sources = resolve_against(project, against)
     uids, notes = subset_uids(sources, subset) if subset else (None, [])
     report = grade(predictions, sources, seed=params["seed"] if seed is None else seed,

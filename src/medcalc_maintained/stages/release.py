@@ -17,5 +17,6 @@ from medcalc_maintained.release.build import BuildResult, build
 
 def run(project: Project, out: Path | None = None, version: str | None = None, draft: bool = False,
         progress: Callable[[str], None] | None = None) -> BuildResult:
-    return build(project, Path(out) if out is not None else project.release_build, version=version, draft=draft,
+    default = project.release_draft if draft else project.release_build
+    return build(project, Path(out) if out is not None else default, version=version, draft=draft,
                  progress=progress)

@@ -10,6 +10,7 @@ records a vote twice (one file per key). Leftover ``*.tmp`` files of a killed wr
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -97,8 +98,14 @@ class Cache:
     def jobs_dir(self) -> Path:
         return self.root / "_batch_jobs"
 
+    def job_file(self, name: str) -> Path:
+        """The record of batch job ``name``: its name masked (a server may echo the key into it) and
+        cut, then a digest of the whole name, so that no secret and no over-long name reaches a file name."""
+        digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:16]
+        return self.jobs_dir() / f"{_SAFE.sub('_', redact(name))[:64]}-{digest}.json"
+
     def save_job(self, name: str, record: dict[str, Any]) -> Path:
-        return write_text_atomic(self.jobs_dir() / f"{_SAFE.sub('_', name)}.json", redact(json.dumps(record, indent=1)) + "\n")
+        return write_text_atomic(self.job_file(name), redact(json.dumps(record, indent=1)) + "\n")
 
     def load_jobs(self) -> list[dict[str, Any]]:
         d = self.jobs_dir()
@@ -112,6 +119,6 @@ class Cache:
         return out
 
     def drop_job(self, name: str) -> None:
-        p = self.jobs_dir() / f"{_SAFE.sub('_', name)}.json"
-        if p.exists():
-            p.unlink()
+        for p in (self.job_file(name), self.jobs_dir() / f"{_SAFE.sub('_', name)[:200]}.json"):  # and a pre-digest name
+            if p.exists():
+                p.unlink()
