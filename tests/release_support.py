@@ -29,7 +29,7 @@ def built_copy(tmp_path_factory, pipeline_project: Path, version: str, name: str
     return root, out
 
 
-RELEASES = ("1.0.0", "2.0.0", "2.1.0")
+RELEASES = ("1.0.0", "2.0.0", "2.1.0", "2.2.0")
 
 
 def _build_and_publish(repro_project: Path, root: Path) -> None:

@@ -238,3 +238,64 @@ def test_the_verifier_meets_its_precision_goal_on_the_gold_set(notes):
     precision = tp / (tp + fp)
     assert precision >= 0.98, (precision, wrong)
     assert tp / (tp + fn) >= 0.5  # and it accepts most of what the readers accepted
+
+
+# --------------------------------------------------------------------------------------------
+# propose and apply refuse a correction whose quote names another quantity
+
+@pytest.fixture
+def small(tmp_path, real_instances):
+    from ledger_support import minimal_project
+
+    return minimal_project(tmp_path / "p", real_instances)
+
+
+def _invoke(root, *args: str):
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    return CliRunner().invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
+
+
+def _temperature_as_heart_rate(notes) -> dict:
+    # uid 127: "pulse rate was 108/min, temperature was 36.8 deg..." - 36.8 recorded as the heart rate
+    return _at(notes[127], "temperature was 36.8", "Heart Rate or Pulse", 36.8, "beats per minute")
+
+
+def test_propose_refuses_an_input_whose_quote_names_another_quantity(small, notes, tmp_path):
+    import yaml
+
+    inputs = tmp_path / "inputs.yaml"
+    inputs.write_text(yaml.safe_dump({"inputs": [_temperature_as_heart_rate(notes)]}), encoding="utf-8")
+    r = _invoke(small, "propose", "--uid", "127", "--new-value", "1.5", "--error-type", "extraction",
+                "--rationale", "Heart rate read from the note.", "--date", "2026-11-27", "--inputs", str(inputs))
+    assert r.exit_code != 0
+    out = " ".join(r.output.split())
+    assert "2026-11-proposals.yaml" in out and "C-0001 (new)" in out and "inputs[0] (Heart Rate or Pulse)" in out
+    assert "rule wrong-quantity" in out and "temperature" in out, out
+    assert list((small / "data" / "corrections").iterdir()) == []  # nothing written
+    # the same record with the quote that states the heart rate is accepted
+    good = _at(notes[127], "pulse rate was 108/min", "Heart Rate or Pulse", 108, "beats per minute")
+    inputs.write_text(yaml.safe_dump({"inputs": [good, {**_temperature_as_heart_rate(notes), "name": "Temperature",
+                                                        "value": 36.8, "unit": "degrees celsius"}]}), encoding="utf-8")
+    r = _invoke(small, "propose", "--uid", "127", "--new-value", "1.5", "--error-type", "extraction",
+                "--rationale", "Heart rate read from the note.", "--date", "2026-11-27", "--inputs", str(inputs))
+    assert "rule wrong-quantity" not in " ".join(r.output.split())
+
+
+def test_apply_refuses_a_record_of_the_next_release_whose_quote_names_another_quantity(small, notes):
+    from medcalc_maintained import ledger
+
+    rec = {"id": "C-0099", "uid": 127, "split": "test", "release": "unreleased", "old_value": "3", "new_value": "1.5",
+           "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
+           "rationale": "Heart rate read from the note.", "evidence": ["note"], "source": "contributor",
+           "reviewer": {"id": "someone", "role": "contributor", "specialty": None}, "blinded": False,
+           "decided_at": "2026-11-27", "inputs": [{**_temperature_as_heart_rate(notes), "source": "hand"}]}
+    path = small / "data" / "corrections" / "2026-11-bad.yaml"
+    path.write_text(ledger.dump([rec], path), encoding="utf-8")
+    r = _invoke(small, "apply")
+    out = " ".join(r.output.split())
+    assert r.exit_code != 0
+    assert "2026-11-bad.yaml" in out and "C-0099" in out and "inputs[0] (Heart Rate or Pulse)" in out
+    assert "rule wrong-quantity" in out, out

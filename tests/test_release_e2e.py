@@ -1,4 +1,4 @@
-"""End to end: build releases 1.0.0 and 2.0.0 from the real upstream data, publish them to a git
+"""End to end: build releases 1.0.0 to 2.2.0 from the real upstream data, publish them to a git
 repository, serve that repository with a local Hugging Face Hub mirror (olah, offline) and load it
 with `datasets.load_dataset(..., revision=...)` through HF_ENDPOINT.
 
@@ -151,10 +151,12 @@ def load_through_hub(url: str, home: Path, requests: list[tuple[str, str]]) -> d
 
 
 def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_test_csv, campaign_dir):
-    assert set(git(published, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0", "v2.1.0", "v2.1"}
-    assert git(published, "rev-list", "--count", "main") == "3"  # one commit per release
+    assert set(git(published, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0", "v2.1.0", "v2.1", "v2.2.0",
+                                                         "v2.2"}
+    assert git(published, "rev-list", "--count", "main") == "4"  # one commit per release
     got = load_through_hub(hub, tmp_path / "hf-home", [("default", "v2.0"), ("default", "v1.0"), ("full", "v2.0.0"),
-                                                       ("default", "v2.1"), ("full", "v2.1")])
+                                                       ("default", "v2.1"), ("full", "v2.1"), ("default", "v2.2.0"),
+                                                       ("full", "v2.2.0")])
 
     v2 = got["default@v2.0"]
     assert len(v2) == 887
@@ -194,6 +196,17 @@ def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_t
     full21 = got["full@v2.1"]
     verified = full21[full21["Label Status"] != "unverified"]
     assert verified["Derivation"].notna().all() and full21["Derivation"][full21["Label Status"] == "unverified"].isna().all()
+
+    # 2.2.0: the labels the evidence review corrected, and derivations that rest on verifier-accepted inputs only
+    v22 = got["default@v2.2.0"].set_index("Row Number")
+    assert {u: v22.at[u, "Ground Truth Answer"] for u in (891, 902, 905, 427, 146, 152)} == \
+        {891: "13", 902: "10", 905: "9", 427: "6", 146: "N/A", 152: "N/A"}
+    full22 = got["full@v2.2.0"].set_index("Row Number")
+    assert full22.at[127, "Derivation Status"] == "unexplained" and full21.set_index("Row Number").at[127, "Derivation Status"] \
+        == "inputs-recorded"  # the temperature read as a heart rate is withdrawn, the label kept
+    for raw in full22["Derivation"][full22["Label Status"] != "unverified"]:
+        doc = json.loads(raw)
+        assert all(i["verdict"]["supports"] for i in doc["inputs"]) or doc["status"] in ("unexplained", "override")
 
 
 def test_publishing_an_existing_tag_fails_and_leaves_repo_unchanged(project, builds, published, tmp_path):
@@ -249,32 +262,32 @@ def pa_concat(a, b):
 
 
 def test_patch_release_gets_no_short_tag(project, builds, published, tmp_path, v1_test_csv, campaign_dir):
-    """A card-only change after 2.1.0 is derived as a patch; publishing 2.1.1 creates v2.1.1 and
-    leaves v2.1 on the first release of the 2.1 line. It publishes onto a copy of the repository
-    that already holds 1.0.0, 2.0.0 and 2.1.0 (the ``published`` fixture, left untouched)."""
+    """A card-only change after 2.2.0 is derived as a patch; publishing 2.2.1 creates v2.2.1 and
+    leaves v2.2 on the first release of the 2.2 line. It publishes onto a copy of the repository
+    that already holds 1.0.0 to 2.2.0 (the ``published`` fixture, left untouched)."""
     copy = tmp_path / "proj"
     shutil.copytree(project, copy, ignore=shutil.ignore_patterns("build", "mirrors", "*.git", "olah*"))
     card = copy / "dataset_card.md"
     card.write_text(card.read_text().replace("## Intended use", "## Intended use and scope"))
-    r = cli(copy, "release", "next-version", "--previous", str(builds["2.1.0"]))
+    r = cli(copy, "release", "next-version", "--previous", str(builds["2.2.0"]))
     assert r.exit_code == 0, r.output
-    assert "next version: 2.1.1 (patch)" in r.output
+    assert "next version: 2.2.1 (patch)" in r.output
     releases = copy / "releases.yaml"
     releases.write_text(releases.read_text() + (
-        '  - version: 2.1.1\n    date: "2026-11-25"\n    kind: patch\n    default_rows: verified\n'
+        '  - version: 2.2.1\n    date: "2026-11-28"\n    kind: patch\n    default_rows: verified\n'
         "    description: Card wording only.\n"))
-    out = copy / "build" / "v2.1.1"
+    out = copy / "build" / "v2.2.1"
     assert cli(copy, "release", "build", "--out", str(out)).exit_code == 0
     repo = tmp_path / "patch.git"
     shutil.copytree(published, repo)
-    assert set(git(repo, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0", "v2.1.0", "v2.1"}
+    assert set(git(repo, "tag", "-l").split()) == {"v1.0.0", "v1.0", "v2.0.0", "v2.0", "v2.1.0", "v2.1", "v2.2.0", "v2.2"}
     r = cli(copy, "release", "publish", "--release-dir", str(out), "--target", f"file://{repo}")
     assert r.exit_code == 0, r.output
-    assert git(repo, "rev-parse", "v2.1^{commit}") == git(repo, "rev-parse", "v2.1.0^{commit}")
-    assert git(repo, "rev-parse", "v2.1.1^{commit}") == git(repo, "rev-parse", "main")
-    assert git(repo, "rev-parse", "v2.1.1^{commit}") != git(repo, "rev-parse", "v2.1^{commit}")
+    assert git(repo, "rev-parse", "v2.2^{commit}") == git(repo, "rev-parse", "v2.2.0^{commit}")
+    assert git(repo, "rev-parse", "v2.2.1^{commit}") == git(repo, "rev-parse", "main")
+    assert git(repo, "rev-parse", "v2.2.1^{commit}") != git(repo, "rev-parse", "v2.2^{commit}")
     # same labels in both: only the card and the manifest differ between the two commits
-    changed = set(git(repo, "diff", "--name-only", "v2.1.0", "v2.1.1").split())
+    changed = set(git(repo, "diff", "--name-only", "v2.2.0", "v2.2.1").split())
     assert changed == {"README.md", "CHANGELOG.md", "manifest.json", "croissant.json"}  # croissant: version, description
 
 
