@@ -280,10 +280,15 @@ def _derive(root, *args: str):
 
 @pytest.mark.slow  # `ledger derive` four times over the whole project
 def test_ledger_derive_shows_the_row_s_derivation_and_refuses_a_false_quote(project_root, real_instances, tmp_path):
-    # uid 60: the campaign record's reconstructed input (a thromboembolism history) gives the corrected 6
+    # uid 60: the campaign's search-found input (a thromboembolism history quoted from "thrombin time")
+    # gives the corrected 6, but its quote does not state it: the label does not derive (issue 36)
     r = _derive(project_root, "--uid", "60")
-    assert r.exit_code == 0, r.output
-    assert "Thromboembolism history" in r.output and "label 6: inputs-recorded" in r.output
+    out = " ".join(r.output.split())
+    assert r.exit_code == 1 and "Thromboembolism history" in out and "verifier: not-named" in out, r.output
+    assert "label 6: unexplained" in out
+    # uid 833: the search-found "currently under treatment for neoplasia" states the PSI criterion
+    r = _derive(project_root, "--uid", "833")
+    assert r.exit_code == 0 and "label 158: inputs-recorded" in r.output and "verifier: supports" in r.output, r.output
     # uid 997 under CDC-2016 factors gives the adjudicated 389, never v1.0's 290
     r = _derive(project_root, "--uid", "997", "--definition", "cdc_2016", "--label", "290")
     assert r.exit_code == 1 and "cdc_2016 gives 389" in r.output and "does NOT derive" in " ".join(r.output.split())

@@ -153,6 +153,8 @@ def test_negated_planned_and_relatives_criteria_are_not_present():
     assert _one(4, note, "She has no history of heart failure", "Congestive Heart Faliure", False).supports
     v = _one(36, note, "She is scheduled for a hip replacement next week", "Major Surgery in the last month", True)
     assert not v.supports and v.rule == "planned-or-suspected", v
+    done = "She underwent a hip replacement last week."
+    assert _one(36, done, "She underwent a hip replacement last week", "Major Surgery in the last month", True).supports
     v = _one(4, note, "Her mother had a stroke at 60", "Stroke", True)
     assert not v.supports and v.rule == "family-history", v
     assert _one(4, note, "She has hypertension", "Hypertension history", True).supports
@@ -299,3 +301,14 @@ def test_apply_refuses_a_record_of_the_next_release_whose_quote_names_another_qu
     assert r.exit_code != 0
     assert "2026-11-bad.yaml" in out and "C-0099" in out and "inputs[0] (Heart Rate or Pulse)" in out
     assert "rule wrong-quantity" in out, out
+
+
+def test_propose_refuses_a_value_for_a_patient_outside_the_calculators_population(small):
+    # uid 291: FIB-4 for "a previously healthy two-year-old"; FIB-4 was derived and validated in adults
+    r = _invoke(small, "propose", "--uid", "291", "--new-value", "0.5", "--error-type", "extraction",
+                "--rationale", "Recomputed.", "--date", "2026-11-27")
+    out = " ".join(r.output.split())
+    assert r.exit_code != 0 and "outside the calculator's population" in out and "18 years" in out, out
+    r = _invoke(small, "propose", "--uid", "291", "--new-value", "N/A", "--error-type", "unanswerable",
+                "--rationale", "FIB-4 is not defined for a child.", "--date", "2026-11-27")
+    assert r.exit_code == 0, r.output

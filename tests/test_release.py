@@ -402,9 +402,9 @@ def test_release_tables_apply_the_ledger_at_most_once_per_release(project_root, 
     project = Project.load(project_root)
     calls = count_applications(monkeypatch)
     written = release_tables.run(project)
-    assert sorted(written) == ["1.0.0", "2.0.0", "2.1.0"]
-    assert sorted(calls) == ["1.0.0", "2.0.0", "2.1.0"]  # one application per release
-    for v in ("1.0.0", "2.0.0", "2.1.0"):
+    assert sorted(written) == ["1.0.0", "2.0.0", "2.1.0", "2.2.0"]
+    assert sorted(calls) == ["1.0.0", "2.0.0", "2.1.0", "2.2.0"]  # one application per release
+    for v in ("1.0.0", "2.0.0", "2.1.0", "2.2.0"):
         for config in ("default", "full", "original", "corrections"):
             assert project.release_table(v, config).is_file()
     # building from the stage's tables applies no ledger record at all
@@ -420,7 +420,7 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
     from medcalc_maintained.stages import release_tables
 
     project = Project.load(project_root)
-    fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0", "2.1.0")}
+    fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0", "2.2.0")}
     fly_full = load_config(project, "2.0.0")
     assert not project.release_tables.exists()
     release_tables.run(project)
@@ -428,11 +428,11 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
         res = release_stage.run(project, out=tmp_path / f"tab-{v}", version=v)
         assert snapshot(tmp_path / f"tab-{v}") == snapshot(tmp_path / f"fly-{v}")
         assert res.files == fly[v].files and res.state == fly[v].state and res.rows == fly[v].rows
-    # with no version and no output directory: the latest release (2.1.0) in params.release.out
+    # with no version and no output directory: the latest release (2.2.0) in params.release.out
     res = release_stage.run(project)
     assert res.out == project.release_build
-    assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.1.0")
-    assert res.files == fly["2.1.0"].files and res.state == fly["2.1.0"].state and res.rows == fly["2.1.0"].rows
+    assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.2.0")
+    assert res.files == fly["2.2.0"].files and res.state == fly["2.2.0"].state and res.rows == fly["2.2.0"].rows
     # load_config reads the same frame from the stage's file as it builds on the fly
     stored = load_config(project, "2.0.0")
     pd.testing.assert_frame_equal(stored, fly_full)

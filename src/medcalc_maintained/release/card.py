@@ -154,7 +154,8 @@ def change_kind(r: dict[str, Any]) -> str:
     ``confirmation`` / ``reconfirmed`` (the label text stays), ``harmonization`` and ``restored``
     (policy records, ledger/harmonize.py), ``inputs`` (a change that records its inputs, and every
     ``inputs-corrected`` record, also one that brings the label back to upstream's),
-    ``recomputed`` (a confirmation that wrote another text of the same label) or ``change``. An
+    ``recomputed`` (a confirmation that wrote another text of the same label, inside the tolerance)
+    or ``change`` (also a confirmation that sets a changed label back to upstream's value). An
     abstention re-confirmed as an abstention (``N/A`` -> ``NA``) keeps the label."""
     old, new = str(r["old_value"]).strip(), str(r["new_value"]).strip()
     same = old == new or (parse_answer(old).is_abstain and parse_answer(new).is_abstain)  # N/A -> N/A in any spelling
@@ -165,9 +166,18 @@ def change_kind(r: dict[str, Any]) -> str:
         return "harmonization" if _present(r, "adjudicated_value") else "restored"
     if str(r.get("reconstruction")) == "inputs-corrected":
         return "inputs"
-    if status == "confirmed":
+    if status == "confirmed" and _within_tolerance(old, new):
         return "recomputed"
     return "inputs" if _present(r, "inputs") else "change"
+
+
+def _within_tolerance(old: str, new: str) -> bool:
+    """Whether two label texts are one value (the ±5% band of a decimal label): a confirmation that
+    only rewrote the text, not one that set a changed label back to upstream's."""
+    a, b = parse_answer(old), parse_answer(new)
+    if not (a.is_number and b.is_number):
+        return (a.is_valid and b.is_valid and a.value is not None and a.value == b.value) or old.strip() == new.strip()
+    return abs(a.number - b.number) <= 0.05 * max(abs(a.number), abs(b.number))
 
 
 def _inputs_text(raw: Any) -> str:
