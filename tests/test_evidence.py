@@ -277,13 +277,16 @@ def test_propose_refuses_an_input_whose_quote_names_another_quantity(small, note
     assert "2026-11-proposals.yaml" in out and "C-0001 (new)" in out and "inputs[0] (Heart Rate or Pulse)" in out
     assert "rule wrong-quantity" in out and "temperature" in out, out
     assert list((small / "data" / "corrections").iterdir()) == []  # nothing written
-    # the same record with the quote that states the heart rate is accepted
+    # the quote that states the heart rate passes the verifier; the record is still refused, because
+    # upstream's entities already hold 108: an input that changes nothing is not recorded
     good = _at(notes[127], "pulse rate was 108/min", "Heart Rate or Pulse", 108, "beats per minute")
-    inputs.write_text(yaml.safe_dump({"inputs": [good, {**_temperature_as_heart_rate(notes), "name": "Temperature",
-                                                        "value": 36.8, "unit": "degrees celsius"}]}), encoding="utf-8")
+    inputs.write_text(yaml.safe_dump({"inputs": [good]}), encoding="utf-8")
     r = _invoke(small, "propose", "--uid", "127", "--new-value", "1.5", "--error-type", "extraction",
                 "--rationale", "Heart rate read from the note.", "--date", "2026-11-27", "--inputs", str(inputs))
-    assert "rule wrong-quantity" not in " ".join(r.output.split())
+    out = " ".join(r.output.split())
+    assert r.exit_code != 0 and "inputs[0] (Heart Rate or Pulse) changes nothing" in out, out
+    assert "quoting" not in out  # no evidence rule fired
+    assert list((small / "data" / "corrections").iterdir()) == []
 
 
 def test_apply_refuses_a_record_of_the_next_release_whose_quote_names_another_quantity(small, notes):

@@ -279,10 +279,14 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
 def _stated_value(spec: InputSpec, note: str) -> tuple[int, int] | None:
     """Where the note prints a value of a quantity (a number attributed to the input), or ``None``."""
     keys = L.keys_of(spec.name) | {a.lower() for a in spec.aliases}
+    by_sentence: dict[tuple[int, int], list[tuple[int, int, str]]] = {}  # the mentions of each sentence, once
     for s, e, v in T.numbers(note):
-        sa, sb = T.sentence(note, s)
+        span = T.sentence(note, s)
+        if span not in by_sentence:
+            by_sentence[span] = L.mentions(note, *span)
+        mentions = by_sentence[span]
         stub = {"name": spec.name, "value": v, "unit": None}
-        if _one_number(spec, keys, stub, note, 0, len(note), s, e, L.mentions(note, sa, sb), v, None).supports:
+        if _one_number(spec, keys, stub, note, 0, len(note), s, e, mentions, v, None).supports:
             return s, e
     return None
 

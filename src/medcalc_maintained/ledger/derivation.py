@@ -256,12 +256,8 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
     from medcalc_maintained.calculators.evidence import describe, verify
 
     rec = dict(record or {})
-    raw = [dict(i) for i in rec.get("inputs") or []]
-    inputs = []
-    for i in raw:
-        i = {k: v for k, v in i.items() if k != "reconstructed"}
-        i["source"] = input_source(record, {**i, "reconstructed": True} if "source" not in i else i)
-        inputs.append(i)
+    inputs = [{**{k: v for k, v in i.items() if k != "reconstructed"}, "source": input_source(record, i)}
+              for i in rec.get("inputs") or []]
     definition = rec.get("definition")
     inert = inert_inputs(calculator_id, entities, inputs, definition) if inputs else []
     kept = [i for n, i in enumerate(inputs) if n not in inert]
@@ -273,18 +269,18 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
         i["verdict"] = v.document()
     base = label_derivation(calculator_id, entities, label, lower, upper, output_type,
                             {**rec, "inputs": kept})
-    if base.status in ("na-justified", "unexplained") and parse_answer(label, output_type).is_abstain:
-        if base.value is not None:
-            extra["value_from_upstream_entities"] = base.value
-        return LabelDerivation(base.status, base.definition, kept, None, base.reason, extra or None)
+    abstain = parse_answer(label, output_type).is_abstain
+    value = None if abstain else base.value  # an N/A ships no number
+    if abstain and base.value is not None:
+        extra["value_from_upstream_entities"] = base.value
     bad = [(i, v) for i, v in zip(kept, verdicts) if not v.supports]
     if bad and base.status in DERIVED:
         why = "; ".join(describe(i, v) for i, v in bad)
-        return LabelDerivation("unexplained", base.definition, kept, base.value,
+        return LabelDerivation("unexplained", base.definition, kept, value,
                                f"the evidence verifier rejects {len(bad)} recorded input(s): {why}", extra or None)
     reason = base.reason + (f"; inputs that change nothing set aside: {', '.join(extra['inert_inputs'])}"
-                            if inert else "")
-    return LabelDerivation(base.status, base.definition, kept, base.value, reason, extra or None)
+                            if inert and not abstain else "")
+    return LabelDerivation(base.status, base.definition, kept, value, reason, extra or None)
 
 
 def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *,

@@ -33,7 +33,7 @@ from medcalc_maintained.core.io import (
     sha256_file,
     swap_in_dir,
 )
-from medcalc_maintained.core.versions import UNRELEASED, full_tag, release_data_file
+from medcalc_maintained.core.versions import UNRELEASED, full_tag, has_evidence_gate, release_data_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, unverified_estimate
 from medcalc_maintained.release import upstream as follow
@@ -167,7 +167,7 @@ def release_history(project: Project, plan: Releases, t: Tables,
             known[r.version] = load_tables(project, r, plan.path)
     order = [r.version for r in plan.upto(t.release.version) if r.version in known]
     evidence = {b: evidence_sections(known[a].combined("full"), known[b].combined("full"), b, a)
-                for a, b in zip(order, order[1:])}
+                for a, b in zip(order, order[1:]) if has_evidence_gate(b)}
     return ({v: x.rows() for v, x in known.items()}, {v: x.identities() for v, x in known.items()},
             {v: lines for v, lines in evidence.items() if lines})
 
