@@ -50,6 +50,26 @@ def test_every_audited_row_becomes_one_valid_record(inputs, imported):
     assert all(r["decision"] == "accepted" and r["blinded"] for r in records)
 
 
+def test_the_import_runs_the_stored_check_findings_with_their_structured_fields(inputs):
+    """import-campaign runs the checks of the test rows itself: the findings stage recompute stores
+    in findings.parquet, row for row, plus ``unmentioned``; the stored table alone is refused."""
+    from medcalc_maintained.quality.checks import FINDING_COLUMNS, STRUCTURED_COLUMNS
+    from medcalc_maintained.stages.import_campaign import campaign_checks
+    from medcalc_maintained.stages.recompute import recompute_and_check
+
+    inst, camp, *_ = inputs
+    rec, stored = recompute_and_check(inst, workers=1)
+    got = campaign_checks(inst, rec)
+    assert list(stored.columns) == FINDING_COLUMNS and list(got.columns) == FINDING_COLUMNS + STRUCTURED_COLUMNS
+    pd.testing.assert_frame_equal(got[FINDING_COLUMNS], stored)
+    absent = got["check"] == "required_input_absent"
+    assert absent.sum() > 0 and got.loc[absent, "unmentioned"].map(len).eq(1).all()
+    assert got.loc[~absent, "unmentioned"].map(len).eq(0).all()
+    with pytest.raises(ValueError, match="structured=True"):
+        campaign.build_records(camp, inst, rec, decided_at="2025-12-22", release="2.0.0", id_prefix="x",
+                               workbook_names=("a", "b"), checks=stored)
+
+
 def test_sources_and_rationales_follow_the_physician_column(inputs, imported):
     _, _, _, final = inputs
     records, *_ = imported

@@ -3,10 +3,11 @@ rule file names no rows; the combined detector meets its targets on the real cam
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.quality.checks import REGISTRY, Instance, run, run_checks
+from medcalc_maintained.quality.checks import FINDING_COLUMNS, REGISTRY, STRUCTURED_COLUMNS, Instance, run, run_checks
 from medcalc_maintained.quality.checks.metrics import detector_metrics
 from medcalc_maintained.quality.checks.rules import RULES_FILE, load
 
@@ -37,6 +38,24 @@ def test_required_input_absent_heart(note, fires):
 ])
 def test_required_input_absent_child_pugh(note, fires):
     assert ("required_input_absent" in names(Instance(note=note, calculator_id=15))) is fires
+
+
+def test_a_never_mentioned_input_is_a_value_of_the_finding_not_only_its_prose():
+    """Which input the note never mentions is a value the check sets (``unmentioned``; the ledger
+    reads it there, never from the reason); only a table made with ``structured`` carries it."""
+    note = "A 50-year-old man with chest pain. He is anxious."
+    found = run(Instance(note=note, calculator_id=18, entities={"age": [50, "years"]}))
+    assert sorted(f.unmentioned for f in found if f.check == "required_input_absent") == [("ECG",), ("troponin",)]
+    assert all(f.unmentioned == () for f in found if f.check != "required_input_absent")
+    upstream = pd.DataFrame({"Row Number": [7], "Calculator ID": ["18"], "Output Type": ["integer"],
+                             "Patient Note": [note], "Relevant Entities": ["{'age': [50, 'years']}"],
+                             "Ground Truth Answer": ["3"], "Lower Limit": ["3"], "Upper Limit": ["3"]})
+    stored, structured = run_checks(upstream), run_checks(upstream, structured=True)
+    assert list(stored.columns) == FINDING_COLUMNS
+    assert list(structured.columns) == FINDING_COLUMNS + STRUCTURED_COLUMNS
+    pd.testing.assert_frame_equal(structured[FINDING_COLUMNS], stored)
+    absent = structured[structured["check"] == "required_input_absent"]
+    assert sorted(absent["unmentioned"]) == [("ECG",), ("troponin",)]
 
 
 def test_throat_exam_only_in_a_figure():
@@ -173,9 +192,7 @@ def test_findings_table_and_detector_targets(real_instances, real_recompute, rea
 
 
 def test_triage_priority_uses_findings_per_severity():
-    import pandas as pd
-
-    from medcalc_maintained.quality.triage import findings_part
+    from medcalc_maintained.planning.triage import findings_part
 
     df = pd.DataFrame({"split": ["test", "test", "test"], "uid": [1, 2, 3]})
     f = pd.DataFrame({"split": ["test"] * 4, "uid": [1, 1, 2, 3],

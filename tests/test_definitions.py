@@ -10,8 +10,10 @@ import pytest
 
 from citations import cites
 from medcalc_maintained.calculators import compute, load_all
+from medcalc_maintained.calculators import policy as P
 from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.planning import requeue
 from medcalc_maintained.quality import definitions as D
 
 
@@ -32,7 +34,7 @@ def test_the_citation_forms_reject_a_bare_number_or_word():
 
 def test_policy_covers_every_registered_calculator():
     registry = load_all()
-    policy = D.load_policy()
+    policy = P.load_policy()
     assert len(registry) == 55
     assert set(policy) == set(registry)
     for cid, entry in policy.items():
@@ -46,7 +48,7 @@ def test_policy_covers_every_registered_calculator():
 
 
 def test_every_implemented_alternative_is_declared_and_cites_a_source():
-    named = {(cid, name) for cid, e in D.load_policy().items() for name in e["alternatives"]}
+    named = {(cid, name) for cid, e in P.load_policy().items() for name in e["alternatives"]}
     assert set(ALTERNATIVES) == named
     assert all(inspect.getdoc(fn) for fn in ALTERNATIVES.values())
     # the alternatives the issue names are there
@@ -66,17 +68,15 @@ def test_policy_refuses_an_unimplemented_alternative(monkeypatch, tmp_path):
         def joinpath(self, name):
             return bad
 
-    from medcalc_maintained.calculators import policy as P
-
     monkeypatch.setattr(P.resources, "files", lambda pkg: Res())
-    D.load_policy.cache_clear()
+    P.load_policy.cache_clear()
     try:
         with pytest.raises(DataError, match=r"calculator 5, field 'alternatives': alternative 'nonexistent' is not implemented"):
-            D.load_policy()
+            P.load_policy()
     finally:
         monkeypatch.undo()
-        D.load_policy.cache_clear()
-    assert 63 in D.load_policy()
+        P.load_policy.cache_clear()
+    assert 63 in P.load_policy()
 
 
 # --- each alternative, hand-computed ------------------------------------------------------------
@@ -236,9 +236,9 @@ def test_definition_finding_says_how_much_the_label_changes():
 
 
 def test_guideline_versions():
-    assert D.guideline_version(49) == "cdc-2022-mme"
-    assert D.guideline_version(3) == "ckd-epi-2021-race-free"
-    assert D.guideline_version(12345) is None
+    assert P.guideline_version(49) == "cdc-2022-mme"
+    assert P.guideline_version(3) == "ckd-epi-2021-race-free"
+    assert P.guideline_version(12345) is None
 
 
 # --- contradictions and re-review ----------------------------------------------------------------
@@ -267,11 +267,11 @@ def test_policy_contradictions_on_real_labels(contradictions, real_maintained):
 
 
 def test_contradictions_go_to_the_triage_queue_first(contradictions, tmp_path):
-    rows = D.requeue(contradictions)
+    rows = requeue.requeue(contradictions)
     assert len(rows) == len(contradictions) and all(v.startswith("policy contradiction: ") for v in rows.values())
     queue = pd.DataFrame({"split": ["test"] * 4, "uid": [1, 990, 2, 742], "priority": [5.0, 0.1, 3.0, 0.0],
                           "evidence": ["recompute disagrees", "", "", "x"], "rank": [1, 3, 2, 4]})
-    q = D.mark_queue(queue, rows)
+    q = requeue.mark_queue(queue, rows)
     assert list(q["uid"]) == [990, 742, 1, 2] and list(q["rank"]) == [1, 2, 3, 4]
     assert q["policy_contradiction"].tolist() == [True, True, False, False]
     assert q.loc[0, "evidence"].startswith("policy contradiction: label 366 follows cdc_2016")

@@ -69,6 +69,25 @@ def test_abstentions_the_declared_convention_decides_are_definition_contradictio
     assert line.endswith(f"gives {declared}")
 
 
+def test_a_convention_overrules_a_never_mentioned_finding_by_its_structured_field(real_instances, real_recompute):
+    """uid 211 (Child-Pugh, N/A): the check finds ascites never mentioned, and the declared definition
+    scores unmentioned ascites as absent, so the N/A contradicts it. The ledger learns which input
+    the finding is about from ``unmentioned``: the same prose without it justifies the N/A."""
+    from medcalc_maintained.stages.import_campaign import campaign_checks
+
+    checks = campaign_checks(real_instances, real_recompute)
+    found = checks[checks["uid"] == 211].to_dict("records")
+    assert [f["unmentioned"] for f in found if f["check"] == "required_input_absent"] == [("ascites",)]
+    row = _row(real_instances, 211)
+    args = (row["calculator_id"], entities_or_empty(row["entities"]), row["Patient Note"], "N/A", "N/A", "N/A",
+            row["Output Type"])
+    got = R.reconstruct(*args, findings=found)
+    assert got.klass == R.CONTRADICTION and "never mentions the ascites" in got.reason
+    assert R.reconstruct(*args, findings=[{**f, "unmentioned": ()} for f in found]).klass == R.JUSTIFIED
+    with pytest.raises(ValueError, match="structured=True"):
+        R.reconstruct(*args, findings=[{k: v for k, v in f.items() if k != "unmentioned"} for f in found])
+
+
 def test_every_campaign_record_has_a_class_and_the_reconstructed_ones_reproduce(by_uid, real_instances):
     rows = real_instances.set_index("uid")
     classes = {r["reconstruction"] for r in by_uid.values()}
@@ -201,7 +220,7 @@ def test_propose_refuses_a_gcs_the_declared_definition_cannot_give(root):
 def test_a_physician_agreeing_with_a_corrected_label_keeps_it_corrected(real_instances, real_recompute,
                                                                         campaign_ledger, tmp_path):
     """uid 47 (CHA2DS2-VASc) was corrected 2 -> 1 by the campaign; a blinded physician answers 1."""
-    from medcalc_maintained.quality.triage import Reviewer
+    from medcalc_maintained.planning.triage import Reviewer
     from medcalc_maintained.review import adjudicate
     from medcalc_maintained.review import packet as pkt
     from triage_support import fill
@@ -249,7 +268,7 @@ def test_review_import_refuses_a_gcs_the_declared_definition_cannot_give(real_in
                                                                           campaign_ledger, tmp_path):
     """uid 862: the eye response is not testable, so gcs-1974-not-testable-undefined gives no total;
     a physician's packet answer of 13 is refused with the row and the rule, and nothing is written."""
-    from medcalc_maintained.quality.triage import Reviewer
+    from medcalc_maintained.planning.triage import Reviewer
     from medcalc_maintained.review import adjudicate
     from medcalc_maintained.review import packet as pkt
     from medcalc_maintained.review.layout import PacketError

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
+from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.ledger.error_types import Evidence, classify_error, explain, gather, named_inputs
-from medcalc_maintained.quality.definitions import guideline_version
 
 MAP = {"Systolic Blood Pressure": [120, "mm Hg"], "Diastolic Blood Pressure": [60, "mm Hg"]}  # MAP 80
 

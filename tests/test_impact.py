@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.quality import impact
-from medcalc_maintained.quality import triage as tr
+from medcalc_maintained.planning import impact
+from medcalc_maintained.planning import triage as tr
 from triage_support import config, relabel_and_flags
 
 W = {"L0": 0.0, "L1": 1.0, "L2": 3.0, "L3": 5.0}

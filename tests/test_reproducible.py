@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medcalc_maintained.quality import error_model as em
+from medcalc_maintained.planning import error_model as em
 
 CFG = em.ModelConfig(signals=("s", "t"), prior_rate=0.2, prior_sd_mu=2.0, prior_sd_beta=2.5, tau=1.5)
 

@@ -17,7 +17,7 @@ from medcalc_maintained.cli import app
 from medcalc_maintained.core.answers import format_answer, parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.ledger.apply import build
-from medcalc_maintained.quality import triage as tr
+from medcalc_maintained.planning import triage as tr
 from medcalc_maintained.review import adjudicate
 from medcalc_maintained.review import packet as pkt
 from medcalc_maintained.review.layout import PacketError

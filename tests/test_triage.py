@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.quality import triage as tr
-from medcalc_maintained.quality.triage_metrics import metrics
+from medcalc_maintained.planning import triage as tr
+from medcalc_maintained.planning.triage_metrics import metrics
 from triage_support import config, project, relabel_and_flags
 
 # Weights of the hand-worked examples: chosen here, not read from any params file.
@@ -197,7 +197,7 @@ def test_stage_run_writes_its_outputs_under_the_project(project_root, evidence):
     assert run.paths == {"queue": p.triage_dir / "queue.csv", "summary": p.triage_dir / "summary.json",
                          "metrics": p.triage_dir / "metrics.json", "curve": p.triage_dir / "errors_found.csv", "plot": p.triage_dir / "errors_found.png"}
     q = tr.read_queue(p.triage_queue)
-    from medcalc_maintained.quality.impact import IMPACT_COLUMNS
+    from medcalc_maintained.planning.impact import IMPACT_COLUMNS
 
     assert q.columns.tolist() == tr.QUEUE_COLUMNS + IMPACT_COLUMNS + ["underived"] and len(q) == 1047 and int(q["in_budget"].sum()) == 7
     summary = json.loads((p.triage_dir / "summary.json").read_text())

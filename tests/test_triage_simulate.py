@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from scipy import integrate
 
-from medcalc_maintained.quality import allocation, replay
-from medcalc_maintained.quality import error_model as em
+from medcalc_maintained.planning import allocation, replay
+from medcalc_maintained.planning import error_model as em
+from medcalc_maintained.planning import simulate as sim
 from medcalc_maintained.stages import triage_simulate as stage
 
 CFG = em.ModelConfig(signals=("s",), prior_rate=0.2, prior_sd_mu=2.0, prior_sd_beta=2.5, tau=1.5)
@@ -146,7 +147,7 @@ def test_harm_weights_come_from_the_recompute_evidence_or_the_prior_never_the_re
     # prior, the mean weight of L1 up to its worst level
     from medcalc_maintained.calculators.severity import LEVELS
     from medcalc_maintained.calculators.thresholds import thresholds
-    from medcalc_maintained.quality.impact import ImpactConfig
+    from medcalc_maintained.planning.impact import ImpactConfig
 
     icfg = ImpactConfig.from_section({"impact": {"weights": {"L0": 0.0, "L1": 1.0, "L2": 10.0, "L3": 100.0},
                                                  "saturation": 6.0}}, "params.yaml")
@@ -158,10 +159,10 @@ def test_harm_weights_come_from_the_recompute_evidence_or_the_prior_never_the_re
                       "relabel_status": ["", "", "", "labeled"], "relabel_label": [None, None, None, "3"]})
     instances = pd.DataFrame({"split": "test", "uid": [1, 2, 3, 4], "Ground Truth Answer": ["1", "4", "1", "1"]})
     rc = pd.DataFrame({"split": "test", "uid": [1, 3], "recomputed": ["2", "2"]})
-    got = stage.expected_weights(t, instances, rc, icfg)
+    got = sim.expected_weights(t, instances, rc, icfg)
     # 1: the recompute's L3; 2: no evidence; 3: not an aggregation mismatch; 4: the relabel is ignored
     assert got.tolist() == pytest.approx([100.0, prior, prior, prior])
-    assert stage.expected_weights(t, instances, None, icfg).tolist() == pytest.approx([prior] * 4)
+    assert sim.expected_weights(t, instances, None, icfg).tolist() == pytest.approx([prior] * 4)
 
 
 @pytest.mark.slow
@@ -240,12 +241,12 @@ def test_the_true_harm_needs_the_maintained_change_severity(project_root):
     p = Project.load(project_root)
     m = pd.read_parquet(p.maintained)
     queue = m[["split", "uid", "calculator_id"]].assign(calculator="c", priority=0.0)
-    for c in stage.EVIDENCE_COLUMNS:
+    for c in sim.EVIDENCE_COLUMNS:
         if c not in queue.columns:
             queue[c] = ""
     p.triage_queue.parent.mkdir(parents=True, exist_ok=True)
     queue.to_csv(p.triage_queue, index=False)
-    cfg = stage.SimulateConfig.from_project(p)
+    cfg = sim.SimulateConfig.from_project(p)
     assert len(stage.load_inputs(p, cfg)[0].table) == len(m)  # the real table passes
     m.drop(columns=["Change Severity"]).to_parquet(p.maintained, index=False)
     with pytest.raises(DataError) as exc:

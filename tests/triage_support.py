@@ -10,9 +10,9 @@ import pandas as pd
 from openpyxl import load_workbook
 
 from medcalc_maintained.core.answers import format_answer, parse_answer
+from medcalc_maintained.planning.triage import Reviewer, TriageConfig
 from medcalc_maintained.project import Project, defaults, merge
 from medcalc_maintained.quality.recompute import FLAGGING
-from medcalc_maintained.quality.triage import Reviewer, TriageConfig
 from medcalc_maintained.review.layout import COL, REVIEW
 
 REVIEWER = Reviewer("md-im-1", "physician", "internal medicine")

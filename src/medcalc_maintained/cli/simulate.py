@@ -41,11 +41,12 @@ def simulate(
     quoted on the dataset card). The outputs are the same bytes whatever --workers, the BLAS thread
     count or the CPU (fits rounded, ties broken by row order). Exit 2 on bad parameters or missing inputs.
     """
+    from medcalc_maintained.planning.simulate import SimulateConfig
     from medcalc_maintained.stages import triage_simulate as stage
 
     try:
         project = guarded(out)
-        cfg = stage.SimulateConfig.from_project(project)
+        cfg = SimulateConfig.from_project(project)
         total = len(cfg.replay.policies) * len(cfg.replay.seeds)
         columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn())

@@ -38,6 +38,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.core.answers import NA, format_answer, limits, parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import label_style, status_of
@@ -45,7 +46,6 @@ from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import reconstruct as R
 from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
 from medcalc_maintained.ledger.records import state_change_severity
-from medcalc_maintained.quality.definitions import guideline_version
 
 PHYSICIAN_COL = "y* (Physician label)"
 NOTE_COL = "Physician Note (Optional)"
@@ -124,9 +124,13 @@ def _rationale(status: str, note: str, physician: str | None, y_new: str, origin
 
 
 def _test_findings_by_uid(checks: pd.DataFrame | None) -> dict[int, list[dict[Any, Any]]]:
-    """The check findings of each test row (the reconstruction reads its N/A justifications there)."""
+    """The check findings of each test row (the reconstruction reads its N/A justifications there,
+    and the inputs a finding says the note never mentions from its ``unmentioned`` column)."""
     if checks is None or not len(checks):
         return {}
+    if "unmentioned" not in checks.columns:
+        raise ValueError("the check findings have no 'unmentioned' column: pass the check registry's table made "
+                         "with structured=True (the stored findings.parquet does not carry it)")
     test_checks = checks[checks["split"] == "test"]
     return {int(cast(int, u)): g.to_dict("records") for u, g in test_checks.groupby("uid", sort=True)}
 
@@ -135,8 +139,9 @@ def build_records(campaign: pd.DataFrame, instances: pd.DataFrame, recompute: pd
                   *, decided_at: str, release: str, id_prefix: str, workbook_names: tuple[str, str],
                   checks: pd.DataFrame | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Ledger records for every campaign row, and the cells that could not be read (reported).
-    ``checks`` (the findings table of the offline checks) adds the inputs they show wrong to the
-    evidence of the error type."""
+    ``checks`` (the findings table of the offline checks with their structured fields: the check
+    registry's ``run_checks(..., structured=True)``) adds the inputs they show wrong to the evidence
+    of the error type and justifies (or, by a definition convention, contradicts) an N/A."""
     shown_wrong = input_findings(checks)
     row_findings = _test_findings_by_uid(checks)
     inst = instances[instances["split"] == "test"].set_index("uid")

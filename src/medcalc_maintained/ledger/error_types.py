@@ -76,7 +76,7 @@ def single_flip(calculator_id: int, entities: dict[str, Any], new: str, output_t
     return out
 
 
-# Offline checks (quality/checks) whose `error` findings show an input of the row wrong.
+# Offline checks (the check registry's names) whose `error` findings show an input of the row wrong.
 INPUT_CHECKS = ("boolean_contradicted", "body_weight", "value_is_a_change", "foreign_entity_keys",
                 "expected_keys_missing")
 

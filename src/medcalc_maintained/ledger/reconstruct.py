@@ -15,7 +15,8 @@ from. For a row whose label the declared definition does not reproduce from the 
    sentence names;
 3. for an ``N/A`` label: ``na-justified`` when a check finding (a required input never mentioned,
    the calculator not applicable, no body weight...) or the reviewer's stated reason says why the
-   note cannot answer, unless the input it names is one the declared definition itself decides
+   note cannot answer, unless an input the finding says the note never mentions (its
+   ``unmentioned`` field, a value, not its prose) is one the declared definition itself decides
    when unmentioned (``absent_when_unmentioned`` in ``calculators/definitions.yaml``: then the
    abstention contradicts the definition, ``definition-contradiction``);
 4. otherwise ``unexplained``.
@@ -41,7 +42,6 @@ from medcalc_maintained.calculators.policy import load_policy, reproducing_alter
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.ledger.derivation import derive, entity_value, reproduces
-from medcalc_maintained.quality.checks.note_checks import NEVER_MENTIONED
 
 INPUTS = "inputs-reconstructed"
 CONTRADICTION = "definition-contradiction"
@@ -230,26 +230,24 @@ def conventions(calculator_id: int) -> list[str]:
     return [str(x) for x in entry.get("absent_when_unmentioned") or []]
 
 
-_NEVER_MENTIONED = re.compile("^" + re.escape(NEVER_MENTIONED).replace(re.escape("{input}"), "(?P<input>[^:]+)"))
-
-
-def _finding_input(reason: str) -> str | None:
-    """The input a ``required_input_absent`` finding names (its reason is written from NEVER_MENTIONED)."""
-    m = _NEVER_MENTIONED.match(reason or "")
-    return m.group("input").strip().lower() if m else None
-
-
 def na_justification(calculator_id: int, findings: Iterable[Mapping[str, Any]], reviewer_reason: str | None
                      ) -> tuple[str | None, list[str]]:
     """``(justification, overruled)``: why an N/A is justified (``None`` when nothing says so), and the
-    findings that a definition convention overrules (the input is decided when unmentioned)."""
+    findings that a definition convention overrules (the input is decided when unmentioned).
+
+    A finding is a mapping with ``check``, ``severity``, ``reason`` and ``unmentioned``: the names of
+    the inputs it says the note never mentions, a value the check set (a table of the check registry
+    made with ``structured=True``), never read back from the ``reason``."""
     conv = {c.lower() for c in conventions(calculator_id)}
     reasons, overruled = [], []
     for f in findings:
         if f.get("severity") != "error" or f.get("check") not in NA_CHECKS:
             continue
-        named = _finding_input(str(f.get("reason", "")))
-        if named is not None and any(named in c or c in named for c in conv):
+        if "unmentioned" not in f:
+            raise ValueError(f"finding {f.get('check')!r} has no 'unmentioned' field: pass the check registry's "
+                             "table made with structured=True (the stored findings.parquet does not carry it)")
+        named = [str(n).strip().lower() for n in f["unmentioned"]]
+        if any(n in c or c in n for n in named for c in conv):
             overruled.append(f"{f['check']}: {f['reason']}")
             continue
         reasons.append(f"{f['check']}: {f['reason']}")

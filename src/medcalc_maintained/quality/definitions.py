@@ -1,17 +1,16 @@
-"""The definition policy at work: definition findings, policy contradictions and their re-review.
+"""The definition policy at work: definition findings and policy contradictions.
 
-The policy (``calculators/definitions.yaml``) declares, per calculator, the definition and version
-the maintained labels follow and the published alternatives (implemented in
-``calculators/alternatives.py``). Three uses:
+The policy (``calculators/definitions.yaml``, read by :mod:`medcalc_maintained.calculators.policy`,
+which also gives the ``guideline_version`` a record carries) declares, per calculator, the
+definition and version the maintained labels follow and the published alternatives (implemented in
+``calculators/alternatives.py``). Two uses:
 
 * :func:`definition_findings` - for one row, which alternatives would change its label and by how
   much (``definition``-severity findings of the check registry, check ``definition_alternative``);
 * :func:`policy_contradictions` - maintained rows whose label the declared definition does not
   reproduce (on the upstream entities) while an alternative does; written by
-  :func:`write_contradictions` and queued for re-review by :func:`mark_queue`. They are never
-  changed here: a physician decides.
-* :func:`guideline_version` - the version string a ledger record / the ``Guideline Version``
-  column carries.
+  :func:`write_contradictions` and sent back to the top of the triage queue by
+  :mod:`medcalc_maintained.planning.requeue`. They are never changed here: a physician decides.
 """
 
 from __future__ import annotations
@@ -23,12 +22,7 @@ import pandas as pd
 
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import compute_alternative
-from medcalc_maintained.calculators.policy import (  # noqa: F401 (public here too)
-    POLICY_FILE,
-    guideline_version,
-    load_policy,
-    reproducing_alternatives,
-)
+from medcalc_maintained.calculators.policy import load_policy, reproducing_alternatives
 from medcalc_maintained.core.answers import Answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import write_csv_for_people
 from medcalc_maintained.core.rows import entities_or_empty
@@ -131,34 +125,4 @@ def write_contradictions(df: pd.DataFrame, path: Path) -> Path:
     return Path(path)
 
 
-def requeue(contradictions: pd.DataFrame) -> dict[tuple[str, int], str]:
-    """Rows to re-review, ``(split, uid) -> reason``, for the triage queue."""
-    return {(str(s), int(u)): f"policy contradiction: {why}"
-            for s, u, why in zip(contradictions["split"], contradictions["uid"], contradictions["reason"])}
-
-
-# Marker columns of the triage queue, in the order their rows are re-reviewed first: labels that
-# contradict the declared definition, then verified labels no recorded derivation reproduces.
-MARKERS = ("policy_contradiction", "underived")
-
-
-def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str], column: str = "policy_contradiction") -> pd.DataFrame:
-    """The triage queue with the marked rows first (boolean ``column``, one of :data:`MARKERS`; the
-    reason prepended to ``evidence``; rows of earlier markers stay ahead) and ``rank`` renumbered;
-    the priorities are kept."""
-    q = queue.copy()
-    keys = list(zip(q["split"].astype(str), q["uid"].astype(int)))
-    q[column] = [k in rows for k in keys]
-    if "evidence" in q.columns:
-        q["evidence"] = [f"{rows[k]}; {e}" if k in rows and str(e) else rows.get(k, e)
-                         for k, e in zip(keys, q["evidence"].fillna("").astype(str))]
-    marks = [m for m in MARKERS if m in q.columns]
-    q = q.sort_values([*marks, "priority", "split", "uid"], ascending=[*[False] * len(marks), False, True, True],
-                      kind="mergesort").reset_index(drop=True)
-    if "rank" in q.columns:
-        q["rank"] = range(1, len(q) + 1)
-    return q
-
-
-__all__ = ["CHECK", "MARKERS", "definition_findings", "guideline_version", "load_policy", "mark_queue", "policy_contradictions",
-           "requeue", "write_contradictions"]
+__all__ = ["CHECK", "CONTRADICTION_COLUMNS", "definition_findings", "policy_contradictions", "write_contradictions"]

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.core.answers import Answer, format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import row_style, status_of
@@ -33,8 +34,7 @@ from medcalc_maintained.ledger.apply import check_and_apply
 from medcalc_maintained.ledger.error_types import classify_error, explain, gather
 from medcalc_maintained.ledger.records import LedgerError, collect, dump, state_change_severity
 from medcalc_maintained.ledger.write import ledger_lock, write_checked
-from medcalc_maintained.quality.definitions import guideline_version
-from medcalc_maintained.quality.triage import Deferred, Reviewer, deferred_reviews
+from medcalc_maintained.planning.triage import Deferred, Reviewer, deferred_reviews
 from medcalc_maintained.review.layout import META, REVIEW, PacketError, PacketProblem, row_id
 from medcalc_maintained.review.packet import keyed, row_at
 from medcalc_maintained.review.reader import Item, Packet, read_packet

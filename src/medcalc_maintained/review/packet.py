@@ -25,7 +25,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import DataError, write_atomic
 from medcalc_maintained.core.labels import GESTATIONAL_AGE, label_style
-from medcalc_maintained.quality.triage import Reviewer
+from medcalc_maintained.planning.triage import Reviewer
 from medcalc_maintained.review import export_record
 from medcalc_maintained.review.layout import (
     COL,

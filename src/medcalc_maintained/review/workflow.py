@@ -12,8 +12,8 @@ import pandas as pd
 
 from medcalc_maintained.core.io import DataError, read_parquet
 from medcalc_maintained.ledger.write import ledger_target
+from medcalc_maintained.planning.triage import Reviewer, TriageConfig, read_queue
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality.triage import Reviewer, TriageConfig, read_queue
 from medcalc_maintained.review.adjudicate import Adjudication, import_packet
 from medcalc_maintained.review.archive import is_packet
 from medcalc_maintained.review.packet import export_packet, select_rows

@@ -2,14 +2,15 @@
 
 Reads the instances, the recompute audit, the relabel labels, the audit flags, the maintained
 labels and the ledger (for deferred physician reviews) from the project's paths; ranks by
-``triage.ranking`` (:mod:`medcalc_maintained.quality.impact`: expected harm, or evidence only); writes, under
+``triage.ranking`` (:mod:`medcalc_maintained.planning.impact`: expected harm, or evidence only); writes, under
 ``project.triage_dir``, ``queue.csv`` (one row per instance: priority, evidence, in_budget and
 reviewer), ``summary.json`` (precision@k against the maintained labels' adjudicated changes next to
 uniform sampling, errors found per review; ``severity_found``: errors and severe errors found in
 the budget by the harm and the evidence ranking and by uniform sampling), ``metrics.json`` (the DVC
 metric, scalars only: rows, eligible, routed, base rate, the queue's precision@k, errors found in
-the budget) and ``errors_found.csv``/``.png`` (the curve, for ``dvc plots``). The ranking and routing are :mod:`medcalc_maintained.quality.triage`, the metrics
-:mod:`medcalc_maintained.quality.triage_metrics`.
+the budget) and ``errors_found.csv``/``.png`` (the curve, for ``dvc plots``). The ranking and
+routing are :mod:`medcalc_maintained.planning.triage`, the re-reviews put first
+:mod:`medcalc_maintained.planning.requeue`, the metrics :mod:`medcalc_maintained.planning.triage_metrics`.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import pandas as pd
 from medcalc_maintained.core.io import read_csv_for_people, read_parquet, write_atomic, write_csv_for_people, write_json
 from medcalc_maintained.ledger import derivation
 from medcalc_maintained.ledger.records import load
+from medcalc_maintained.planning import impact, requeue
+from medcalc_maintained.planning import triage as tr
+from medcalc_maintained.planning.triage_metrics import metrics
 from medcalc_maintained.project import Project
-from medcalc_maintained.quality import definitions, impact
-from medcalc_maintained.quality import triage as tr
-from medcalc_maintained.quality.triage_metrics import metrics
 
 QUEUE, SUMMARY, METRICS = "queue.csv", "summary.json", "metrics.json"
 CURVE, PLOT = "errors_found.csv", "errors_found.png"
@@ -60,8 +61,8 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
                      flags_path=str(project.audit_flags), findings=findings)
     if project.policy_contradictions.is_file():  # maintained labels against the declared policy: re-review first
         contradictions = read_csv_for_people(project.policy_contradictions)
-        queue = definitions.mark_queue(queue, definitions.requeue(contradictions))
-    queue = definitions.mark_queue(queue, underived_rows(maintained, inst, records), "underived")
+        queue = requeue.mark_queue(queue, requeue.requeue(contradictions))
+    queue = requeue.mark_queue(queue, underived_rows(maintained, inst, records), "underived")
     queue = impact.rank(queue, inst, rec, icfg)  # triage.ranking: harm (expected harm) or evidence
     queue = tr.route(queue, maintained, cfg, deferred)
     # the ranking is judged in its own order: the re-reviews of policy contradictions routed first
@@ -125,7 +126,7 @@ def headline(summary: dict[str, Any]) -> dict[str, Any]:
 
 def write_outputs(queue: pd.DataFrame, summary: dict[str, Any], curve: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
-    q = queue[tr.QUEUE_COLUMNS + [c for c in (*impact.IMPACT_COLUMNS, *definitions.MARKERS) if c in queue.columns]].copy()
+    q = queue[tr.QUEUE_COLUMNS + [c for c in (*impact.IMPACT_COLUMNS, *requeue.MARKERS) if c in queue.columns]].copy()
     q["relabel_rel_err"] = q["relabel_rel_err"].round(4)
     paths = {
         "queue": write_csv_for_people(out_dir / QUEUE, q),

@@ -20,6 +20,6 @@ from medcalc_maintained.quality.checks import (  # noqa: F401  (register)
     value_checks,
 )
 from medcalc_maintained.quality.checks.registry import REGISTRY, SEVERITIES, Check, Finding, Instance, register, run
-from medcalc_maintained.quality.checks.table import FINDING_COLUMNS, run_checks
+from medcalc_maintained.quality.checks.table import FINDING_COLUMNS, STRUCTURED_COLUMNS, run_checks
 
-__all__ = ["FINDING_COLUMNS", "REGISTRY", "SEVERITIES", "Check", "Finding", "Instance", "register", "run", "run_checks"]
+__all__ = ["FINDING_COLUMNS", "STRUCTURED_COLUMNS", "REGISTRY", "SEVERITIES", "Check", "Finding", "Instance", "register", "run", "run_checks"]

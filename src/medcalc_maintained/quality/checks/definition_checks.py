@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from medcalc_maintained.calculators.policy import load_policy
 from medcalc_maintained.quality.checks.registry import Check, Finding, Instance, register
-from medcalc_maintained.quality.definitions import CHECK, definition_findings, load_policy
+from medcalc_maintained.quality.definitions import CHECK, definition_findings
 
 
 @register(CHECK, "definition", calculators=[cid for cid, e in load_policy().items() if e["alternatives"]],

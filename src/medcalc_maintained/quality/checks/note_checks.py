@@ -53,16 +53,14 @@ def weight_kg(entities: dict[str, Any]) -> float | None:
     return None
 
 
-# the reason of a required_input_absent finding starts with this (ledger/reconstruct.py reads the input back)
-NEVER_MENTIONED = "the note never mentions the {input}: "
-
-
 @register("required_input_absent", "error", calculators=_calcs("required_inputs"))
 def required_input_absent(inst: Instance, check: Check) -> Iterator[Finding]:
-    """A required input of the calculator is never mentioned in the note (keyword rules)."""
+    """A required input of the calculator is never mentioned in the note (keyword rules); the
+    finding carries the input's name as a value (``unmentioned``)."""
     for rule in _rules_for("required_inputs", inst.calculator_id):
         if not any(inst.search(p) for p in rule.patterns):
-            yield inst.finding(check, NEVER_MENTIONED.format(input=rule.input) + rule.rationale)
+            yield inst.finding(check, f"the note never mentions the {rule.input}: {rule.rationale}",
+                               unmentioned=(rule.input,))
 
 
 @register("exam_in_figure_only", "error", calculators=_calcs("figure_only"))

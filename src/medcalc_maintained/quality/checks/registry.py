@@ -101,7 +101,12 @@ def key_matches(pattern: re.Pattern, key: str) -> bool:
 
 @dataclass(frozen=True)
 class Finding:
-    """One reason to doubt a label; ``evidence_*`` quote the note (offsets into the note, -1: none)."""
+    """One reason to doubt a label; ``evidence_*`` quote the note (offsets into the note, -1: none).
+
+    ``unmentioned``: the calculator inputs the finding says the note never mentions, by the names
+    the rules give them (``required_input_absent``), as values: read them here, never from the
+    ``reason``, which is prose for people. The stored findings table (:data:`.table.FINDING_COLUMNS`)
+    does not carry them; :func:`.table.run_checks` with ``structured=True`` does."""
 
     check: str
     severity: str
@@ -109,6 +114,7 @@ class Finding:
     evidence_text: str = ""
     evidence_start: int = -1
     evidence_end: int = -1
+    unmentioned: tuple[str, ...] = ()
 
 
 @dataclass
@@ -203,13 +209,15 @@ class Instance:
         left, right = self.sentence_span(start, end)
         return self.note[left:right], left, right
 
-    def finding(self, check: "Check", reason: str, match: re.Match | tuple[int, int] | None = None) -> Finding:
-        """A finding of ``check`` quoting the sentence of ``match`` (a regex match on the note or a span)."""
+    def finding(self, check: "Check", reason: str, match: re.Match | tuple[int, int] | None = None, *,
+                unmentioned: tuple[str, ...] = ()) -> Finding:
+        """A finding of ``check`` quoting the sentence of ``match`` (a regex match on the note or a span);
+        ``unmentioned``: the inputs it says the note never mentions (:class:`Finding`)."""
         if match is None:
-            return Finding(check.name, check.severity, reason)
+            return Finding(check.name, check.severity, reason, unmentioned=unmentioned)
         s, e = match.span() if isinstance(match, re.Match) else match
         text, a, b = self.sentence_at(s, e)
-        return Finding(check.name, check.severity, reason, text, a, b)
+        return Finding(check.name, check.severity, reason, text, a, b, unmentioned)
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,19 @@ import pandas as pd
 from medcalc_maintained.core.rows import Row, rows_of
 from medcalc_maintained.quality.checks.registry import Instance, run
 
+# the findings table (``findings.parquet`` of stage ``recompute``): the columns it stores
 FINDING_COLUMNS = ["split", "uid", "calculator_id", "check", "severity", "reason",
                    "evidence_text", "evidence_start", "evidence_end"]
+# the structured fields of a finding that only a table made in memory carries (``structured=True``)
+STRUCTURED_COLUMNS = ["unmentioned"]
 REC_COLUMNS = ("finding", "missing_inputs", "implausible_inputs", "recomputed")  # what checks read of the recompute
 
 
-def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -> pd.DataFrame:
+def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None, *,
+               structured: bool = False) -> pd.DataFrame:
     """Findings of every check on every row of ``instances`` (ingest output), with the recompute
-    output (``split``, ``uid``, ``finding`` ...) when given. Columns: :data:`FINDING_COLUMNS`.
+    output (``split``, ``uid``, ``finding`` ...) when given. Columns: :data:`FINDING_COLUMNS`, and
+    with ``structured`` also :data:`STRUCTURED_COLUMNS` (tuples of names; see :class:`.registry.Finding`).
     (Stage ``recompute`` runs the checks in its own pass: ``stages.recompute.recompute_and_check``.)"""
     rec: dict[tuple[str, int], dict] = {}
     if recompute is not None and len(recompute):
@@ -25,20 +30,22 @@ def run_checks(instances: pd.DataFrame, recompute: pd.DataFrame | None = None) -
             if "recomputed" in v and isinstance(v["recomputed"], float) and v["recomputed"] != v["recomputed"]:
                 v["recomputed"] = None
         rec = dict(zip(keys, vals))
-    return findings_frame([f for row in rows_of(instances) for f in check_row(row, rec.get((row.split, row.uid)))])
+    found = [f for row in rows_of(instances) for f in check_row(row, rec.get((row.split, row.uid)), structured=structured)]
+    return findings_frame(found, structured=structured)
 
 
-def findings_frame(found: list[tuple]) -> pd.DataFrame:
-    """The findings table of :func:`check_row` tuples."""
-    out = pd.DataFrame(found, columns=FINDING_COLUMNS)
+def findings_frame(found: list[tuple], *, structured: bool = False) -> pd.DataFrame:
+    """The findings table of :func:`check_row` tuples (made with the same ``structured``)."""
+    out = pd.DataFrame(found, columns=FINDING_COLUMNS + (STRUCTURED_COLUMNS if structured else []))
     for c in ("uid", "calculator_id", "evidence_start", "evidence_end"):
         out[c] = out[c].astype("int64")
     return out
 
 
-def check_row(row: Row, rec: dict | None) -> list[tuple]:
-    """The findings of one row (with its recompute record), as tuples in the order of :data:`FINDING_COLUMNS`."""
+def check_row(row: Row, rec: dict | None, *, structured: bool = False) -> list[tuple]:
+    """The findings of one row (with its recompute record), as tuples in the order of :data:`FINDING_COLUMNS`
+    (then :data:`STRUCTURED_COLUMNS` with ``structured``)."""
     inst = Instance.of(row, rec)
     split, uid, cid = inst.split, inst.uid, inst.calculator_id
-    return [(split, uid, cid, f.check, f.severity, f.reason, f.evidence_text, f.evidence_start, f.evidence_end)
-            for f in run(inst)]
+    return [(split, uid, cid, f.check, f.severity, f.reason, f.evidence_text, f.evidence_start, f.evidence_end,
+             *((f.unmentioned,) if structured else ())) for f in run(inst)]

@@ -24,7 +24,7 @@ The priority is a weighted sum (weights ``triage.weights``)::
 
 Ties are broken by split and uid, so the queue is deterministic. Rows whose maintained label already
 comes from a source in ``triage.skip_sources`` are not routed again. The metrics of the ranking are
-in :mod:`medcalc_maintained.quality.triage_metrics`.
+in :mod:`medcalc_maintained.planning.triage_metrics`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 For each seed, the pool is a random ``pool_fraction`` of the adjudicated rows (so seeds differ for
 every policy, not only for uniform sampling) and their decisions are hidden. Each policy picks a
-batch (:func:`medcalc_maintained.quality.allocation.choose`), the simulated physician reveals the
+batch (:func:`medcalc_maintained.planning.allocation.choose`), the simulated physician reveals the
 adjudicated decision of each picked row, and the error model is refitted on everything revealed
 before the next batch. After every review the study records:
 
@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from medcalc_maintained.quality import allocation, error_model
+from medcalc_maintained.planning import allocation, error_model
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def _estimation_error(p: np.ndarray, revealed: np.ndarray, y: np.ndarray, calc: 
 
 
 def run_one(u: Universe, policy: str, seed: int, cfg: ReplayConfig, mcfg: error_model.ModelConfig) -> dict[str, np.ndarray]:
-    """One policy on one seed's pool: the curves of :data:`module doc <medcalc_maintained.quality.replay>`
+    """One policy on one seed's pool: the curves of :data:`module doc <medcalc_maintained.planning.replay>`
     at 0 .. max_reviews reviews."""
     pool_rng = np.random.default_rng(seed)
     pool = np.flatnonzero(pool_rng.random(len(u.y)) < cfg.pool_fraction)

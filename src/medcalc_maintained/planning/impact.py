@@ -4,7 +4,7 @@ A wrong CURB-65 that sends a patient home and a decimal off by 6% are not worth 
 review. Each queue row gets
 
 ``p_wrong``            the probability its label is wrong, read from the evidence priority of
-                       :mod:`medcalc_maintained.quality.triage`: ``min(1, priority / saturation)``
+                       :mod:`medcalc_maintained.planning.triage`: ``min(1, priority / saturation)``
                        (``triage.impact.saturation``: the priority at which the evidence is taken as
                        certain; 0 without evidence);
 ``expected_severity``  the level (``calculators/severity.py``) the change would have if the label is
@@ -38,6 +38,7 @@ from medcalc_maintained.core.answers import parse_answer, same_value
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.core.rows import row_dicts
+from medcalc_maintained.planning.requeue import MARKERS
 
 RANKINGS = ("harm", "evidence")
 IMPACT_COLUMNS = ["p_wrong", "expected_severity", "severity_source", "severity_weight", "harm"]
@@ -132,9 +133,7 @@ def expected_severity(queue: pd.DataFrame, instances: pd.DataFrame, recompute: p
 
 def order(queue: pd.DataFrame, ranking: str, *, keep_contradictions_first: bool = True) -> pd.DataFrame:
     """The queue in ``ranking`` order (``rank`` renumbered); the marked re-reviews first (policy
-    contradictions, then underived labels: ``quality.definitions.MARKERS``) if marked."""
-    from medcalc_maintained.quality.definitions import MARKERS
-
+    contradictions, then underived labels: :data:`medcalc_maintained.planning.requeue.MARKERS`) if marked."""
     by = (["harm", "priority"] if ranking == "harm" else ["priority"]) + ["split", "uid"]
     asc = [False] * (len(by) - 2) + [True, True]
     if keep_contradictions_first:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
-from medcalc_maintained.quality.triage import TriageConfig, relabel_part, sort_queue
+from medcalc_maintained.planning.triage import TriageConfig, relabel_part, sort_queue
 
 
 def _status(queue: pd.DataFrame, maintained: pd.DataFrame) -> list[str]:

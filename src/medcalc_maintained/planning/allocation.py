@@ -7,8 +7,8 @@ calculator left is at the cap the cap is lifted). Scores are compared rounded to
 arithmetic (which depend on the CPU and the BLAS thread count) tie, and ties go to the earlier row
 of ``order``: the same choices on every machine.
 
-``ranking``      the current triage queue's priority (:mod:`medcalc_maintained.quality.triage`);
-``p_error``      the error model's ``P(label wrong)`` (:mod:`medcalc_maintained.quality.error_model`);
+``ranking``      the current triage queue's priority (:mod:`medcalc_maintained.planning.triage`);
+``p_error``      the error model's ``P(label wrong)`` (:mod:`medcalc_maintained.planning.error_model`);
 ``information``  the expected information gain about the row's calculator error rate: with the
                  rate ``theta_c ~ Beta(a0 + wrong_c, b0 + right_c)`` (reviews so far, prior
                  ``Beta(a0, b0)``) and the answer ``y ~ Bernoulli(theta_c)``, the mutual information
@@ -17,8 +17,8 @@ of ``order``: the same choices on every machine.
                  less; ties inside a calculator go to the row whose outcome is least certain
                  (highest binary entropy of ``P(wrong)``);
 ``harm``         expected harm ``P(wrong) x harm_weight``, the weight (``triage.impact.weights``) of
-                 the severity the row's change would have, :func:`medcalc_maintained.quality.impact.expected_severity`
-                 (the replay's :func:`medcalc_maintained.stages.triage_simulate.expected_weights`);
+                 the severity the row's change would have, :func:`medcalc_maintained.planning.impact.expected_severity`
+                 (the replay's :func:`medcalc_maintained.planning.simulate.expected_weights`);
 ``uniform``      a uniformly random batch (the floor), no cap.
 """
 
