@@ -69,8 +69,9 @@ repro: data
 	$(BIN)/medcalc-maintained repair-lock
 	$(BIN)/dvc repro
 
+# VALIDATE_DOCS=DIR also writes the Data Docs of that validation there (CI: build/data-docs/release)
 validate: $(STAMP)
-	$(BIN)/medcalc-maintained validate build/release
+	$(BIN)/medcalc-maintained validate build/release $(if $(VALIDATE_DOCS),--docs $(VALIDATE_DOCS))
 
 summary: $(STAMP)
 	$(BIN)/medcalc-maintained summary
