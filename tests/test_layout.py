@@ -55,7 +55,7 @@ def test_every_dvc_stage_has_a_module_of_its_name_and_no_stage_depends_on_the_cl
 def test_no_library_module_imports_a_stage():
     """Stages stand on the library, never the reverse: only ``stages/`` and the command line
     import a stage module (the upstream row lives in ``core/rows.py``)."""
-    from import_graph import PACKAGE, graph
+    from medcalc_maintained.devtools.import_graph import PACKAGE, graph
 
     upward = sorted(f"{mod} -> {imp}" for mod, imports in graph(SRC).items() for imp in imports
                     if imp.startswith(f"{PACKAGE}.stages.")
@@ -115,8 +115,8 @@ def test_the_cycle_scan_finds_a_cycle_through_a_function_level_import():
 
 def test_no_import_cycle_among_the_modules():
     """Imports inside functions count: a module pair that needs each other is one module or has
-    a seam (tests/import_graph.py reads every import of every module with ``ast``)."""
-    from import_graph import graph
+    a seam (devtools/import_graph.py reads every import of every module with ``ast``)."""
+    from medcalc_maintained.devtools.import_graph import graph
 
     assert import_cycles(graph(SRC)) == []
 

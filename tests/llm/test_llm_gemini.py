@@ -322,3 +322,20 @@ def test_rate_limiter_and_backoff():
         assert 60.0 <= backoff_delay(20, s) <= 120.0  # capped
         assert 30.0 <= backoff_delay(1, s, hint=30.0) <= 30.0 + 1e-9
     assert backoff_delay(1, s, hint=1000.0) == 120.0
+
+
+def test_a_dropped_connection_of_either_http_client_is_retried_and_a_bug_is_fatal():
+    """google-genai calls through aiohttp (async, when installed) or httpx2 (its own dependency): a
+    connection error of either is retried; the classes come from the installed clients themselves."""
+    import aiohttp
+    import httpx2
+
+    from medcalc_maintained.verifiers.base import FATAL, RETRY
+    from medcalc_maintained.verifiers.gemini import GeminiBackend
+    from medcalc_maintained.verifiers.settings import BatchSettings, GeminiSettings
+
+    backend = GeminiBackend(GeminiSettings("m", None, None, [], None, 1.0, None), BatchSettings(1, 1, 1, 1, 1), "audit")
+    assert backend.classify(aiohttp.ServerDisconnectedError()) == RETRY
+    assert backend.classify(httpx2.ConnectError("refused")) == RETRY
+    assert backend.classify(httpx2.RemoteProtocolError("peer closed")) == RETRY
+    assert backend.classify(KeyError("a bug of ours")) == FATAL

@@ -8,7 +8,19 @@ from __future__ import annotations
 
 import typer
 
-from medcalc_maintained.cli import compare, harness, ledger, llm, lock, mcp, pipeline, release, review, upstream
+from medcalc_maintained.cli import (
+    compare,
+    dvc_deps,
+    harness,
+    ledger,
+    llm,
+    lock,
+    mcp,
+    pipeline,
+    release,
+    review,
+    upstream,
+)
 from medcalc_maintained.cli.common import guard_commands
 from medcalc_maintained.cli.help_format import install as _install_help_format
 
@@ -31,6 +43,6 @@ def _root() -> None:
     """Maintain MedCalc-Bench labels like code (see the README for the pipeline)."""
 
 
-for _module in (pipeline, llm, ledger, review, release, compare, mcp, upstream, harness, lock):
+for _module in (pipeline, llm, ledger, review, release, compare, mcp, upstream, harness, lock, dvc_deps):
     _module.register(app)
 guard_commands(app)  # a full disk ends any command with one line naming the file, exit 1

@@ -58,6 +58,21 @@ def _state(job: Any) -> str:
     return str(getattr(s, "value", s) or "")
 
 
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The connection errors of the HTTP clients google-genai may call through: aiohttp (a dependency
+    of ours: google-genai makes its async calls, ours, through it when it is installed), httpx2 (its
+    own dependency, used without aiohttp or with a custom transport) and httpx, where installed."""
+    import aiohttp
+    import httpx2
+
+    found: list[type[BaseException]] = [aiohttp.ClientError, httpx2.TransportError]
+    try:
+        import httpx
+    except ImportError:  # neither a dependency of ours nor of google-genai's default install
+        return tuple(found)
+    return (*found, httpx.TransportError)
+
+
 class GeminiBackend(Backend):
     name = "gemini"
     cacheable = True
@@ -126,10 +141,9 @@ class GeminiBackend(Backend):
         return comp
 
     def classify(self, exc: BaseException) -> str:
-        import aiohttp
-        import httpx
         import pydantic
         from google.genai import errors
+
 
         if isinstance(exc, MalformedReply):
             return MALFORMED
@@ -139,8 +153,7 @@ class GeminiBackend(Backend):
         if isinstance(exc, (errors.UnknownApiResponseError, json.JSONDecodeError, pydantic.ValidationError,
                             UnicodeDecodeError)):
             return MALFORMED
-        if isinstance(exc, (TimeoutError, asyncio.TimeoutError, aiohttp.ClientError, httpx.TransportError,
-                            ConnectionError, OSError)):
+        if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError, OSError, *transport_errors())):
             return RETRY
         return FATAL
 

@@ -4,7 +4,8 @@
 the imports at the top of each module and inside its functions (all of them may run), the
 packages above each module (their ``__init__.py`` runs first), and the imports a module makes by
 name at run time, which are read from the module that makes them (:data:`DYNAMIC`). Imports
-under ``if TYPE_CHECKING:`` never run and are left out.
+under ``if TYPE_CHECKING:`` never run and are left out. ``graph(src)`` is every module -> the
+package modules it imports (the layout tests read cycles and upward imports from it).
 """
 
 from __future__ import annotations
@@ -12,19 +13,26 @@ from __future__ import annotations
 import ast
 import functools
 from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from medcalc_maintained.core.io import DataError
 
 PACKAGE = "medcalc_maintained"
 
 
 def _calculator_modules(tree: ast.Module) -> list[str]:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets):
-            return [f"{PACKAGE}.calculators.{name}" for name in ast.literal_eval(node.value)]
-    raise AssertionError("calculators/__init__.py no longer defines MODULES: update DYNAMIC in tests/import_graph.py")
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets)
+                and isinstance(node.value, (ast.List, ast.Tuple))):
+            names = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(names) == len(node.value.elts):
+                return [f"{PACKAGE}.calculators.{name}" for name in names]
+    raise DataError("calculators/__init__.py", "no longer defines MODULES as a list of module names (the modules it imports by name): "
+                    "update DYNAMIC in src/medcalc_maintained/devtools/import_graph.py")
 
 
 # Modules that import others by a computed name (importlib.import_module), and how to read which.
-DYNAMIC = {f"{PACKAGE}.calculators": _calculator_modules}
+DYNAMIC: dict[str, Callable[[ast.Module], list[str]]] = {f"{PACKAGE}.calculators": _calculator_modules}
 
 
 @functools.lru_cache(maxsize=None)
@@ -62,7 +70,7 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _import_nodes(node: ast.AST):
+def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.If) and _is_type_checking(child):
             for sub in child.orelse:
@@ -77,7 +85,21 @@ def imports_of(src: Path, name: str, tree: ast.AST | None = None) -> set[str]:
     """The package's modules that module ``name`` (or the given part ``tree`` of it) imports."""
     path = module_file(src, name)
     if tree is None:
-        tree = parse(path)
+        if path is None:
+            raise DataError(src, f"no module {name} under it")
+        return set(_module_imports(src, name, path.stat().st_mtime_ns))
+    return _imports_in(src, name, path, tree)
+
+
+@functools.lru_cache(maxsize=None)
+def _module_imports(src: Path, name: str, mtime_ns: int) -> frozenset[str]:
+    """:func:`imports_of` a whole module, read once per version of its file."""
+    path = module_file(src, name)
+    assert path is not None
+    return frozenset(_imports_in(src, name, path, parse(path)))
+
+
+def _imports_in(src: Path, name: str, path: Path | None, tree: ast.AST) -> set[str]:
     package = name if path is not None and path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in _import_nodes(tree):
@@ -104,7 +126,7 @@ def _with_parents(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
-def closure(src: Path, roots) -> set[str]:
+def closure(src: Path, roots: Iterable[str]) -> set[str]:
     """Every package module that importing ``roots`` can run (``roots`` included)."""
     seen: set[str] = set()
     todo = [p for r in roots for p in _with_parents(r)]
@@ -122,52 +144,3 @@ def graph(src: Path) -> dict[str, set[str]]:
     """Every module of the package -> the package modules it imports."""
     return {module_name(src, p): imports_of(src, module_name(src, p))
             for p in sorted(src.rglob("*.py")) if "__pycache__" not in p.parts}
-
-
-def _functions(tree: ast.Module) -> dict[str, ast.AST]:
-    return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
-def _top_level_names(src: Path, name: str, tree: ast.Module) -> dict[str, tuple[str, str | None]]:
-    """Names bound by the module's top-level imports -> (module, attribute or None)."""
-    bound: dict[str, tuple[str, str | None]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                bound[alias.asname or alias.name] = (sub, None) if module_file(src, sub) else (node.module, alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                bound[alias.asname or alias.name.split(".")[0]] = (alias.name, None)
-    return bound
-
-
-def command_roots(src: Path, cli_module: str, function: str) -> set[str]:
-    """The library modules a command-line function runs: the imports inside it and inside the
-    command-line functions it calls (followed across the ``cli`` modules), and the modules of the
-    names it uses from its module's top-level imports. The ``cli`` modules themselves only parse
-    arguments and print, and are left out."""
-    roots: set[str] = set()
-    seen: set[tuple[str, str]] = set()
-    todo = [(cli_module, function)]
-    while todo:
-        mod, fn = todo.pop()
-        if (mod, fn) in seen:
-            continue
-        seen.add((mod, fn))
-        tree = parse(module_file(src, mod))
-        functions, bound = _functions(tree), _top_level_names(src, mod, tree)
-        node = functions.get(fn)
-        if node is None:  # a value (a console, a constant), not a function
-            continue
-        roots.update(imports_of(src, mod, node))
-        for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
-            if used in functions:
-                todo.append((mod, used))
-            elif used in bound:
-                target, attr = bound[used]
-                if target.startswith(f"{PACKAGE}.cli") and attr is not None:
-                    todo.append((target, attr))
-                elif module_file(src, target) is not None:
-                    roots.add(target)
-    return {r for r in roots if not (r == f"{PACKAGE}.cli" or r.startswith(f"{PACKAGE}.cli."))}
