@@ -69,7 +69,7 @@ NOT_IMPORTED = {"ledger": ("quality", "planning"), "quality": ("planning",)}
 
 
 def test_the_ledger_stands_on_no_evidence_module_and_the_evidence_on_no_planning_module():
-    from import_graph import PACKAGE, graph
+    from medcalc_maintained.devtools.import_graph import PACKAGE, graph
 
     found = sorted(f"{mod} -> {imp}" for mod, imports in graph(SRC).items() for imp in imports
                    for pkg, banned in NOT_IMPORTED.items() if mod.startswith(f"{PACKAGE}.{pkg}.")
