@@ -68,6 +68,9 @@ def test_rules_on_hand_made_rows():
     ga = {"Ground Truth Answer": "('14 weeks', '1 days')", "Lower Limit": "('14 weeks', '1 days')",
           "Upper Limit": "('14 weeks', '1 days')", "Output Type": "integer", "Calculator ID": "69", "Category": "date"}
     assert upstream_rule("(14, 1)", ga) and not upstream_rule("(14, 2)", ga)
+    # HELM's parse_duration matches ('W weeks', 'D days') from the first character only
+    assert helm_rule("('14 weeks', '1 days')", ga)
+    assert not helm_rule("Answer: ('14 weeks', '1 days')", ga) and not helm_rule("(14 weeks, 1 days)", ga)
     assert not upstream_rule("N/A", {**risk, "Ground Truth Answer": "N/A"})
     assert opencompass_answer('so {"answer": "12.5"} done') == "12.5"
     assert opencompass_answer("first 3 then 7.25 mg") == "7.25" and opencompass_answer("none") == ""

@@ -1,4 +1,4 @@
-"""Command line of the label comparison (paper section 4): the ``compare`` group and ``evaluate``.
+"""Command line of the label comparison (paper section 4): the ``compare`` group, ``evaluate`` and ``regrade``.
 
 Argument parsing and printing only: the work is done by :mod:`medcalc_maintained.stages.compare`,
 :mod:`medcalc_maintained.stages.evaluate_example` and :mod:`medcalc_maintained.scoring`. Heavy
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
@@ -95,14 +96,26 @@ def train_command(
     console.print(f"wrote {Path(result.output_dir) / 'train_result.json'}")
 
 
-def _print_report(report) -> None:
+def _share(k, n) -> str:
+    return "n/a" if k is None or k != k or not n else f"{k / n:.1%}"
+
+
+def _print_report(report, compliance=None) -> None:
+    """evaluate's tables; with ``compliance`` (regrade's table), the tagged and parsable shares of each
+    label set's scored outputs beside its accuracy."""
+    shares = {} if compliance is None else {r["name"]: r for r in compliance.to_dict("records")
+                                            if r["scope"] == "label set"}
     table = Table(title=f"accuracy of {report.n_predictions} predictions, per label set on the rows it labels")
-    for col in ("label set", "scored", "correct", "accuracy", "95% CI", "wrong", "N/A", "unparsable", "severe", "skipped"):
+    extra = ("tagged", "parsable") if shares else ()
+    for col in ("label set", "scored", "correct", "accuracy", *extra, "95% CI", "wrong", "N/A", "unparsable",
+                "severe", "skipped"):
         table.add_column(col, justify="right" if col != "label set" else "left")
     for r in report.accuracy.to_dict("records"):
         skipped = (r["skipped_no_prediction"] + r["skipped_unlabelled_in_this_version"]
                    + r["skipped_not_in_this_label_set"])
-        table.add_row(r["label_set"], str(r["n"]), str(r["correct"]), f"{r['accuracy']:.1%}",
+        c = shares.get(r["label_set"], {})
+        beside = (_share(c.get("tagged"), c.get("outputs")), _share(c.get("parsable"), c.get("outputs"))) if shares else ()
+        table.add_row(r["label_set"], str(r["n"]), str(r["correct"]), f"{r['accuracy']:.1%}", *beside,
                       f"{r['ci_low']:.1%}–{r['ci_high']:.1%}", str(r["wrong"]), str(r["abstained"]),
                       str(r["unparsable"]), str(r["severe_errors"]), str(skipped))
         console.print(f"[dim]{r['label_set']}: skipped {r['skipped_no_prediction']} without prediction, "
@@ -216,6 +229,62 @@ def evaluate_command(
     except (DataError, ValueError) as exc:
         fail(exc)
     _print_evaluation(run)
+
+
+def regrade_command(
+    results: list[Path] = typer.Argument(..., help="Saved results of a harness run: an lm-eval samples_<task>_<date>.jsonl, an Inspect log (.eval/.json), a HELM run directory, a verifiers results directory (results.jsonl + metadata.json), MedCalc-Bench's run.py output (JSONL), or evaluate's predictions (JSONL/CSV). Several: the parts of one run (one output per row over all of them)."),
+    against: Optional[list[str]] = typer.Option(None, "--against", help="A label version to re-score under; repeat it (as for evaluate: a release version or tag, a built release directory, or a label file; NAME=ITEM names it). Default: v1.0 and the latest release of releases.yaml. The first release given identifies the rows."),
+    grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule to re-score with; repeat it: ours, upstream, helm, opencompass (default: ours, plus the harness's own rule when it is another, e.g. upstream for MedCalc-Bench's run.py output)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="The results' format when its detection is not wanted: lm-eval, inspect, helm, verifiers, upstream, jsonl, csv."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory; must not exist or be empty unless --force (default: a new directory under params compare.evaluate.runs, build/evaluations/)."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds an earlier regrade (only its files)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
+    n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
+) -> None:
+    """Re-grade a harness's saved RESULTS: first reproduce the score the harness recorded, then
+    re-score the same outputs under each release and grader, as `evaluate` does.
+
+    **Rows** are identified as rows of the first `--against` release: by our `uid`, which is upstream
+    v1.0's `Row Number` (lm-eval's `doc`, Inspect's sample id, HELM's instance id `uid<N>` or, for
+    HELM's own `medcalc_bench`, `<N>`, verifiers' `info`, run.py's `Row Number`), else by `Calculator
+    ID` + `Note ID`. A row that is not in the release, whose recorded calculator, note id or note is
+    not that row's (results made on another dataset version, such as upstream 2024-06, which
+    renumbers rows), whose row number and `Calculator ID` + `Note ID` name two rows, or that is given
+    twice (epochs, rollouts) is refused with exit 2, naming file and line; nothing is written.
+
+    **Reproduction**: each recorded verdict is recomputed with the harness's own rule (`ours` for this
+    package's adapters, `upstream` for MedCalc-Bench's run.py, `helm` on the whole completion for
+    HELM's own scenario) on the labels the harness recorded, and compared with the score it
+    recorded: "reproduced lm-eval acc 0.35 (7/20) exactly", or which rows differ and why
+    (reproduction.csv).
+
+    **Re-score**: `evaluate` on the same outputs (accuracy per version with 95% CI, per calculator,
+    accuracy.png, flips, and with two versions and two graders the change due to labels apart from
+    the change due to grading), with the **tag compliance** beside accuracy: the share of outputs
+    with an `<answer>` tag and the share whose answer parses, per label set, per calculator and
+    overall (compliance.csv). MedCalc-Bench's run.py keeps only its extracted answer, so no tag is
+    counted there, and its `N/A` (no answer found) is read as no answer, not as an abstention.
+
+    **Output**: evaluate's files plus regrade.json (inputs, reproductions, compliance),
+    reproduction.csv and compliance.csv.
+    """
+    from medcalc_maintained.scoring.regrade import regrade
+    from medcalc_maintained.stages.evaluate_example import new_run_dir
+
+    try:
+        project = guarded(out)
+        report, where = regrade(project, results, against, out_dir=out or new_run_dir(project), graders=grader,
+                                fmt=fmt, force=force, seed=seed, n_boot=n_boot)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    for rep in report.reproductions:
+        console.print(("[green]" if rep.exact else "[yellow]") + escape(rep.message) + "[/]")
+    _print_report(report.evaluation, report.compliance)
+    overall = report.compliance.iloc[0]
+    console.print(f"tag compliance over {overall['outputs']} outputs: {_share(overall['tagged'], overall['outputs'])} "
+                  f"with an <answer> tag, {_share(overall['parsable'], overall['outputs'])} with a parsable answer")
+    console.print(f"wrote {where}/: regrade.json, reproduction.csv, compliance.csv, evaluation.json, "
+                  "per_calculator.csv, per_status.csv, graded.csv, flips.csv, skipped.csv, accuracy.png")
 
 
 def _print_analyze(run) -> None:
@@ -368,3 +437,4 @@ def register(app: typer.Typer) -> None:
     """Add the ``compare`` group and ``evaluate`` to the main CLI."""
     app.add_typer(compare_app, name="compare")
     app.command("evaluate")(evaluate_command)
+    app.command("regrade")(regrade_command)

@@ -20,7 +20,9 @@ rules are re-implementations, in our own code, of each harness's published behav
     stanford-crfm/helm, ``src/helm/benchmark/metrics/medcalc_bench_metrics.py``
     (``MedCalcBenchMetric``, commit 030c285fdbc5f28240dc40cb863370ea115aba94): by ``Category``:
     ``risk``, ``severity``, ``diagnosis``: the stripped output equals the label string exactly
-    (``"4.0"`` is not ``"4"``); ``date``: a date (or a gestational age) inside the limits;
+    (``"4.0"`` is not ``"4"``); ``date``: a date (or a gestational age written exactly
+    ``('W weeks', 'D days')`` from its first character, as HELM's ``parse_duration`` matches it) inside
+    the limits;
     ``physical`` and ``dosage conversion``: a number inside the limits; any other category raises
     inside the metric and scores 0, so every ``lab`` and ``dosage`` row (MedCalc-Bench's category
     names) is wrong whatever the answer: :data:`HELM_DEFECT_CATEGORIES`.
@@ -55,6 +57,7 @@ HELM_DEFECT_CATEGORIES = ("lab", "dosage")
 
 _WEEKS_DAYS = re.compile(r"(\d+)\s*(?:weeks?)?['\"]?\s*,\s*['\"]?(\d+)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_HELM_DURATION = re.compile(r"\('(\d+) weeks', '(\d+) days'\)")  # HELM's re.match, from the first character
 
 
 def _text(v: Any) -> str:
@@ -76,6 +79,11 @@ def _date(text: str) -> dt.date | None:
 def _weeks_days(text: str) -> tuple[int, int] | None:
     m = _WEEKS_DAYS.search(text)
     return (int(m[1]), int(m[2])) if m else None
+
+
+def _helm_days(text: str) -> int | None:
+    m = _HELM_DURATION.match(text)
+    return int(m[1]) * 7 + int(m[2]) if m else None
 
 
 def _float(text: str) -> float | None:
@@ -119,12 +127,10 @@ def helm_rule(prediction: str, row: Row) -> bool:
     if category in HELM_EXACT_CATEGORIES:
         return prediction == label
     if category == "date":
-        if _weeks_days(label) is not None and label.startswith("("):
-            p, a, b = _weeks_days(prediction), _weeks_days(lo), _weeks_days(hi)
-            if p is None or a is None or b is None:
-                return False
-            days = lambda wd: wd[0] * 7 + wd[1]  # noqa: E731
-            return days(a) <= days(p) <= days(b)
+        if _HELM_DURATION.match(label):
+            # its parse_duration: the exact form ('W weeks', 'D days') from the first character, as days
+            p, a, b = (_helm_days(t) for t in (prediction, lo, hi))
+            return p is not None and a is not None and b is not None and a <= p <= b
         dp, da, db = _date(prediction), _date(lo), _date(hi)
         return dp is not None and da is not None and db is not None and da <= dp <= db
     if category in HELM_RANGE_CATEGORIES:

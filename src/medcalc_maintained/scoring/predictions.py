@@ -48,7 +48,7 @@ def _add(out: dict[int, str], first: dict[int, int], uid: int, output: str, n: i
     first[uid] = n
 
 
-def _read_jsonl(path: Path, max_line_bytes: int | None) -> dict[int, str]:
+def _read_jsonl(path: Path, max_line_bytes: int | None) -> tuple[dict[int, str], dict[int, int]]:
     out: dict[int, str] = {}
     first: dict[int, int] = {}
     for n, rec in read_jsonl(path, "predictions", SHAPE, max_line_bytes=max_line_bytes):
@@ -60,10 +60,10 @@ def _read_jsonl(path: Path, max_line_bytes: int | None) -> dict[int, str]:
         if isinstance(uid, bool) or not isinstance(uid, int):
             raise DataError(where, f"uid must be a JSON integer, got {shown(uid)}")
         _add(out, first, uid, _output_text(rec[key], where), n, where)
-    return out
+    return out, first
 
 
-def _read_csv(path: Path, max_line_bytes: int | None) -> dict[int, str]:
+def _read_csv(path: Path, max_line_bytes: int | None) -> tuple[dict[int, str], dict[int, int]]:
     out: dict[int, str] = {}
     first: dict[int, int] = {}
     limit = csv.field_size_limit()
@@ -90,15 +90,23 @@ def _read_csv(path: Path, max_line_bytes: int | None) -> dict[int, str]:
                 raise DataError(path, f"not UTF-8 text ({exc.reason})") from exc
     finally:
         csv.field_size_limit(limit)
-    return out
+    return out, first
+
+
+def read_predictions_lines(path: os.PathLike | str, *, max_line_bytes: int | None = None,
+                           as_csv: bool | None = None) -> dict[int, tuple[str, int]]:
+    """``{uid: (output, line number)}`` from a predictions file (CSV by its ``.csv`` suffix, or
+    ``as_csv``); the line numbers let a later check name the line of a uid."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "predictions file not found")
+    as_csv = path.suffix.lower() == ".csv" if as_csv is None else as_csv
+    out, first = _read_csv(path, max_line_bytes) if as_csv else _read_jsonl(path, max_line_bytes)
+    if not out:
+        raise DataError(path, "no predictions in the file")
+    return {uid: (output, first[uid]) for uid, output in out.items()}
 
 
 def read_predictions(path: os.PathLike | str, *, max_line_bytes: int | None = None) -> dict[int, str]:
     """``{uid: output}`` from a predictions file (JSONL, or CSV by its ``.csv`` suffix)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "predictions file not found")
-    out = _read_csv(path, max_line_bytes) if path.suffix.lower() == ".csv" else _read_jsonl(path, max_line_bytes)
-    if not out:
-        raise DataError(path, "no predictions in the file")
-    return out
+    return {uid: output for uid, (output, _) in read_predictions_lines(path, max_line_bytes=max_line_bytes).items()}

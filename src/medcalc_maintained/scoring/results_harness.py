@@ -1,0 +1,261 @@
+"""Readers of the harnesses' saved results (lm-evaluation-harness samples, Inspect logs, HELM run
+directories, verifiers results) and :func:`read_results`, which reads any format of :mod:`.results`
+(where the shapes are described)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from medcalc_maintained.core.io import DataError, loads_json, read_jsonl, read_text_bounded, shown
+from medcalc_maintained.scoring.results import (
+    FORMATS,
+    MAX_JSON_BYTES,
+    ResultRow,
+    Results,
+    detect_format,
+    int_or_none,
+    read_plain,
+    read_upstream,
+    row_from_record,
+    text,
+    verdict_of,
+)
+
+# samples_<task>_<date>.jsonl, with <date> as lm-eval writes it: datetime.now().isoformat() with "-" for ":"
+LM_EVAL_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
+LM_EVAL_METRIC = "acc"
+INSPECT_SCORER = "medcalc_scorer"
+HELM_STATS = {"medcalc_correct": "ours", "medcalc_bench_accuracy": "helm"}  # our scenario's stat, HELM's own
+HELM_UID = re.compile(r"^uid(\d+)$")
+VERIFIERS_METRIC = "correct"
+
+
+def _json_file(path: Path, what: str) -> Any:
+    return loads_json(read_text_bounded(path, MAX_JSON_BYTES, what), path, max_depth=64)
+
+
+# -- lm-evaluation-harness ------------------------------------------------------------------------
+
+def _lm_eval_output(rec: dict[str, Any], where: str) -> str:
+    for key in ("filtered_resps", "resps"):
+        value = rec.get(key)
+        while isinstance(value, list) and value:
+            value = value[0]
+        if isinstance(value, str):
+            return value
+    raise DataError(where, "no generated text in filtered_resps/resps (is this a generate_until task?)")
+
+
+def _lm_eval_recorded(path: Path, metric: str, filt: str) -> tuple[float | None, str]:
+    """``results[task]["<metric>,<filter>"]`` of the ``results_<date>.json`` lm-eval wrote beside the samples."""
+    m = LM_EVAL_NAME.match(path.name)
+    if not m:
+        return None, ""
+    agg = path.with_name(f"results_{m['date']}.json")
+    if not agg.is_file():
+        return None, ""
+    doc = _json_file(agg, "lm-eval results")
+    value = doc.get("results", {}).get(m["task"], {}).get(f"{metric},{filt}") if isinstance(doc, dict) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise DataError(agg, f"no numeric results[{m['task']!r}][{metric + ',' + filt!r}] for the samples {path.name}")
+    return float(value), f"{agg.name}: results[{m['task']!r}][{metric + ',' + filt!r}]"
+
+
+def read_lm_eval(path: Path, max_line_bytes: int | None) -> Results:
+    """lm-evaluation-harness samples (``--log_samples``)."""
+    rows, filters = [], set()
+    metric = None
+    for n, rec in read_jsonl(path, "lm-eval samples", "with doc, filtered_resps and the metric",
+                             max_line_bytes=max_line_bytes):
+        where = f"{path}, line {n}"
+        doc = rec.get("doc")
+        if not isinstance(doc, dict):
+            raise DataError(where, "missing key 'doc' (the dataset row); is this an lm-eval samples file?")
+        names = rec.get("metrics") if isinstance(rec.get("metrics"), list) else []
+        metric = metric or (LM_EVAL_METRIC if LM_EVAL_METRIC in rec else next((k for k in names if k in rec), None))
+        if metric is None or metric not in rec:
+            raise DataError(where, f"no per-sample metric (expected {LM_EVAL_METRIC!r} or one of {names})")
+        filters.add(text(rec.get("filter", "none")))
+        rows.append(row_from_record(doc, where, _lm_eval_output(rec, where), verdict_of(rec[metric], where, metric)))
+    if not rows:
+        raise DataError(path, "no samples in the file (it is empty)")
+    if len(filters) > 1:
+        raise DataError(path, f"samples of several filters {sorted(filters)}; regrade one filter's samples at a time")
+    recorded, source = _lm_eval_recorded(path, str(metric), filters.pop())
+    if recorded is None:
+        k = sum(bool(r.verdict) for r in rows)
+        recorded, source = k / len(rows), f"the mean of the per-sample {metric!r} (no results_<date>.json beside it)"
+    return Results(path, "lm-eval", "lm-eval", rows, metric=metric, rule="ours", recorded=recorded,
+                   recorded_from=source)
+
+
+# -- Inspect --------------------------------------------------------------------------------------
+
+def _inspect_log(path: Path):
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise DataError(path, "reading an Inspect log needs inspect-ai (pip install -e '.[inspect]')") from None
+    try:
+        return read_eval_log(str(path))
+    except Exception as exc:  # a damaged zip, JSON or schema: inspect raises several types
+        raise DataError(path, f"not a readable Inspect log ({type(exc).__name__}: {shown(str(exc), 200)})") from None
+
+
+def _inspect_scorer(log, path: Path) -> tuple[str, float | None]:
+    """The scorer with an ``accuracy`` metric (ours first) and the accuracy the log recorded."""
+    scores = list(log.results.scores) if log.results else []
+    with_acc = [s for s in scores if "accuracy" in s.metrics]
+    chosen = next((s for s in with_acc if s.name == INSPECT_SCORER), with_acc[0] if with_acc else None)
+    if chosen is None:
+        names = [s.name for s in scores]
+        raise DataError(path, f"the log records no scorer with an accuracy metric (scorers: {names or 'none'})")
+    return chosen.name, float(chosen.metrics["accuracy"].value)
+
+
+def read_inspect(path: Path, max_line_bytes: int | None = None) -> Results:
+    """An Inspect log (``.eval`` or ``.json``), read with inspect-ai."""
+    from inspect_ai.scorer import value_to_float
+
+    log = _inspect_log(path)
+    scorer, recorded = _inspect_scorer(log, path)
+    if not log.samples:
+        raise DataError(path, "the log holds no samples (was it written with log_samples=False?)")
+    to_float, rows = value_to_float(), []
+    for s in log.samples:
+        where = f"{path}, sample {s.id} (epoch {s.epoch})"
+        score = (s.scores or {}).get(scorer)
+        verdict = None if score is None else verdict_of(to_float(score.value), where, scorer)
+        meta = dict(s.metadata or {})
+        meta.setdefault("Row Number", s.id)
+        meta.setdefault("Ground Truth Answer", s.target if isinstance(s.target, str) else None)
+        rows.append(row_from_record(meta, where, s.output.completion if s.output else "", verdict))
+    notes = [] if log.status == "success" else [f"{path.name}: the log's status is {log.status!r}"]
+    return Results(path, "inspect", "Inspect", rows, metric=f"{scorer} accuracy",
+                   rule="ours" if scorer == INSPECT_SCORER else None, recorded=recorded,
+                   recorded_from=f"the log's results: {scorer} accuracy", notes=notes)
+
+
+# -- HELM -----------------------------------------------------------------------------------------
+
+def _helm_stat(stats: Any, where: Path) -> tuple[str, float]:
+    """The stat of our metric (or HELM's own) on the test split without perturbation, and its mean."""
+    found = {}
+    for s in stats if isinstance(stats, list) else []:
+        name = s.get("name", {}) if isinstance(s, dict) else {}
+        if name.get("name") in HELM_STATS and name.get("split") == "test" and not name.get("perturbation"):
+            found[name["name"]] = s.get("mean")
+    for stat in HELM_STATS:
+        if isinstance(found.get(stat), (int, float)):
+            return stat, float(found[stat])
+    raise DataError(where, f"no test-split stat {' or '.join(HELM_STATS)} with a mean")
+
+
+def _helm_verdicts(per_instance: Any, stat: str, where: Path) -> dict[str, bool]:
+    out = {}
+    for p in per_instance if isinstance(per_instance, list) else []:
+        if not isinstance(p, dict) or p.get("perturbation") or p.get("train_trial_index", 0) != 0:
+            continue
+        for s in p.get("stats", []):
+            if s.get("name", {}).get("name") == stat and not s.get("name", {}).get("perturbation"):
+                out[text(p.get("instance_id"))] = verdict_of(s.get("mean"), f"{where}, instance {p.get('instance_id')}",
+                                                             stat)
+    return out
+
+
+def _helm_row(state: dict[str, Any], verdicts: dict[str, bool], run: Path) -> ResultRow | None:
+    inst = state.get("instance", {})
+    if inst.get("perturbation") or state.get("train_trial_index", 0) != 0 or inst.get("split") != "test":
+        return None
+    iid = text(inst.get("id"))
+    where = f"{run / 'scenario_state.json'}, instance {iid}"
+    m = HELM_UID.match(iid)
+    extra = inst.get("extra_data") or {}
+    completions = (state.get("result") or {}).get("completions") or [{}]
+    output = text(completions[0].get("text"))
+    if m:  # our scenario: the grading columns in extra_data
+        row = row_from_record({**extra, "uid": int(m[1])}, where, output, verdicts.get(iid))
+        return row
+    refs = [r for r in inst.get("references", []) if "correct" in r.get("tags", [])]
+    labels = {"Ground Truth Answer": text(refs[0]["output"]["text"]) if refs else "",
+              "Category": text(extra.get("category")), "Lower Limit": text(extra.get("lower_limit")),
+              "Upper Limit": text(extra.get("upper_limit"))}
+    return ResultRow(where=where, output=output, uid=int_or_none(iid, where, "instance id (Row Number)"),
+                     by="Row Number", labels={k: v for k, v in labels.items() if v}, verdict=verdicts.get(iid))
+
+
+def read_helm(run: Path, max_line_bytes: int | None = None) -> Results:
+    """A HELM run directory: our scenario (``uid<N>`` ids) or HELM's own ``medcalc_bench`` (ids = Row Number)."""
+    files = {name: run / f"{name}.json" for name in ("scenario_state", "per_instance_stats", "stats")}
+    for p in files.values():
+        if not p.is_file():
+            raise DataError(p, "missing: a HELM run directory holds scenario_state.json, per_instance_stats.json "
+                               "and stats.json")
+    stat, recorded = _helm_stat(_json_file(files["stats"], "HELM stats"), files["stats"])
+    verdicts = _helm_verdicts(_json_file(files["per_instance_stats"], "HELM per-instance stats"), stat,
+                              files["per_instance_stats"])
+    state = _json_file(files["scenario_state"], "HELM scenario state")
+    states = state.get("request_states") if isinstance(state, dict) else None
+    if not isinstance(states, list):
+        raise DataError(files["scenario_state"], "no request_states list")
+    rows = [r for r in (_helm_row(s, verdicts, run) for s in states if isinstance(s, dict)) if r is not None]
+    if not rows:
+        raise DataError(files["scenario_state"], "no test instance in the run")
+    # HELM's own metric compares the whole stripped completion; our scenario's metric extracts the answer
+    return Results(run, "helm", "HELM", rows, metric=stat, rule=HELM_STATS[stat], recorded=recorded,
+                   recorded_from=f"stats.json: {stat} (test split) mean", extracts=stat == "medcalc_correct")
+
+
+# -- verifiers ------------------------------------------------------------------------------------
+
+def read_verifiers(run: Path, max_line_bytes: int | None) -> Results:
+    """A verifiers results directory (``results.jsonl`` and ``metadata.json``)."""
+    from medcalc_maintained.scoring.reward import completion_text
+
+    meta = _json_file(run / "metadata.json", "verifiers metadata")
+    avg = meta.get("avg_metrics", {}) if isinstance(meta, dict) else {}
+    recorded = avg.get(VERIFIERS_METRIC) if isinstance(avg, dict) else None
+    rows = []
+    for n, rec in read_jsonl(run / "results.jsonl", "verifiers results", "with completion, info and metrics",
+                             max_line_bytes=max_line_bytes):
+        where = f"{run / 'results.jsonl'}, line {n}"
+        info = rec.get("info")
+        if not isinstance(info, dict):
+            raise DataError(where, "missing key 'info' (the grading columns of the row)")
+        metrics = rec.get("metrics") if isinstance(rec.get("metrics"), dict) else {}
+        value = metrics.get(VERIFIERS_METRIC, rec.get(VERIFIERS_METRIC))
+        verdict = None if value is None else verdict_of(value, where, VERIFIERS_METRIC)
+        if rec.get("answer") not in (None, ""):
+            info = {"Ground Truth Answer": rec["answer"], **info}
+        rows.append(row_from_record(info, where, completion_text(rec.get("completion")), verdict))
+    if not rows:
+        raise DataError(run / "results.jsonl", "no results in the file (it is empty)")
+    if not isinstance(recorded, (int, float)) or isinstance(recorded, bool):
+        raise DataError(run / "metadata.json", f"no numeric avg_metrics[{VERIFIERS_METRIC!r}] (the environment's "
+                                               "accuracy metric)")
+    return Results(run, "verifiers", "verifiers", rows, metric=VERIFIERS_METRIC, rule="ours",
+                   recorded=float(recorded), recorded_from=f"metadata.json: avg_metrics[{VERIFIERS_METRIC!r}]",
+                   notes=[f"{run.name}: reward (avg_reward {meta.get('avg_reward')}) is not reproduced, only "
+                          f"the accuracy metric {VERIFIERS_METRIC!r}"] if "avg_reward" in meta else [])
+
+
+def read_results(path: os.PathLike | str, fmt: str | None = None, *, max_line_bytes: int | None = None) -> Results:
+    """One results file or directory in format ``fmt`` (detected when ``None``)."""
+    path = Path(path)
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    fmt = fmt or detect_format(path, max_line_bytes)
+    if fmt in ("helm", "verifiers") and path.is_file():
+        path = path.parent
+    if fmt in ("lm-eval", "inspect", "upstream", "jsonl", "csv") and not path.is_file():
+        raise DataError(path, f"{fmt} results must be a file")
+    if fmt in ("helm", "verifiers") and not path.is_dir():
+        raise DataError(path, f"{fmt} results must be a run directory")
+    if fmt in ("jsonl", "csv"):
+        return read_plain(path, max_line_bytes, fmt)
+    readers: dict[str, Callable[[Path, int | None], Results]] = {"lm-eval": read_lm_eval, "inspect": read_inspect, "helm": read_helm,
+               "verifiers": read_verifiers, "upstream": read_upstream}
+    return readers[fmt](path, max_line_bytes)
