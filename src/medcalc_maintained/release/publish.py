@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import from_tag, full_tag, short_tag, version_key
 from medcalc_maintained.release import git
-from medcalc_maintained.release.build import draft_evidence, read_manifest, verify_manifest
+from medcalc_maintained.release.layout import draft_evidence, read_manifest, verify_manifest
 from medcalc_maintained.release.semver import publish_problem
 
 BRANCH = "refs/heads/main"  # the branch every publish writes, whatever the target's HEAD says
