@@ -171,6 +171,33 @@ def project_root(pipeline_project, tmp_path) -> Path:
     return dst
 
 
+@pytest.fixture(scope="session")
+def tables_project(pipeline_project, tmp_path_factory) -> Path:
+    """:func:`pipeline_project` with stage ``release-tables`` run on it, as ``dvc repro`` leaves a
+    project: what reads a release by version (``evaluate --against 2.0.0``, ``lookup_instance``,
+    stages ``compare``, ``evaluate-example``, ``triage-simulate``) needs, since a reader never
+    applies the ledger. Read-only."""
+    import shutil
+
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import release_tables
+
+    root = tmp_path_factory.mktemp("tables-project") / "project"
+    shutil.copytree(pipeline_project, root)
+    release_tables.run(Project.load(root))
+    return root
+
+
+@pytest.fixture
+def tables_root(tables_project, tmp_path) -> Path:
+    """A writable copy of :func:`tables_project` for one test."""
+    import shutil
+
+    dst = tmp_path / "project"
+    shutil.copytree(tables_project, dst)
+    return dst
+
+
 UPSTREAM_INPUTS = ("medcalc-bench/v1.0/test_data.csv", "validate-medcalc-labels/phase3/y_new_and_sampled_MD_evals.xlsx",
                    "validate-medcalc-labels/phase3/y_final_MD_evals_incorporated.xlsx")
 

@@ -51,7 +51,7 @@ def test_the_corrections_config_carries_the_stated_level(real_instances, tmp_pat
     for a record that states none: a stated L1 on the L3 change 25.238 -> 30 (which apply would
     refuse) shows that the tables do not recompute it."""
     from medcalc_maintained import ledger as ledger_pkg
-    from medcalc_maintained.release.tables import _records_table
+    from medcalc_maintained.release.table_builder import _records_table
 
     def table(**kw):
         records, _ = ledger_pkg.collect([ledger(tmp_path, record(**kw))])

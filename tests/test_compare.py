@@ -76,12 +76,12 @@ def test_arms_share_prompts_and_differ_only_in_ground_truth(instances, tmp_path)
 
 
 @pytest.mark.slow
-def test_compare_stage_on_the_real_releases(project_root, campaign_records):
+def test_compare_stage_on_the_real_releases(tables_root, campaign_records):
     """`compare` on releases 1.0.0 and 2.0.0 of the pipeline: outputs where the project says, and
     an answer equal to the 2.0.0 label is rewarded under v1.0 exactly on the confirmed rows."""
     from medcalc_maintained.stages import compare as stage
 
-    project = Project.load(project_root)
+    project = Project.load(tables_root)
     analyzed, exported = stage.run(project)
     statuses = pd.Series([r["label_status"] for r in campaign_records]).value_counts()
     n = len(campaign_records)
@@ -106,13 +106,13 @@ def test_compare_stage_on_the_real_releases(project_root, campaign_records):
 
 
 @pytest.mark.slow
-def test_cli_compare_options(project_root, monkeypatch):
+def test_cli_compare_options(tables_root, monkeypatch):
     from typer.testing import CliRunner
 
     from medcalc_maintained.cli import app
 
-    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
-    out = project_root / "elsewhere"
+    monkeypatch.setenv("MEDCALC_ROOT", str(tables_root))
+    out = tables_root / "elsewhere"
     res = CliRunner().invoke(app, ["compare", "analyze", "--base", "1.0.0", "--new", "1.0.0", "--rows", "all",
                                    "--out", str(out)])
     assert res.exit_code == 0, res.output

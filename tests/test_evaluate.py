@@ -234,7 +234,7 @@ def test_help_documents_the_answer_rule():
 
 
 @pytest.mark.slow
-def test_evaluate_example_stage(project_root, real_instances):
+def test_evaluate_example_stage(tables_root, real_instances):
     """The worked example: relabel labels -> predictions -> graded under releases 1.0.0 and 2.0.0."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import evaluate_example
@@ -243,7 +243,7 @@ def test_evaluate_example_stage(project_root, real_instances):
     relabel = pd.DataFrame({"split": ["test"] * 5 + ["train"], "uid": first["uid"].tolist() + [1],
                             "status": ["labeled"] * 4 + ["deferred", "labeled"],
                             "label": first["Ground Truth Answer"].tolist() + ["1"]})
-    project = Project.load(project_root)
+    project = Project.load(tables_root)
     project.relabel_labels.parent.mkdir(parents=True, exist_ok=True)
     relabel.to_parquet(project.relabel_labels)
     preds, run = evaluate_example.run(project)

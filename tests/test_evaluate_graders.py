@@ -75,23 +75,23 @@ def _gold(path, table: pd.DataFrame) -> None:
                             for u, a in zip(table["uid"], table["Ground Truth Answer"])))
 
 
-def _evaluate_gold_v1(project_root, tmp_path, monkeypatch, out, *args: str):
+def _evaluate_gold_v1(tables_root, tmp_path, monkeypatch, out, *args: str):
     """``evaluate`` of v1.0's own labels (gold answers of every row) with ``args``, into ``out``."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.release.tables import load_config
 
     preds = tmp_path / "gold-v1.jsonl"
-    _gold(preds, load_config(Project.load(project_root), "1.0.0", "full"))
-    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
+    _gold(preds, load_config(Project.load(tables_root), "1.0.0", "full"))
+    monkeypatch.setenv("MEDCALC_ROOT", str(tables_root))
     return runner.invoke(app, ["evaluate", str(preds), *args, "--out", str(out), "--n-boot", "200"])
 
 
 @pytest.mark.slow
-def test_gold_answers_on_the_real_releases(project_root, tmp_path, monkeypatch):
+def test_gold_answers_on_the_real_releases(tables_root, tmp_path, monkeypatch):
     """HELM zeroes the 367 lab/dosage rows of v1.0 (327 + 40, 35.1%) and says why; upstream's rule
     agrees with ours on every gold answer of v1.0."""
     out = tmp_path / "ev"
-    res = _evaluate_gold_v1(project_root, tmp_path, monkeypatch, out, "--against", "v1.0", "--grader", "ours",
+    res = _evaluate_gold_v1(tables_root, tmp_path, monkeypatch, out, "--against", "v1.0", "--grader", "ours",
                             "--grader", "upstream", "--grader", "helm")
     assert res.exit_code == 0, res.output
     data = json.loads((out / "evaluation.json").read_text())
@@ -108,11 +108,11 @@ def test_gold_answers_on_the_real_releases(project_root, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_two_by_two_on_the_real_releases(project_root, tmp_path, monkeypatch):
+def test_two_by_two_on_the_real_releases(tables_root, tmp_path, monkeypatch):
     """Gold v1.0 answers under v1.0 and v2.0, graded by ours and HELM: the four cells on the 887
     common rows and the changes due to labels and to grading add up around the square."""
     out = tmp_path / "ev"
-    res = _evaluate_gold_v1(project_root, tmp_path, monkeypatch, out, "--against", "v1.0", "--against", "v2.0",
+    res = _evaluate_gold_v1(tables_root, tmp_path, monkeypatch, out, "--against", "v1.0", "--against", "v2.0",
                             "--grader", "ours", "--grader", "helm")
     assert res.exit_code == 0, res.output
     assert "change due to labels and the change due to grading" in " ".join(res.output.split())

@@ -120,22 +120,18 @@ def test_subset_empty_in_one_release_scores_the_rows_of_the_other(two_releases, 
 
 
 @pytest.fixture(scope="module")
-def real_configs(pipeline_project):
-    """config(version, name): the configs of releases 1.0.0 and 2.0.0 of the pipeline project, each
-    release built once for the module (as ``load_config`` builds it on the fly: the project has no
+def real_configs(tables_project):
+    """config(version, name): the configs of releases 1.0.0 and 2.0.0 of the pipeline project (its
     release tables) for the expected values of the tests that run ``evaluate`` on a copy of it."""
     from medcalc_maintained.project import Project
-    from medcalc_maintained.release.tables import build_tables
-    from medcalc_maintained.release.upstream import plan_for
+    from medcalc_maintained.release.tables import load_config
 
-    project = Project.load(pipeline_project)
-    plan = plan_for(project)
-    built = {v: build_tables(project, plan.get(v), plan.path) for v in ("1.0.0", "2.0.0")}
-    return lambda version, config: built[version].combined(config).copy()
+    project = Project.load(tables_project)
+    return lambda version, config: load_config(project, version, config)
 
 
 @pytest.mark.slow
-def test_readme_subset_mini_command_on_the_real_releases(project_root, real_configs, tmp_path, monkeypatch):
+def test_readme_subset_mini_command_on_the_real_releases(tables_root, real_configs, tmp_path, monkeypatch):
     """The README's `evaluate PRED --against v1.0 --against v2.0 --subset mini` on real labels:
     1.0.0 has no mini rows, so both versions are scored on 2.0.0's mini rows."""
     mini = real_configs("2.0.0", "mini")
@@ -144,7 +140,7 @@ def test_readme_subset_mini_command_on_the_real_releases(project_root, real_conf
     preds = tmp_path / "gold-v1.jsonl"  # every row answers its v1.0 label
     preds.write_text("".join(json.dumps({"uid": int(u), "output": f"<answer>{a}</answer>"}) + "\n"
                              for u, a in zip(full1["uid"], full1["Ground Truth Answer"])))
-    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
+    monkeypatch.setenv("MEDCALC_ROOT", str(tables_root))
     out = tmp_path / "ev"
     res = runner.invoke(app, ["evaluate", str(preds), "--against", "v1.0", "--against", "v2.0", "--subset", "mini",
                               "--out", str(out), "--n-boot", "200"])
@@ -200,23 +196,23 @@ def test_csv_predictions(tmp_path):
 
 
 @pytest.mark.slow
-def test_all_rows_against_v1_v2_and_a_built_release(project_root, real_configs, tmp_path, monkeypatch):
+def test_all_rows_against_v1_v2_and_a_built_release(tables_root, real_configs, tmp_path, monkeypatch):
     """Predictions for all 1,047 rows (each answers its v1.0 label) against v1.0, v2.0 and the
     built 2.0.0 release directory of the real pipeline outputs."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.release.build import build
 
-    project = Project.load(project_root)
-    built = build(project, project_root / "build" / "release", version="2.0.0")
+    project = Project.load(tables_root)
+    built = build(project, tables_root / "build" / "release", version="2.0.0")
     full1 = real_configs("1.0.0", "full")
     full2 = real_configs("2.0.0", "full").set_index("uid")
     preds = tmp_path / "all.jsonl"
     preds.write_text("".join(json.dumps({"uid": int(u), "output": f"<answer>{a}</answer>"}) + "\n"
                              for u, a in zip(full1["uid"], full1["Ground Truth Answer"])))
-    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
+    monkeypatch.setenv("MEDCALC_ROOT", str(tables_root))
     out = tmp_path / "ev"
     res = runner.invoke(app, ["evaluate", str(preds), "--against", "v1.0", "--against", "v2.0",
-                              "--against", str(project_root / "build" / "release"), "--out", str(out),
+                              "--against", str(tables_root / "build" / "release"), "--out", str(out),
                               "--n-boot", "500"])
     assert res.exit_code == 0, res.output
     data = json.loads((out / "evaluation.json").read_text())

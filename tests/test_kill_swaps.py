@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import forking
-from medcalc_maintained.release.build import verify_manifest
+from medcalc_maintained.release.layout import verify_manifest
 
 pytestmark = pytest.mark.slow
 

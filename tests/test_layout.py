@@ -135,3 +135,69 @@ def test_only_core_rows_reads_the_entities_literal():
                      for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
                      if re.search(r"literal_eval|def _?entities(_of)?\(", line))
     assert [r for r in readers if not r.startswith("core/rows.py:")] == []
+
+
+# What builds a release: the tables from the ledger, and the release directory from the tables.
+BUILDERS = ("release.table_builder", "release.build")
+# Only these modules (and the command line) may run a builder: the two stages that build.
+BUILDING = ("stages.release_tables", "stages.release")
+
+
+def builder_chains(imports: dict[str, set[str]], modules: list[str], builders: set[str]) -> list[str]:
+    """``module -> ... -> builder`` for each of ``modules`` whose imports reach a module of
+    ``builders`` (``imports``: module -> imported modules; the packages above a module run first,
+    as in tests/import_graph.py), the shortest chain each."""
+    def parents(name: str) -> list[str]:
+        parts = name.split(".")
+        return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+    chains = []
+    for start in modules:
+        came: dict[str, str | None] = {p: None for p in parents(start)}
+        todo = list(came)
+        while todo:
+            mod = todo.pop(0)
+            if mod in builders:
+                chain = [mod]
+                while came[chain[-1]] is not None:
+                    chain.append(came[chain[-1]])
+                chains.append(" -> ".join(reversed(chain)))
+                break
+            for imported in sorted(imports.get(mod, ())):
+                for p in parents(imported):
+                    if p not in came:
+                        came[p] = mod
+                        todo.append(p)
+    return chains
+
+
+def test_the_builder_scan_finds_a_chain_through_a_package_init():
+    imports = {"s.labels": {"r.tables"}, "r.tables": set(), "r": {"r.builder"}, "r.builder": set(), "t": {"u.layout"}}
+    assert builder_chains(imports, ["s.labels", "t"], {"r.builder"}) == ["s.labels -> r -> r.builder"]
+    assert builder_chains({"s.labels": {"r.tables"}}, ["s.labels"], {"r.builder"}) == []
+
+
+def test_readers_of_a_release_never_import_its_builder():
+    """Reading a release (scoring, the contracts, the MCP tools, every stage but the two that
+    build) imports only the stored tables (``release/tables.py``) and the layout of a built release
+    (``release/layout.py``), never what applies the ledger or writes a release: no import chain,
+    imports inside functions and package ``__init__`` files included, reaches a builder."""
+    from import_graph import PACKAGE, graph
+
+    imports = graph(SRC)
+    builders = {f"{PACKAGE}.{b}" for b in BUILDERS}
+    allowed = builders | {f"{PACKAGE}.{b}" for b in BUILDING}
+    readers = sorted(m for m in imports if m not in allowed and not m.startswith(f"{PACKAGE}.cli")
+                     and m != f"{PACKAGE}.cli")
+    for package in ("scoring", "contracts", "tools", "stages"):  # the rule covers them: never vacuous
+        assert sum(m.startswith(f"{PACKAGE}.{package}.") for m in readers) >= 2, package
+    assert builder_chains(imports, readers, builders) == []
+    # and the two building stages do reach them (the names above are the modules that build)
+    assert len(builder_chains(imports, [f"{PACKAGE}.{b}" for b in BUILDING], builders)) == 2
+
+
+def test_the_card_front_matter_rule_has_one_definition():
+    defined = sorted(f"{p.relative_to(SRC)}: {line.strip()}" for p in _modules()
+                     for line in p.read_text(encoding="utf-8").splitlines()
+                     if re.search(r"re\.compile\(r?[\"']\\A---", line))
+    assert defined == ['release/layout.py: FRONT_MATTER = re.compile(r"\\A---\\n(.*?)\\n---\\n", re.S)']

@@ -117,13 +117,13 @@ def test_server_over_stdio_with_the_sdk_client():
 
 
 @pytest.fixture(scope="module")
-def instances(pipeline_project):
-    """One lookup server state for the module's lookups: each release's rows are read (built on
-    the fly: the shared project has no release tables) once, not once per test and version form."""
+def instances(tables_project):
+    """One lookup server state for the module's lookups: each release's rows are read (from the
+    project's release tables) once, not once per test and version form."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.tools.mcp_server import Instances
 
-    return Instances(Project.load(pipeline_project))
+    return Instances(Project.load(tables_project))
 
 
 @pytest.mark.slow
@@ -153,22 +153,35 @@ def test_lookup_instance_takes_every_version_form_evaluate_takes(instances, vers
 
 
 @pytest.mark.slow
-def test_lookup_instance_v1_tag_and_errors_without_server_paths(pipeline_project, instances):
+def test_lookup_instance_v1_tag_and_errors_without_server_paths(tables_project, instances):
     from medcalc_maintained.tools.mcp_server import handle_call
 
     v1 = handle_call("lookup_instance", {"version": "v1.0", "uid": 61}, instances)
     assert not v1.is_error and json.loads(v1.content[0].text)["version"] == "1.0.0"
-    root = str(Path(pipeline_project).resolve())
+    root = str(Path(tables_project).resolve())
     for args in ({"version": "v9.9", "uid": 61}, {"version": "nonsense", "uid": 61},
                  {"version": "v2.0", "uid": 999999}, {"version": "v2.0", "uid": "61"},
                  {"version": 2.0, "uid": 61}, {"version": "v2.0", "uid": 61, "split": "train"}):
         res = handle_call("lookup_instance", args, instances)
         text = res.content[0].text
         assert res.is_error, args
-        assert root not in text and str(pipeline_project) not in text and "/tmp" not in text, text
+        assert root not in text and str(tables_project) not in text and "/tmp" not in text, text
         assert not any(part.startswith("/") and part.count("/") > 1 for part in text.split()), text
     unknown = handle_call("lookup_instance", {"version": "v9.9", "uid": 61}, instances).content[0].text
     assert "'version'" in unknown and "v2.0" in unknown and "2.0.0" in unknown  # names the known tags
+
+
+@pytest.mark.slow
+def test_lookup_instance_without_release_tables_says_which_command_writes_them(pipeline_project):
+    """The server reads a release's rows only from its release tables (it never applies the
+    ledger): on a project without them the tool error names the command, not a server path."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.tools.mcp_server import Instances, handle_call
+
+    res = handle_call("lookup_instance", {"version": "v2.0", "uid": 61}, Instances(Project.load(pipeline_project)))
+    text = res.content[0].text
+    assert res.is_error and "release tables of 2.0.0 are missing" in text and "dvc repro release-tables" in text, text
+    assert str(Path(pipeline_project).resolve()) not in text and "/tmp" not in text, text
 
 
 def test_grading_three_hand_made_traces(tmp_path, real_maintained):

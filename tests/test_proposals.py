@@ -15,7 +15,7 @@ from medcalc_maintained.calculators import compute
 from medcalc_maintained.core.rows import rows_of
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.checks import Instance, run, run_checks
-from medcalc_maintained.release import tables as T
+from medcalc_maintained.release import table_builder as T
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.proposals import patch_of, proposal
 from release_support import cli

@@ -19,7 +19,7 @@ from medcalc_maintained.core.versions import bump, full_tag, short_tag, version_
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.plan import load_releases
 from medcalc_maintained.release.state import derive_bump, next_version, release_state
-from medcalc_maintained.release.tables import build_tables
+from medcalc_maintained.release.table_builder import build_tables
 from paths import ROOT
 
 runner = CliRunner()
@@ -421,7 +421,7 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
 
     project = Project.load(project_root)
     fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0", "2.2.0")}
-    fly_full = load_config(project, "2.0.0")
+    fly_full = build_tables(project, load_releases(project.releases_file).get("2.0.0")).combined("full")
     assert not project.release_tables.exists()
     release_tables.run(project)
     for v in ("1.0.0", "2.0.0"):
@@ -433,7 +433,7 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
     assert res.out == project.release_build
     assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.2.0")
     assert res.files == fly["2.2.0"].files and res.state == fly["2.2.0"].state and res.rows == fly["2.2.0"].rows
-    # load_config reads the same frame from the stage's file as it builds on the fly
+    # load_config reads from the stage's file the same frame the builder makes
     stored = load_config(project, "2.0.0")
     pd.testing.assert_frame_equal(stored, fly_full)
     assert len(stored) == 1047 and (stored["Label Status"] != "unverified").sum() == 887
@@ -442,46 +442,39 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
 
 
 @pytest.mark.slow
-def test_stale_tables_are_not_used(project_root, monkeypatch):
-    """A ledger change after release-tables: the stored tables no longer match, and readers build
-    the release from the ledger again."""
+def test_a_reader_refuses_missing_or_stale_tables_and_never_applies_the_ledger(project_root, monkeypatch):
+    """Without the stage's files, and after a ledger change, a reader (``load_config``, ``evaluate
+    --against VERSION``) refuses naming the release's state.json and the command that refreshes
+    the tables; it applies no ledger record. After ``release-tables`` it reads the new label."""
     from medcalc_maintained.release.tables import load_config
     from medcalc_maintained.stages import release_tables
 
     project = Project.load(project_root)
-    release_tables.run(project)
+    state_file = project.release_tables / "2.0.0" / "state.json"
     calls = count_applications(monkeypatch)
+    with pytest.raises(DataError, match=r"the release tables of 2\.0\.0 are missing; run `dvc repro release-tables`") as exc:
+        load_config(project, "v2.0.0", "default")
+    assert exc.value.path == str(state_file) and calls == []
+    preds = project_root / "preds.jsonl"
+    preds.write_text('{"uid": 1, "output": "<answer>1</answer>"}\n', encoding="utf-8")
+    monkeypatch.setenv("MEDCALC_ROOT", str(project_root))
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", "2.0.0", "--out", str(project_root / "ev")])
+    assert res.exit_code == 2 and "dvc repro release-tables" in res.output and calls == []
+    assert not (project_root / "ev").exists()
+
+    release_tables.run(project)
+    calls.clear()
     full = load_config(project, "2.0.0")
-    assert calls == []
+    assert calls == [] and len(full) == 1047
     open_rows = full[(full["Label Status"] == "unverified") & (full["Output Type"] == "integer")]
     uid, label = int(open_rows["uid"].iloc[0]), str(open_rows["Ground Truth Answer"].iloc[0])
     new = str(int(label) + 1)
     (project.ledger_dir / "extra.yaml").write_text(ledger.dump(
         [rec(id="T-0009", uid=uid, release="2.0.0", old_value=label, new_value=new)], project.ledger_dir))
+    with pytest.raises(DataError, match=r"the release tables of 2\.0\.0 are stale: .*the ledger files.*; run "
+                                        r"`dvc repro release-tables`"):
+        load_config(project, "2.0.0")
+    assert calls == []
+    release_tables.run(project)
     hit = load_config(project, "2.0.0").set_index("uid")
-    assert calls == ["2.0.0"]
     assert hit.at[uid, "Ground Truth Answer"] == new
-
-
-@pytest.mark.slow
-def test_configs_built_on_the_fly_apply_the_ledger_once_and_follow_a_ledger_change(project_root, monkeypatch):
-    """Without stage release-tables, reading several configs of one release builds it once; a
-    caller's edits of a returned frame do not leak into the next read; a ledger change builds again."""
-    from medcalc_maintained.release.tables import load_config
-
-    project = Project.load(project_root)
-    calls = count_applications(monkeypatch)
-    default, full = load_config(project, "2.0.0", "default"), load_config(project, "2.0.0", "full")
-    assert calls == ["2.0.0"]
-    assert len(full) == 1047 and 0 < len(default) < len(full)
-    assert set(default["uid"]) <= set(full["uid"])
-    open_rows = full[(full["Label Status"] == "unverified") & (full["Output Type"] == "integer")]
-    uid, label = int(open_rows["uid"].iloc[0]), str(open_rows["Ground Truth Answer"].iloc[0])
-    full["Ground Truth Answer"] = "tampered"
-    again = load_config(project, "2.0.0", "full").set_index("uid")
-    assert calls == ["2.0.0"] and again.at[uid, "Ground Truth Answer"] == label
-    new = str(int(label) + 1)
-    (project.ledger_dir / "extra.yaml").write_text(ledger.dump(
-        [rec(id="T-0010", uid=uid, release="2.0.0", old_value=label, new_value=new)], project.ledger_dir))
-    hit = load_config(project, "2.0.0", "full").set_index("uid")
-    assert calls == ["2.0.0", "2.0.0"] and hit.at[uid, "Ground Truth Answer"] == new

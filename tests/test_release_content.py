@@ -170,7 +170,7 @@ def test_no_changed_row_of_release_2_explains_the_old_label(pipeline_project):
     grades correct against the old label, and a derivation states the maintained label."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.release.plan import load_releases
-    from medcalc_maintained.release.tables import build_tables
+    from medcalc_maintained.release.table_builder import build_tables
 
     project = Project.load(pipeline_project)
     plan = load_releases(project.releases_file)

@@ -166,7 +166,7 @@ def test_harm_weights_come_from_the_recompute_evidence_or_the_prior_never_the_re
 
 
 @pytest.mark.slow
-def test_stage_on_the_real_adjudicated_rows(project_root, real_instances, real_recompute, campaign_table):
+def test_stage_on_the_real_adjudicated_rows(tables_root, real_instances, real_recompute, campaign_table):
     import yaml
 
     from medcalc_maintained.project import Project
@@ -174,10 +174,10 @@ def test_stage_on_the_real_adjudicated_rows(project_root, real_instances, real_r
     from medcalc_maintained.stages import triage_simulate as stage
     from triage_support import relabel_and_flags
 
-    params = yaml.safe_load((project_root / "params.yaml").read_text())
+    params = yaml.safe_load((tables_root / "params.yaml").read_text())
     params["triage_simulate"].update(seeds=[1, 2], max_reviews=50, report_at=[25, 50], draws=300)
-    (project_root / "params.yaml").write_text(yaml.safe_dump(params))
-    p = Project.load(project_root)
+    (tables_root / "params.yaml").write_text(yaml.safe_dump(params))
+    p = Project.load(tables_root)
     relabel, flags = relabel_and_flags(real_instances, real_recompute, campaign_table)
     for path, frame in ((p.relabel_labels, relabel), (p.audit_flags, flags)):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -168,7 +168,7 @@ def next_version_cmd(
     Exits 1 when nothing changed.
     """
     from medcalc_maintained.ledger import LedgerError
-    from medcalc_maintained.release import build, state
+    from medcalc_maintained.release import build, layout, state
 
     try:
         project = Project.load()
@@ -176,7 +176,7 @@ def next_version_cmd(
         if previous is None:
             prev = build.state_of(project, plan.latest, plan, state.read_card(project))
         else:
-            man = build.read_manifest(previous)
+            man = layout.read_manifest(previous)
             if man.get("version") != plan.latest.version:
                 raise DataError(previous, f"is release {man.get('version')}, not the latest {plan.latest.version}")
             prev = man["state"]

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from medcalc_maintained.project import Project
+from medcalc_maintained.release.layout import MANIFEST
 
 Section = Callable[[Project, Console], bool]
 SECTIONS: list[tuple[str, Section]] = []
@@ -150,7 +151,7 @@ def _triage(project: Project, console: Console) -> bool:
 def _release(project: Project, console: Console) -> bool:
     import json
 
-    p = project.release_build / "manifest.json"
+    p = project.release_build / MANIFEST
     if not p.exists():
         return False
     m = json.loads(p.read_text())
@@ -193,7 +194,7 @@ def _audit_relabel(project: Project, console: Console) -> bool:
 def _severity(project: Project, console: Console) -> bool:
     import json
 
-    m = project.release_build / "manifest.json"
+    m = project.release_build / MANIFEST
     if not m.exists():
         return False
     version = json.loads(m.read_text())["version"]

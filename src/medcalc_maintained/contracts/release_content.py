@@ -31,12 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
-from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of
 from medcalc_maintained.core.answers import is_correct
 from medcalc_maintained.core.labels import ERROR_STATUSES
 from medcalc_maintained.core.rows import row_dicts
+from medcalc_maintained.release.layout import card_front_matter, config_of
 
 
 def cell_text(v: Any) -> str | None:
@@ -103,7 +102,8 @@ def _explanation_ok(r: dict[str, Any], source: str, upstream_text: str | None) -
 
 
 def explanations_view(full: pd.DataFrame, original: pd.DataFrame) -> pd.DataFrame:
-    from medcalc_maintained.release.explanations import SOURCE_COLUMN, SOURCES
+    from medcalc_maintained.release.explanations import SOURCES
+    from medcalc_maintained.release.tables import SOURCE_COLUMN
 
     cols = ["split", "uid", "source_known", "source_fits_label", "explanation_fits_source"]
     if full.empty:
@@ -249,19 +249,11 @@ def proposals_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def _front(root: Path) -> dict[str, Any]:
-    try:
-        m = FRONT_MATTER.match((root / "README.md").read_text(encoding="utf-8"))
-        front = yaml.safe_load(m.group(1)) if m else None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return front if isinstance(front, dict) else {}
-
-
 def card_features_view(root: Path, columns: dict[str, dict[str, str]], rows: Any) -> pd.DataFrame:
     from medcalc_maintained.release.card import FEATURE_DTYPES
 
-    info = {str(d.get("config_name")): d for d in _front(root).get("dataset_info") or [] if isinstance(d, dict)}
+    front = card_front_matter(root) or {}
+    info = {str(d.get("config_name")): d for d in front.get("dataset_info") or [] if isinstance(d, dict)}
     out = []
     for config in sorted(set(info) | set(columns)):
         d, have = info.get(config) or {}, columns.get(config)

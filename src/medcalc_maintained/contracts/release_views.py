@@ -31,14 +31,13 @@ from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
-import yaml
 
 from medcalc_maintained.contracts import release_content as rc
 from medcalc_maintained.contracts import severity_views
-from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of
 from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import RELEASE_DATA_DIR
+from medcalc_maintained.release import layout
+from medcalc_maintained.release.layout import config_of, manifest_listing
 
 # suites (by name) that a config other than `full` is also validated with, and the view it gets
 CONFIG_SUITES = {"default": ("schema", "label_invariants")}
@@ -75,29 +74,12 @@ class ReleaseData:
         return self.configs.get(name, pd.DataFrame())
 
 
-def read_manifest(root: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
-def manifest_listing(manifest: dict[str, Any]) -> dict[str, str]:
-    listed = manifest.get("files", {})
-    if isinstance(listed, list):
-        listed = {d.get("path"): d.get("sha256") for d in listed if isinstance(d, dict)}
-    return {str(k): str(v) for k, v in listed.items()} if isinstance(listed, dict) else {}
-
-
 def read_release(root: Path) -> ReleaseData:
     """Every parquet file under ``data/`` or listed in the manifest, grouped by config; an
     unreadable file is kept as a part with ``readable: False``."""
     root = Path(root)
-    manifest = read_manifest(root)
-    paths = {p.relative_to(root).as_posix() for p in (root / RELEASE_DATA_DIR).rglob("*.parquet")} \
-        if (root / RELEASE_DATA_DIR).is_dir() else set()
-    paths |= {p for p in manifest_listing(manifest) if config_of(p)}
+    manifest = layout.manifest_or_empty(root)
+    paths = layout.data_paths(root) | {p for p in manifest_listing(manifest) if config_of(p)}
     data = ReleaseData(root, manifest)
     frames: dict[str, list[pd.DataFrame]] = {}
     for rel in sorted(paths):
@@ -129,7 +111,7 @@ def read_release(root: Path) -> ReleaseData:
 def files_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     """Every file of the manifest or of the directory (any path): listed, present, sha256 equal."""
     listed = manifest_listing(manifest)
-    present = {p.relative_to(root).as_posix() for p in Path(root).rglob("*") if p.is_file()} - {"manifest.json"}
+    present = set(layout.release_files(root)) - {layout.MANIFEST}
     rows = []
     for rel in sorted(set(listed) | present):
         exists = rel in present
@@ -182,16 +164,12 @@ def config_columns_view(data: ReleaseData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["config", "column", "in_layout", "present", "type_matches_manifest"])
 
 
-def card_configs(root: Path) -> tuple[dict[str, dict[str, Any]] | None, str | None]:
-    """The ``configs`` of the card's YAML front matter: {name: {"default": bool, "files": {...}}}."""
-    try:
-        text = (Path(root) / "README.md").read_text(encoding="utf-8")
-        m = FRONT_MATTER.match(text)
-        front = yaml.safe_load(m.group(1)) if m else None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        return None, str(exc)
-    if not isinstance(front, dict) or not isinstance(front.get("configs"), list):
-        return None, "no `configs` list in the front matter"
+def card_configs(root: Path) -> dict[str, dict[str, Any]] | None:
+    """The ``configs`` of the card's YAML front matter: {name: {"default": bool, "files": {...}}};
+    ``None`` when the card has no readable front matter with a ``configs`` list."""
+    front = layout.card_front_matter(root)
+    if front is None or not isinstance(front.get("configs"), list):
+        return None
     out: dict[str, dict[str, Any]] = {}
     for c in front["configs"]:
         if not isinstance(c, dict) or "config_name" not in c:
@@ -199,12 +177,11 @@ def card_configs(root: Path) -> tuple[dict[str, dict[str, Any]] | None, str | No
         files = c.get("data_files") or []
         paths = sorted(str(f.get("path")) if isinstance(f, dict) else str(f) for f in files)
         out[str(c["config_name"])] = {"default": bool(c.get("default")), "files": paths}
-    return out, None
+    return out
 
 
 def card_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
-    card, _problem = card_configs(root)
-    card = card or {}
+    card = card_configs(root) or {}
     in_manifest: dict[str, list[str]] = {}
     for rel in manifest_listing(manifest):
         cs = config_of(rel)

@@ -26,6 +26,7 @@ from medcalc_maintained.contracts import release_views
 from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
+from medcalc_maintained.release import layout
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
@@ -107,16 +108,12 @@ def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
     """Gate overrides recorded for this release's version in releases.yaml (if any)."""
     from medcalc_maintained.release.plan import release_gates as gates_of
 
-    m = release / "manifest.json"
-    try:
-        version = json.loads(m.read_text()).get("version") if m.is_file() else None
-    except json.JSONDecodeError:
-        version = None
+    version = layout.manifest_or_empty(release).get("version")
     return gates_of(project.releases_file, version) if version else None
 
 
 def load_target(target: Path | None, project: Project) -> Target:
-    if target is not None and (Path(target) / "manifest.json").is_file():
+    if target is not None and (Path(target) / layout.MANIFEST).is_file():
         release = Path(target)
         data, views = release_views.release_views(release)
         files = views.pop("files")
@@ -356,6 +353,6 @@ def validate(target: Path | None = None, *, project: Project | None = None, suit
 
 def validate_release(release_dir: Path, **kw: Any) -> ValidationReport:
     """Validate a built release directory (the guard ``release publish`` uses)."""
-    if not (Path(release_dir) / "manifest.json").is_file():
+    if not (Path(release_dir) / layout.MANIFEST).is_file():
         raise DataError(release_dir, "not a built release (no manifest.json)")
     return validate(Path(release_dir), **kw)

@@ -99,13 +99,3 @@ def resolve_tag(text: str, versions: list[str]) -> str | None:
 def looks_like_version(text: str) -> bool:
     """Whether ``text`` is spelled as a version or tag (full or minor line)."""
     return from_tag(text) is not None or SHORT_TAG.match(str(text).strip()) is not None
-
-
-# The layout of a built release (a Hugging Face dataset repository): one parquet file per config
-# and split under this folder.
-RELEASE_DATA_DIR = "data"
-
-
-def release_data_file(config: str, split: str) -> str:
-    """Path, inside a release directory, of one config's split: ``data/<config>/<split>-00000-of-00001.parquet``."""
-    return f"{RELEASE_DATA_DIR}/{config}/{split}-00000-of-00001.parquet"

@@ -16,7 +16,6 @@ from medcalc_maintained.ledger.records import (
     Record,
     collect,
     dump,
-    ledger_files,
     load,
     read_file,
     records_frame,
@@ -25,5 +24,5 @@ from medcalc_maintained.ledger.records import (
 
 __all__ = [
     "DECISIONS", "ERROR_TYPES", "SOURCES", "STATUSES", "UNRELEASED", "LedgerError", "LedgerProblem", "Record",
-    "collect", "dump", "ledger_files", "load", "read_file", "records_frame", "schema",
+    "collect", "dump", "load", "read_file", "records_frame", "schema",
 ]

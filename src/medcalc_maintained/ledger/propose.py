@@ -15,6 +15,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError, load_yaml, read_parquet
 from medcalc_maintained.core.labels import row_style, status_of, write_label
+from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
@@ -26,7 +27,6 @@ from medcalc_maintained.ledger.records import (
     append,
     collect,
     dump,
-    ledger_files,
     load,
     state_change_severity,
 )

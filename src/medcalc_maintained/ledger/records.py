@@ -54,6 +54,7 @@ from medcalc_maintained.core.io import (
     read_text_bounded,
 )
 from medcalc_maintained.core.labels import RECORD_STATUSES
+from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.versions import UNRELEASED
 
 DECISIONS = ("accepted", "rejected", "deferred")
@@ -237,20 +238,6 @@ def read_derivation_file(path: Path) -> dict[str, Any]:
     for field, char in _control_characters(data):
         raise DataError(path, f"control character {char}; text may hold tabs and line breaks only", field=field)
     return data
-
-
-def ledger_files(paths: Iterable[Path]) -> list[Path]:
-    """YAML files of the given files and directories, sorted by name within a directory."""
-    out: list[Path] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            out.extend(sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file()))
-        elif p.is_file():
-            out.append(p)
-        else:
-            raise DataError(p, "ledger path does not exist")
-    return out
 
 
 def collect(paths: Iterable[Path]) -> tuple[list[Record], list[LedgerProblem]]:

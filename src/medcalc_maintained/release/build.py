@@ -6,10 +6,11 @@
     croissant.json            Croissant 1.0 metadata with the Responsible-AI fields
     data/<config>/<split>-00000-of-00001.parquet
 
+(the names, and reading a built release back, are :mod:`~medcalc_maintained.release.layout`).
 Two builds from the same inputs are byte-identical: rows are sorted, parquet metadata is fixed,
 and the only date is the release date. The tables come from stage ``release-tables`` when they
-are current (:func:`~medcalc_maintained.release.tables.load_tables`), so the build itself applies
-no ledger record.
+are current (:func:`~medcalc_maintained.release.table_builder.load_tables`), so the build itself
+applies no ledger record.
 """
 
 from __future__ import annotations
@@ -24,26 +25,20 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import (
-    DataError,
-    loads_json,
-    naming_target,
-    read_text_bounded,
-    scratch_dir,
-    sha256_file,
-    swap_in_dir,
-)
-from medcalc_maintained.core.versions import UNRELEASED, full_tag, has_evidence_gate, release_data_file
+from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
+from medcalc_maintained.core.versions import UNRELEASED, full_tag, has_evidence_gate
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, unverified_estimate
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.croissant import write_croissant
 from medcalc_maintained.release.evidence_changes import evidence_sections
+from medcalc_maintained.release.layout import CARD, CHANGELOG, MANIFEST, data_file, read_manifest, release_files
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.semver import kind_problem
 from medcalc_maintained.release.state import card_sha256, next_version, read_card, release_state
-from medcalc_maintained.release.tables import Tables, build_tables, load_tables, stored_state, write_parquet
+from medcalc_maintained.release.table_builder import build_tables, load_tables
+from medcalc_maintained.release.tables import Tables, stored_state, write_parquet
 
 GENERATOR = "medcalc-maintained release build"
 PROBE_VERSION = "999999.0.0"  # the working tree as a release after every other (every record applied)
@@ -59,10 +54,6 @@ class BuildResult:
     draft: bool = False
     reasons: list[str] = field(default_factory=list)
     proposed: pd.DataFrame | None = None  # a draft's unreleased deferred records (:mod:`.deferred`)
-
-
-def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 
 def check_current(t: Tables, project: Project, plan: Releases) -> None:
@@ -203,9 +194,9 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
     for the changelog; ``proposed``: a draft's deferred records, listed at the top of its changelog)."""
     rel, reasons = t.release, list(reasons or [])
     out = Path(out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").is_file())):
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
         raise DataError(out, "exists and is not a release build (no manifest.json); refusing to replace it")
-    if out.is_dir() and (out / "manifest.json").is_file():
+    if out.is_dir() and (out / MANIFEST).is_file():
         _check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = scratch_dir(out)  # also removes the scratch directories of killed builds
@@ -213,23 +204,23 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         say("writing parquet files")
         for cfg, splits in t.published().items():
             for s in splits:
-                write_parquet(t.tables[cfg][s], tmp / release_data_file(cfg, s))
+                write_parquet(t.tables[cfg][s], tmp / data_file(cfg, s))
         say("writing croissant.json")
         write_croissant(t, plan, tmp)
         say("rendering the card and the changelog")
         estimates = unverified_estimate.read(project.unverified_estimate)
-        (tmp / "README.md").write_text(render_card(template, project.card_template, t, plan, estimates,
-                                                   follow.quarantine_text(project, rel)), encoding="utf-8")
+        (tmp / CARD).write_text(render_card(template, project.card_template, t, plan, estimates,
+                                            follow.quarantine_text(project, rel)), encoding="utf-8")
         changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities, evidence)
         if draft:
             changelog = deferred.add_to_changelog(changelog, deferred.draft_preamble(
                 rel.version, reasons, proposed if proposed is not None else pd.DataFrame(columns=deferred.COLUMNS)))
-        (tmp / "CHANGELOG.md").write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
-        files = {f: sha256_file(tmp / f) for f in _files(tmp)}
+        (tmp / CHANGELOG).write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
+        files = {f: sha256_file(tmp / f) for f in release_files(tmp)}
         state = release_state(t.tables, template)
         manifest = _manifest(plan, rel, t, files, state, draft, reasons, previous)
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                                    encoding="utf-8")
         swap_in_dir(tmp, out)  # one atomic exchange: out is always a complete build
     finally:
         if tmp.exists():
@@ -244,7 +235,7 @@ def _check_replaceable(out: Path) -> None:
         listed = read_manifest(out).get("files") or {}
     except DataError as exc:
         raise DataError(out, f"exists and is not a release build ({exc.problem}); refusing to replace it") from None
-    known = {"manifest.json"} | {str(f).split("/", 1)[0] for f in listed}
+    known = {MANIFEST} | {str(f).split("/", 1)[0] for f in listed}
     other = sorted(p.name for p in out.iterdir() if p.name not in known or p.is_symlink())
     if other:
         raise DataError(out, f"holds {', '.join(repr(n) for n in other[:3])}{', ...' if len(other) > 3 else ''}, "
@@ -313,69 +304,3 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
         return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
                            identities=identities, previous=previous_of(previous), proposed=proposed,
                            evidence=evidence)
-
-
-MANIFEST_MAX_BYTES = 16 * 1024 * 1024  # a release's manifest is ~20 KB; a hostile-file bound
-
-
-def read_manifest(release_dir: Path) -> dict[str, Any]:
-    path = Path(release_dir) / "manifest.json"
-    if not path.is_file():
-        raise DataError(path, "not found: not a release build (run `medcalc-maintained release build`)")
-    try:
-        man = loads_json(read_text_bounded(path, MANIFEST_MAX_BYTES, "manifest"), path)
-    except DataError as exc:
-        raise DataError(path, f"malformed JSON: {exc.problem}") from None
-    if not isinstance(man, dict):
-        raise DataError(path, "malformed: not a JSON object")
-    return man
-
-
-def draft_evidence(release_dir: Path, man: dict[str, Any] | None = None) -> str | None:
-    """Why ``release_dir`` is a draft (``release build --draft``), or None: its manifest's ``draft``
-    or ``draft_reasons``, or, whatever the manifest says, the draft heading of its CHANGELOG.md (a
-    file that manifest.json's digests cover, so deleting the manifest's keys does not hide it)."""
-    man = read_manifest(release_dir) if man is None else man
-    if man.get("draft") or "draft_reasons" in man:
-        return "its manifest says draft"
-    log = Path(release_dir) / "CHANGELOG.md"
-    if log.is_file():
-        with log.open(encoding="utf-8", errors="replace") as fh:
-            if any(line.rstrip("\r\n") == deferred.DRAFT_HEADING for line in fh):
-                return f"its CHANGELOG.md holds {deferred.DRAFT_HEADING[3:]!r}"
-    return None
-
-
-def check_release_dir(release_dir: Path, use: str) -> dict[str, Any]:
-    """The manifest of a built release that ``use`` (``evaluate --against``, ``publish``) may read:
-    every file present, listed and of the manifest's sha256, and not a draft; else a
-    :class:`DataError` naming the directory and the first problems."""
-    release_dir = Path(release_dir)
-    man = read_manifest(release_dir)
-    problems = verify_manifest(release_dir)
-    if problems:
-        shown = "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
-        raise DataError(release_dir, f"does not match its manifest.json ({shown}); {use} reads only an untouched "
-                                     "release build: rebuild it with `release build`")
-    why = draft_evidence(release_dir, man)
-    if why:
-        raise DataError(release_dir, f"is a draft of {man.get('version')} (`release build --draft`; {why}); {use} "
-                                     "reads only a release: add it to releases.yaml and build it")
-    return man
-
-
-def verify_manifest(release_dir: Path) -> list[str]:
-    """Problems of a release directory against its manifest: missing, extra or changed files."""
-    release_dir = Path(release_dir)
-    man = read_manifest(release_dir)
-    listed = man.get("files") or {}
-    present = [f for f in _files(release_dir) if f != "manifest.json"]
-    problems = []
-    for f in sorted(set(listed) - set(present)):
-        problems.append(f"{f}: listed in manifest.json but missing")
-    for f in sorted(set(present) - set(listed)):
-        problems.append(f"{f}: not listed in manifest.json")
-    for f in sorted(set(present) & set(listed)):
-        if sha256_file(release_dir / f) != listed[f]:
-            problems.append(f"{f}: sha256 differs from manifest.json")
-    return problems

@@ -18,7 +18,8 @@ from urllib.parse import quote
 import pyarrow.parquet as pq
 
 from medcalc_maintained.core.io import sha256_file
-from medcalc_maintained.core.versions import full_tag, release_data_file
+from medcalc_maintained.core.versions import full_tag
+from medcalc_maintained.release.layout import data_file
 from medcalc_maintained.release.plan import Releases
 from medcalc_maintained.release.tables import Tables
 
@@ -88,7 +89,7 @@ def croissant(t: Tables, plan: Releases, root: Path) -> dict[str, Any]:
     rel = t.release
     distribution, record_sets = [], []
     for config, splits in t.published().items():
-        files = [release_data_file(config, s) for s in splits]
+        files = [data_file(config, s) for s in splits]
         for f in files:
             distribution.append({"@type": "cr:FileObject", "@id": _slug(f), "name": _slug(f), "contentUrl": f,
                                  "encodingFormat": "application/x-parquet", "sha256": sha256_file(root / f)})

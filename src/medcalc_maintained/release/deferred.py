@@ -12,6 +12,7 @@ import pandas as pd
 
 from medcalc_maintained.core.versions import UNRELEASED
 from medcalc_maintained.ledger.records import Record, records_frame
+from medcalc_maintained.release.layout import DRAFT_HEADING
 from medcalc_maintained.release.markdown import md_table, uid_text
 from medcalc_maintained.release.tables import is_missing
 
@@ -66,11 +67,6 @@ def proposed_section(proposed: pd.DataFrame) -> list[str]:
         return out + ["None.", ""]
     header = ["record", "uid", "calculator", "old → proposed", "rationale", "proposed by", "proposed"]
     return out + [md_table(header, proposed_rows(proposed)), ""]
-
-
-#: the heading a draft's CHANGELOG.md opens with: what tells a draft by its content (a file the
-#: manifest's digests cover), whatever its manifest says
-DRAFT_HEADING = "## Draft preview (not a release)"
 
 
 def draft_preamble(version: str, reasons: list[str], proposed: pd.DataFrame) -> list[str]:

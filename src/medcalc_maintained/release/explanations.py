@@ -31,8 +31,7 @@ from medcalc_maintained.core.labels import ERROR_STATUSES
 from medcalc_maintained.core.rows import entities_or_empty, row_dicts
 from medcalc_maintained.ledger.derivation import DERIVED
 
-SOURCES = ("upstream", "reference-calculator", "ledger", "none")
-SOURCE_COLUMN = "Explanation Source"
+SOURCES = ("upstream", "reference-calculator", "ledger", "none")  # the values of tables.SOURCE_COLUMN
 RESULT_PREFIX = "So the answer is "  # the last sentence of a reference-calculator derivation
 
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import from_tag, full_tag, short_tag, version_key
 from medcalc_maintained.release import git
-from medcalc_maintained.release.build import draft_evidence, read_manifest, verify_manifest
+from medcalc_maintained.release.layout import MANIFEST, draft_evidence, read_manifest, verify_manifest
 from medcalc_maintained.release.semver import publish_problem
 
 BRANCH = "refs/heads/main"  # the branch every publish writes, whatever the target's HEAD says
@@ -265,7 +265,7 @@ def _check_against_plan(release_dir: Path, man: dict[str, Any], releases: Path) 
     plan = load_releases(releases)
     version = str(man.get("version"))
     listed = {r.version: r for r in plan.releases}
-    where = release_dir / "manifest.json"
+    where = release_dir / MANIFEST
     if version not in listed:
         raise PublishRefused(where, f"version {version!r} is not a release of {releases} "
                                     f"(listed: {', '.join(listed)}); rebuild with `release build`")

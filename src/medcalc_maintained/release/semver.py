@@ -8,7 +8,6 @@ previous release as published on the target (its manifest and ``full`` config).
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any, Callable
@@ -17,7 +16,8 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import RELEASE_DATA_DIR, full_tag, version_key
+from medcalc_maintained.core.versions import full_tag, version_key
+from medcalc_maintained.release.layout import MANIFEST, read_full
 from medcalc_maintained.release.state import derive_bump
 
 SHOWN = 5  # rows named per reason
@@ -95,18 +95,6 @@ def kind_problem(version: str, declared: str, previous_state: dict[str, Any], cu
     return f"release {version} is declared {declared} but {what}: a {derived} change since {against}{why}"
 
 
-def _full_of(files: list[str], read: Callable[[str], bytes]) -> pd.DataFrame | None:
-    """The ``full`` config of a release from its data files (``read(path) -> bytes``)."""
-    parts = sorted(f for f in files if f.startswith(f"{RELEASE_DATA_DIR}/full/") and f.endswith(".parquet"))
-    frames = []
-    for f in parts:
-        df = pd.read_parquet(io.BytesIO(read(f)))
-        if "split" not in df.columns:
-            df["split"] = f.rsplit("/", 1)[-1].split("-")[0]
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True) if frames else None
-
-
 def publish_problem(man: dict[str, Any], release_dir: Path, tags: set[str],
                     fetch: Callable[[str, str], bytes]) -> str | None:
     """Why publishing the release of manifest ``man`` to a target holding ``tags`` is refused:
@@ -116,7 +104,7 @@ def publish_problem(man: dict[str, Any], release_dir: Path, tags: set[str],
     version = str(man.get("version"))
     listed = man.get("releases")
     if not isinstance(listed, list) or version not in listed:
-        return (f"{Path(release_dir) / 'manifest.json'} lists no `releases` up to {version} (built by an older "
+        return (f"{Path(release_dir) / MANIFEST} lists no `releases` up to {version} (built by an older "
                 "version of this package): rebuild the release")
     earlier = [str(v) for v in listed if version_key(str(v)) < version_key(version)]
     missing = [v for v in earlier if full_tag(v) not in tags]
@@ -126,9 +114,9 @@ def publish_problem(man: dict[str, Any], release_dir: Path, tags: set[str],
     if not earlier:
         return None
     prev, tag = earlier[-1], full_tag(earlier[-1])
-    prev_man = json.loads(fetch(tag, "manifest.json").decode("utf-8"))
-    prev_full = _full_of(list(prev_man.get("files") or {}), lambda f: fetch(tag, f))
-    cur_full = _full_of(list(man.get("files") or {}), lambda f: (Path(release_dir) / f).read_bytes())
+    prev_man = json.loads(fetch(tag, MANIFEST).decode("utf-8"))
+    prev_full = read_full(list(prev_man.get("files") or {}), lambda f: fetch(tag, f))
+    cur_full = read_full(list(man.get("files") or {}), lambda f: (Path(release_dir) / f).read_bytes())
     return kind_problem(version, str(man.get("kind")), prev_man.get("state") or {}, man.get("state") or {},
                         prev_full, cur_full, f"{prev} ({tag} on the target)",
                         (prev_man.get("default_rows"), man.get("default_rows")))

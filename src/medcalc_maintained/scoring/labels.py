@@ -8,7 +8,8 @@
   release 1.0.0, the upstream v1.0 labels). Its labels are its ``default`` config; the rows of
   its ``full`` config that ``default`` leaves out are *unlabelled in that version*;
 * a built release directory (``build/release``, a download of the Hub repository): the same
-  from its ``data/default`` and ``data/full`` parquet files;
+  from its ``data/default`` and ``data/full`` parquet files
+  (:mod:`medcalc_maintained.release.layout`);
 * ``PATH`` of a parquet/CSV label file (every row labelled).
 
 ``NAME=ITEM`` names the source; otherwise a release is named ``vVERSION``, a directory or a file
@@ -25,15 +26,16 @@ from typing import Callable
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError
-from medcalc_maintained.core.versions import RELEASE_DATA_DIR, looks_like_version
+from medcalc_maintained.core.versions import looks_like_version
 from medcalc_maintained.project import Project
+from medcalc_maintained.release import layout
+from medcalc_maintained.release.tables import CONFIGS, load_config
 
 
 def release_labels(project: Project, version: str, config: str = "full") -> pd.DataFrame:
-    """One config of release ``version``, all splits in one frame with ``split`` and ``uid``
-    (the release-tables stage's file when current, else built on the fly)."""
-    from medcalc_maintained.release.tables import load_config
-
+    """One config of release ``version``, all splits in one frame with ``split`` and ``uid``: the
+    release-tables stage's file (a :class:`DataError` saying to run ``dvc repro release-tables``
+    when it is missing or stale; scoring never applies the ledger)."""
     return load_config(project, version, config)
 
 
@@ -74,8 +76,6 @@ def _uids(df: pd.DataFrame) -> frozenset[int]:
 
 
 def _release_source(project: Project, name: str, version: str) -> LabelSource:
-    from medcalc_maintained.release.tables import CONFIGS
-
     extra = project.release_tables / version
     names = set(CONFIGS) | ({p.stem for p in extra.glob("*.parquet")} if extra.is_dir() else set())
 
@@ -87,36 +87,16 @@ def _release_source(project: Project, name: str, version: str) -> LabelSource:
     return LabelSource(name, f"release {version}", read("default"), _uids(read("full")), tuple(sorted(names)), read)
 
 
-def read_release_config(directory: Path, config: str) -> pd.DataFrame:
-    """Every split of one config of a built release directory in one frame, with ``split`` and
-    ``uid`` (from ``Row Number`` when the config has none)."""
-    files = sorted((directory / RELEASE_DATA_DIR / config).glob("*.parquet"))
-    if not files:
-        raise DataError(directory / RELEASE_DATA_DIR / config, f"config {config!r} has no parquet file")
-    frames = []
-    for f in files:
-        df = pd.read_parquet(f)
-        if "split" not in df.columns:
-            df["split"] = f.name.split("-")[0]
-        if "uid" not in df.columns:
-            df["uid"] = df["Row Number"].astype("int64")
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
-
-
 def _directory_source(name: str, directory: Path) -> LabelSource:
-    from medcalc_maintained.release.build import check_release_dir
-
     # graded only against an untouched release: every file of its manifest's sha256, and no draft
-    version = check_release_dir(directory, "evaluate --against").get("version", "?")
-    data = directory / RELEASE_DATA_DIR
-    names = tuple(sorted(p.name for p in data.iterdir() if p.is_dir())) if data.is_dir() else ()
+    version = layout.check_release_dir(directory, "evaluate --against").get("version", "?")
+    names = layout.config_names(directory)
     for needed in ("default", "full"):
         if needed not in names:
-            raise DataError(data / needed, f"release directory has no {needed!r} config")
+            raise DataError(directory / layout.DATA_DIR / needed, f"release directory has no {needed!r} config")
 
     def read(config: str) -> pd.DataFrame:
-        return read_release_config(directory, config)
+        return layout.read_config(directory, config)
 
     return LabelSource(name, f"release directory {directory} ({version})", read("default"), _uids(read("full")),
                        names, read)

@@ -1,12 +1,12 @@
 """Stage ``release-tables``: every config of every release of releases.yaml, built once.
 
-For each release, the ledger is applied once (:func:`~medcalc_maintained.release.tables.build_tables`)
+For each release, the ledger is applied once (:func:`~medcalc_maintained.release.table_builder.build_tables`)
 and each config (default, full, original, corrections) is written with all its splits to
 ``project.release_table(version, config)`` (``<release.tables>/<version>/<config>.parquet``, the
 release's fixed column types), with ``state.json`` beside it: the inputs' fingerprint, the splits,
 the column layout, the row counts and the release state. Stage ``release`` and the readers
 (:func:`~medcalc_maintained.release.tables.load_config`) use these files instead of applying the
-ledger again. Directories of versions no longer in releases.yaml are removed.
+ledger again; a reader refuses them, saying to run this stage, once the inputs changed. Directories of versions no longer in releases.yaml are removed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from medcalc_maintained.core.versions import SEMVER
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.state import read_card, release_state
-from medcalc_maintained.release.tables import STATE_FILE, build_tables, inputs_fingerprint, write_release_tables
+from medcalc_maintained.release.table_builder import build_tables
+from medcalc_maintained.release.tables import STATE_FILE, inputs_fingerprint, write_release_tables
 
 
 def _remove_unlisted(project: Project, versions: set[str]) -> None:

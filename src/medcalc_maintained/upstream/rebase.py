@@ -34,9 +34,10 @@ import pandas as pd
 import yaml
 
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.ledger.apply import build
-from medcalc_maintained.ledger.records import LedgerError, Record, dump, ledger_files, load
+from medcalc_maintained.ledger.records import LedgerError, Record, dump, load
 from medcalc_maintained.upstream.diff import Diff, label_changed
 
 CLASSES = ("carried", "upstreamed", "conflict", "orphaned")
