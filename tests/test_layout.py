@@ -182,7 +182,7 @@ def test_readers_of_a_release_never_import_its_builder():
     build) imports only the stored tables (``release/tables.py``) and the layout of a built release
     (``release/layout.py``), never what applies the ledger or writes a release: no import chain,
     imports inside functions and package ``__init__`` files included, reaches a builder."""
-    from import_graph import PACKAGE, graph
+    from medcalc_maintained.devtools.import_graph import PACKAGE, graph
 
     imports = graph(SRC)
     builders = {f"{PACKAGE}.{b}" for b in BUILDERS}
