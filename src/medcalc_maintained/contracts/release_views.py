@@ -7,7 +7,8 @@ reported by Great Expectations as a named, failed expectation with the offending
 columns or rows:
 
 ``files``           every file listed in ``manifest.json`` or present in the directory:
-                    ``in_manifest``, ``exists``, ``sha256_matches``
+                    ``in_manifest``, ``exists``, ``sha256_matches``, ``known_file`` (a file a release
+                    build writes and these contracts check: :func:`release_layout.known_file`)
 ``config_files``    every parquet file of a config (listed or present): ``readable``,
                     ``rows_match_manifest``
 ``config_columns``  every (config, column) of the config's layout or of its files:
@@ -34,8 +35,8 @@ import pyarrow.parquet as pq
 import yaml
 
 from medcalc_maintained.contracts import release_content as rc
-from medcalc_maintained.contracts import severity_views
-from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of
+from medcalc_maintained.contracts import release_feed, severity_views
+from medcalc_maintained.contracts.release_layout import FRONT_MATTER, config_of, known_file
 from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import RELEASE_DATA_DIR
@@ -58,6 +59,7 @@ ID_COLUMNS = {
     "proposals": ["split", "uid", "field"],
     "card_features": ["config"],
     "croissant": ["item"],
+    "feed": ["item"],
 }
 
 
@@ -134,8 +136,9 @@ def files_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     for rel in sorted(set(listed) | present):
         exists = rel in present
         rows.append({"path": rel, "in_manifest": rel in listed, "exists": exists,
-                     "sha256_matches": exists and rel in listed and sha256_file(Path(root) / rel) == listed[rel]})
-    return pd.DataFrame(rows, columns=["path", "in_manifest", "exists", "sha256_matches"])
+                     "sha256_matches": exists and rel in listed and sha256_file(Path(root) / rel) == listed[rel],
+                     "known_file": known_file(rel)})
+    return pd.DataFrame(rows, columns=["path", "in_manifest", "exists", "sha256_matches", "known_file"])
 
 
 def config_files_view(data: ReleaseData) -> pd.DataFrame:
@@ -296,12 +299,14 @@ def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
     per_calc = data.manifest.get("mini_per_calculator")
     return {
         "column_types": rc.column_types_view(data.columns),
-        "mini_rows": rc.mini_rows_view(data.config("default"), data.config("mini"), per_calc),
+        "mini_rows": rc.mini_rows_view(data.config("default"), data.config("mini"), per_calc,
+                                        data.manifest.get("version")),
         "explanations": rc.explanations_view(data.config("full"), data.config("original")),
         "derivations": rc.derivations_view(data.config("full"), data.manifest.get("version")),
         "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
         "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),
+        "feed": release_feed.feed_view(data.root, data.manifest, manifest_listing(data.manifest)),
     }
 
 

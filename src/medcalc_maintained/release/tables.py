@@ -67,7 +67,7 @@ DERIVATION_RECORD_COLUMNS = ["definition", "inputs", "override_reason", "justifi
                              "adjudicated_definition", "reconstruction"]
 INT_COLUMNS = {"uid", "calculator_id", "Row Number", "Calculator ID"}  # integers, as upstream publishes them
 BOOL_COLUMNS = {"blinded"}
-TABLES_FORMAT = 2  # bump when the stored tables' layout or content rules change
+TABLES_FORMAT = 3  # bump when the stored tables' layout or content rules change
 STATE_FILE = "state.json"
 
 
@@ -158,7 +158,7 @@ def _tracked(root: Path, ref: str, rel: str) -> bool:
 @dataclass
 class Tables:
     """The configs of one release: ``tables[config][split]`` is a typed frame (:func:`typed_frame`)
-    sorted by uid."""
+    sorted by uid (``mini`` in the order of :func:`medcalc_maintained.release.mini.select`)."""
 
     release: Release
     splits: list[str]
@@ -333,7 +333,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         tables["full"][s] = typed_frame(full)
         tables["original"][s] = typed_frame(upstream.loc[upstream["split"] == s, UPSTREAM_COLUMNS])
         tables["corrections"][s] = typed_frame(corrections[corrections["split"] == s])
-        tables["mini"][s] = typed_frame(mini.select(tables["default"][s], s, project.mini_per_calculator))
+        tables["mini"][s] = typed_frame(mini.select(tables["default"][s], s, project.mini_per_calculator,
+                                                      release.version))
     return Tables(release, splits, tables, corrections, project.mini_per_calculator)
 
 
