@@ -235,7 +235,8 @@ def test_help_documents_the_answer_rule():
 
 @pytest.mark.slow
 def test_evaluate_example_stage(tables_root, real_instances):
-    """The worked example: relabel labels -> predictions -> graded under releases 1.0.0 and 2.0.0."""
+    """The worked example: relabel labels -> predictions -> graded under the releases of
+    compare.evaluate.against (1.0.0 and the latest)."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import evaluate_example
 
@@ -252,7 +253,7 @@ def test_evaluate_example_stage(tables_root, real_instances):
     lines = [json.loads(x) for x in preds.target.read_text().splitlines()]
     assert lines[0] == {"uid": int(first["uid"].iloc[0]), "output": f"<answer>{first['Ground Truth Answer'].iloc[0]}</answer>"}
     acc = run.report.accuracy.set_index("label_set")
-    assert list(acc.index) == ["v1.0.0", "v2.0.0"]
+    assert list(acc.index) == [f"v{v}" for v in project.param("compare.evaluate.against")]
     # 1.0.0's default config is every upstream row; the 4 predictions answer their own v1.0 label,
     # the other rows have no prediction and are skipped
     assert acc.loc["v1.0.0", "n"] == 4 and acc.loc["v1.0.0", "correct"] == 4

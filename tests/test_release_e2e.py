@@ -77,7 +77,7 @@ def test_two_builds_are_byte_identical(project, builds, tmp_path):
     r = cli(project, "release", "build", "--out", str(again), "--version", "2.0.0")
     assert r.exit_code == 0, r.output
     assert snapshot(again) == snapshot(builds["2.0.0"])
-    assert len(snapshot(again)) == 9  # README, CHANGELOG, manifest, croissant.json, 5 parquet files
+    assert len(snapshot(again)) == 10  # README, CHANGELOG, manifest, croissant.json, releases.json, 5 parquet files
 
 
 def test_release_layout_and_counts(project, builds, v1_test_csv):
@@ -288,7 +288,12 @@ def test_patch_release_gets_no_short_tag(project, builds, published, tmp_path, v
     assert git(repo, "rev-parse", "v2.2.1^{commit}") != git(repo, "rev-parse", "v2.2^{commit}")
     # same labels in both: only the card and the manifest differ between the two commits
     changed = set(git(repo, "diff", "--name-only", "v2.2.0", "v2.2.1").split())
-    assert changed == {"README.md", "CHANGELOG.md", "manifest.json", "croissant.json"}  # croissant: version, description
+    # croissant: version, description, and the feed's sha256; the feed: the entry of 2.2.1
+    assert changed == {"README.md", "CHANGELOG.md", "manifest.json", "croissant.json", "releases.json"}
+    entry = json.loads((out / "releases.json").read_text())["releases"][-1]
+    assert entry["version"] == "2.2.1" and entry["tags"] == ["v2.2.1"] and entry["comparable"] is True
+    assert {c: d["class"] for c, d in entry["configs"].items()} == dict.fromkeys(
+        ("default", "full", "original", "corrections", "mini"), "identical")
 
 
 def test_hub_target_refuses_an_existing_tag_without_printing_the_token(hub, project, builds, tmp_path):

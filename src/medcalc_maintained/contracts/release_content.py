@@ -4,7 +4,8 @@
 ``column_types``   every (config, column) of the release's files: ``declared_type_ok`` (integer keys such as
                    ``Row Number`` and ``Calculator ID`` are ``int64``, flags ``bool``, the rest text)
 ``mini_rows``      every row of ``mini`` or chosen by the mini rule from ``default``:
-                   ``selected_by_rule``, ``matches_default``
+                   ``selected_by_rule``, ``matches_default``, ``in_rule_order`` (the row is at the
+                   position the rule's order gives it: interleaved by calculator from 2.2.0 on)
 ``explanations``   every row of ``full``: ``source_known``, ``source_fits_label`` and
                    ``explanation_fits_source`` (a derivation states a result that grades correct against
                    the row's label and, on a changed row, not against the old label)
@@ -20,8 +21,9 @@
                    and the ``Proposed Answer``)
 ``card_features``  every config: ``features_match_files`` (the card's ``dataset_info`` features and row
                    counts are the files' columns, types and rows)
-``croissant``      every data file and config, and the document itself: ``described`` (croissant.json lists
-                   the file with its sha256, the config's fields with their types, the RAI fields)
+``croissant``      every data file and config, the feed ``releases.json``, and the document itself:
+                   ``described`` (croissant.json lists the file with its sha256, the config's fields with
+                   their types, the RAI fields)
 """
 
 from __future__ import annotations
@@ -55,28 +57,35 @@ def column_types_view(columns: dict[str, dict[str, str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["config", "column", "declared_type_ok"])
 
 
-def mini_rows_view(default: pd.DataFrame, mini_rows: pd.DataFrame, per_calculator: Any) -> pd.DataFrame:
-    """The ``mini`` rows against the mini rule applied to ``default`` (split by split)."""
+def mini_rows_view(default: pd.DataFrame, mini_rows: pd.DataFrame, per_calculator: Any,
+                   version: Any = None) -> pd.DataFrame:
+    """The ``mini`` rows against the mini rule applied to ``default`` (split by split), in the
+    rule's order for release ``version``."""
     from medcalc_maintained.release import mini
     from medcalc_maintained.release.tables import DEFAULT_COLUMNS
 
-    cols = ["split", "uid", "selected_by_rule", "matches_default"]
-    chosen: set[tuple[str, int]] = set()
+    cols = ["split", "uid", "selected_by_rule", "matches_default", "in_rule_order"]
+    order: dict[str, list[int]] = {}
     if not default.empty and isinstance(per_calculator, int) and per_calculator > 0:
         for s, part in default.groupby(default["split"].astype(str)):
-            sel = mini.select(part.reset_index(drop=True), s, per_calculator)
-            chosen |= {(s, int(u)) for u in sel["Row Number"]}
+            sel = mini.select(part.reset_index(drop=True), s, per_calculator, str(version))
+            order[s] = [int(u) for u in sel["Row Number"]]
+    chosen = {(s, u) for s, uids in order.items() for u in uids}
     ref = {} if default.empty else {(str(s), int(u)): r for s, u, r in
                                     zip(default["split"], default["uid"], row_dicts(default))}
     rows, seen = [], set()
+    position: dict[str, int] = {}
     for r in ([] if mini_rows.empty else row_dicts(mini_rows)):
         key = (str(r["split"]), int(r["uid"]))
         d = ref.get(key)
         same = d is not None and all(cell_text(r.get(c)) == cell_text(d.get(c)) for c in DEFAULT_COLUMNS)
+        at = position.get(key[0], 0)
+        position[key[0]] = at + 1
+        want = order.get(key[0], [])
         rows.append({"split": key[0], "uid": key[1], "selected_by_rule": key in chosen and key not in seen,
-                     "matches_default": same})
+                     "matches_default": same, "in_rule_order": at < len(want) and want[at] == key[1]})
         seen.add(key)
-    rows += [{"split": k[0], "uid": k[1], "selected_by_rule": False, "matches_default": True}
+    rows += [{"split": k[0], "uid": k[1], "selected_by_rule": False, "matches_default": True, "in_rule_order": False}
              for k in sorted(chosen - seen)]
     return pd.DataFrame(rows, columns=cols)
 
@@ -268,6 +277,7 @@ def card_features_view(root: Path, columns: dict[str, dict[str, str]], rows: Any
 
 def croissant_view(root: Path, listed: dict[str, str], columns: dict[str, dict[str, str]]) -> pd.DataFrame:
     from medcalc_maintained.release.croissant import DATA_TYPES, FILE, RAI
+    from medcalc_maintained.release.feed import FEED_FILE
 
     try:
         doc = json.loads((root / FILE).read_text(encoding="utf-8"))
@@ -277,7 +287,7 @@ def croissant_view(root: Path, listed: dict[str, str], columns: dict[str, dict[s
     files = {d.get("contentUrl"): d.get("sha256") for d in doc.get("distribution") or [] if isinstance(d, dict)}
     sets = {d.get("@id"): d for d in doc.get("recordSet") or [] if isinstance(d, dict)}
     rows = [{"item": FILE, "described": bool(doc) and all(doc.get(k) for k in RAI)}]
-    for rel in sorted(p for p in listed if config_of(p)):
+    for rel in sorted(p for p in listed if config_of(p) or p == FEED_FILE):
         rows.append({"item": rel, "described": files.get(rel) == listed[rel]})
     for config, cols in sorted(columns.items()):
         fields = [(f.get("source", {}).get("extract", {}).get("column"), f.get("dataType"))

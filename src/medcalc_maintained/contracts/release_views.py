@@ -7,7 +7,8 @@ reported by Great Expectations as a named, failed expectation with the offending
 columns or rows:
 
 ``files``           every file listed in ``manifest.json`` or present in the directory:
-                    ``in_manifest``, ``exists``, ``sha256_matches``
+                    ``in_manifest``, ``exists``, ``sha256_matches``, ``known_file`` (a file a release
+                    build writes and these contracts check: :func:`medcalc_maintained.release.layout.known_file`)
 ``config_files``    every parquet file of a config (listed or present): ``readable``,
                     ``rows_match_manifest``
 ``config_columns``  every (config, column) of the config's layout or of its files:
@@ -33,11 +34,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from medcalc_maintained.contracts import release_content as rc
-from medcalc_maintained.contracts import severity_views
+from medcalc_maintained.contracts import release_feed, severity_views
 from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.release import layout
 from medcalc_maintained.release.layout import config_of, manifest_listing
+from medcalc_maintained.release.tables import CONFIGS
 
 # suites (by name) that a config other than `full` is also validated with, and the view it gets
 CONFIG_SUITES = {"default": ("schema", "label_invariants")}
@@ -57,6 +59,7 @@ ID_COLUMNS = {
     "proposals": ["split", "uid", "field"],
     "card_features": ["config"],
     "croissant": ["item"],
+    "feed": ["item"],
 }
 
 
@@ -116,8 +119,9 @@ def files_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     for rel in sorted(set(listed) | present):
         exists = rel in present
         rows.append({"path": rel, "in_manifest": rel in listed, "exists": exists,
-                     "sha256_matches": exists and rel in listed and sha256_file(Path(root) / rel) == listed[rel]})
-    return pd.DataFrame(rows, columns=["path", "in_manifest", "exists", "sha256_matches"])
+                     "sha256_matches": exists and rel in listed and sha256_file(Path(root) / rel) == listed[rel],
+                     "known_file": layout.known_file(rel, CONFIGS)})
+    return pd.DataFrame(rows, columns=["path", "in_manifest", "exists", "sha256_matches", "known_file"])
 
 
 def config_files_view(data: ReleaseData) -> pd.DataFrame:
@@ -273,12 +277,14 @@ def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
     per_calc = data.manifest.get("mini_per_calculator")
     return {
         "column_types": rc.column_types_view(data.columns),
-        "mini_rows": rc.mini_rows_view(data.config("default"), data.config("mini"), per_calc),
+        "mini_rows": rc.mini_rows_view(data.config("default"), data.config("mini"), per_calc,
+                                        data.manifest.get("version")),
         "explanations": rc.explanations_view(data.config("full"), data.config("original")),
         "derivations": rc.derivations_view(data.config("full"), data.manifest.get("version")),
         "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
         "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),
+        "feed": release_feed.feed_view(data.root, data.manifest, manifest_listing(data.manifest)),
     }
 
 

@@ -22,6 +22,11 @@ DERIVATIONS_FROM = "2.1.0"
 # ``evidence_supports_inputs`` blocks. New ledger records of these releases are refused by ``apply``
 # and ``propose`` when an input's quote does not state it.
 EVIDENCE_FROM = "2.2.0"
+# From this release on, the rows of ``mini`` are interleaved by calculator (round robin, calculators in
+# ``Calculator ID`` order; ``release/mini.py: select``), so the first N rows of the file (``lm_eval
+# --limit N``, ``datasets`` slicing) cover min(N, calculators) calculators; earlier releases keep the
+# ``Row Number`` order they were published with.
+MINI_INTERLEAVED_FROM = "2.2.0"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -43,6 +48,14 @@ def has_evidence_gate(version: object) -> bool:
     if str(version) == UNRELEASED:
         return True
     return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(EVIDENCE_FROM)
+
+
+def has_interleaved_mini(version: object) -> bool:
+    """Whether the ``mini`` rows of release ``version`` (or ``unreleased``) are interleaved by
+    calculator (:data:`MINI_INTERLEAVED_FROM` on); ``False`` for a value that is not a version."""
+    if str(version) == UNRELEASED:
+        return True
+    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(MINI_INTERLEAVED_FROM)
 
 
 def release_key(release: str) -> tuple:

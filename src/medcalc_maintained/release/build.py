@@ -4,6 +4,7 @@
     CHANGELOG.md              every release up to this one, newest first
     manifest.json             sha256 of every other file, row counts, and the release state
     croissant.json            Croissant 1.0 metadata with the Responsible-AI fields
+    releases.json             the release feed: every release up to this one (release/feed.py)
     data/<config>/<split>-00000-of-00001.parquet
 
 (the names, and reading a built release back, are :mod:`~medcalc_maintained.release.layout`).
@@ -28,7 +29,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, has_evidence_gate
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import deferred, unverified_estimate
+from medcalc_maintained.release import deferred, feed, score_shift, unverified_estimate
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.croissant import write_croissant
@@ -146,16 +147,21 @@ def _manifest(plan: Releases, rel: Release, t: Tables, files: dict[str, str], st
     return manifest
 
 
-def release_history(project: Project, plan: Releases, t: Tables,
-                    previous: Tables | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
-    """Row counts per config and split, :meth:`Tables.identities`, and the evidence review sections
-    (``release/evidence_changes.py``) of every release up to ``t``'s (for the changelog): from the
-    tables at hand, else each earlier release's tables read once (stage ``release-tables``'s files,
-    or built now)."""
+def tables_upto(project: Project, plan: Releases, t: Tables, previous: Tables | None) -> dict[str, Tables]:
+    """The tables of every release up to ``t``'s, by version: those at hand, else each earlier
+    release's read once (stage ``release-tables``'s files, or built now)."""
     known = {t.release.version: t, **({previous.release.version: previous} if previous is not None else {})}
     for r in plan.upto(t.release.version):
         if r.version not in known and r in plan.releases:
             known[r.version] = load_tables(project, r, plan.path)
+    return known
+
+
+def release_history(plan: Releases, t: Tables, known: dict[str, Tables]
+                    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
+    """Row counts per config and split, :meth:`Tables.identities`, and the evidence review sections
+    (``release/evidence_changes.py``) of every release up to ``t``'s whose tables are in ``known``
+    (:func:`tables_upto`), for the changelog."""
     order = [r.version for r in plan.upto(t.release.version) if r.version in known]
     evidence = {b: evidence_sections(known[a].combined("full"), known[b].combined("full"), b, a)
                 for a, b in zip(order, order[1:]) if has_evidence_gate(b)}
@@ -188,10 +194,13 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
                 reasons: list[str] | None = None, say: Callable[[str], None] = lambda _m: None,
                 rows: dict[str, Any] | None = None, identities: dict[str, Any] | None = None,
                 previous: dict[str, Any] | None = None, proposed: pd.DataFrame | None = None,
-                evidence: dict[str, list[str]] | None = None) -> BuildResult:
+                evidence: dict[str, list[str]] | None = None, known: dict[str, Tables] | None = None,
+                shift: dict[str, Any] | None = None) -> BuildResult:
     """Write the release of tables ``t`` into ``out``; the directory is replaced only when every
     file was written (``rows``, ``identities``: row counts and row identities of earlier releases
-    for the changelog; ``proposed``: a draft's deferred records, listed at the top of its changelog)."""
+    for the changelog; ``proposed``: a draft's deferred records, listed at the top of its changelog;
+    ``known``: every release's tables up to ``t``'s, for the feed; ``shift``: the worked example's
+    score shift, :func:`score_shift.measure`)."""
     rel, reasons = t.release, list(reasons or [])
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
@@ -205,12 +214,19 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         for cfg, splits in t.published().items():
             for s in splits:
                 write_parquet(t.tables[cfg][s], tmp / data_file(cfg, s))
+        say(f"writing {feed.FEED_FILE}")
+        doc = feed.release_feed(plan, known or {rel.version: t}, rel.version,
+                                {f: sha256_file(tmp / f) for f in release_files(tmp)}, project.root, project.upstream_base)
+        feed.write_feed(tmp, doc)
         say("writing croissant.json")
         write_croissant(t, plan, tmp)
         say("rendering the card and the changelog")
         estimates = unverified_estimate.read(project.unverified_estimate)
+        opening = score_shift.banner(feed.latest_entry(doc), shift, score_shift.example_text(project))
         (tmp / CARD).write_text(render_card(template, project.card_template, t, plan, estimates,
-                                            follow.quarantine_text(project, rel)), encoding="utf-8")
+                                            follow.quarantine_text(project, rel),
+                                            {"score_shift": opening, "feed_table": feed.feed_table(doc)}),
+                                encoding="utf-8")
         changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities, evidence)
         if draft:
             changelog = deferred.add_to_changelog(changelog, deferred.draft_preamble(
@@ -298,9 +314,11 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     if not draft:
         say("checking the declared kind against the changes since the previous release")
         check_kind(plan, t, previous, template, project.upstream_base)
-    rows, identities, evidence = release_history(project, plan, t, previous)
+    known = tables_upto(project, plan, t, previous)
+    rows, identities, evidence = release_history(plan, t, known)
     proposed = proposed_of(project, t) if draft else None
+    shift = score_shift.measure(project, previous, t)
     with naming_target(out, always=True):  # a full disk names the release directory (left as it was)
         return write_build(out, project, plan, t, template, draft=draft, reasons=reasons, say=say, rows=rows,
                            identities=identities, previous=previous_of(previous), proposed=proposed,
-                           evidence=evidence)
+                           evidence=evidence, known=known, shift=shift)

@@ -13,7 +13,7 @@ import yaml
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import full_tag, has_derivations, short_tag, version_key
+from medcalc_maintained.core.versions import full_tag, short_tag, version_key
 from medcalc_maintained.release.evidence_changes import share_text
 from medcalc_maintained.release.layout import data_file, split_front_matter
 from medcalc_maintained.release.markdown import md_table, uid_text
@@ -333,13 +333,15 @@ def card_context(t: Tables, plan: Releases) -> dict[str, str]:
         "the rows whose label was verified by the maintenance process (`Label Status` is `confirmed`, "
         "`corrected` or `abstain`); rows still `unverified` are only in `full`"
     )
+    from medcalc_maintained.release.fields import columns_text
+
     configs_rows = [
         ["default", "every row, upstream labels" if rel.default_rows == "all" else "verified rows (`Label Status` ≠ `unverified`)",
-         "the 14 upstream columns + `Label Status`, `Explanation Source`"],
-        ["full", "every row: maintained label and provenance", "all the fields below"],
-        ["original", "every row exactly as published upstream (v1.0 labels)", "the 14 upstream columns"],
-        ["corrections", "one row per ledger record of the releases up to this one", "the record's fields"],
-        ["mini", "a stratified subset of the verified rows (see below)", "the columns of `default`"],
+         columns_text(t, "default")],
+        ["full", "every row: maintained label and provenance", columns_text(t, "full")],
+        ["original", "every row exactly as published upstream (v1.0 labels)", columns_text(t, "original")],
+        ["corrections", "one row per ledger record of the releases up to this one", columns_text(t, "corrections")],
+        ["mini", "a stratified subset of the verified rows (see below)", columns_text(t, "mini")],
     ]
     empty = t.empty_configs()
     for row in configs_rows:
@@ -421,35 +423,18 @@ def extra_context(t: Tables) -> dict[str, str]:
              if len(minis) else "no rows (this release has no verified row)")
     full = pd.concat([t.tables["full"][s] for s in t.splits], ignore_index=True)
     return {
-        "mini_rule": mini.rule_text(n),
+        "mini_rule": mini.rule_text(n, t.release.version),
         "mini_size": sizes,
         "explanation_table": md_table([SOURCE_COLUMN, "rows (full)"], _counts(full[SOURCE_COLUMN]), ["l", "r"]),
     }
 
 
-# rows of the card's field table for the columns `full` carries from DERIVATIONS_FROM on
-DERIVATION_FIELDS = (
-    "| `Derivation Status` | how a verified label derives: `reproduced`, `inputs-recorded`, `alternative`, "
-    "`na-justified`, `override` or `unexplained` (empty for unverified rows; `full` only) |",
-    "| `Derivation` | JSON: the definition, the inputs with their note evidence (character offsets and quoted text), "
-    "the value and why, from which the label is recomputed (verified rows; `full` only). From 2.2.0 each input also "
-    "states its `source` (`search`, `hand`, `physician`, `upstream`) and the evidence verifier's `verdict` "
-    "(`supports`, `rule`, `reason`); inputs that change nothing are named under `inert_inputs`; an N/A label has no "
-    "`value` (what the definition computes from upstream's entities is under `value_from_upstream_entities`) |",
-    "| `Proposed Answer` | for an `unverified` row with an `error` finding of the project's checks: the value the "
-    "reference calculator gives under the declared definition on the upstream entities patched by the inputs the "
-    "findings read from the note; empty when no derivation can be made and on every other row. A proposal, never "
-    "the label (`full` only) |",
-    "| `Proposal` | JSON on those rows: `derivation` (definition, inputs with evidence, value; `null` when none) and "
-    "the `findings` behind it (check, severity, reason, evidence offsets); empty on every other row (`full` only) |",
-)
-
-
 def render_card(template: str, path: Path, t: Tables, plan: Releases,
-                estimates: dict[str, Any] | None = None, quarantine: str = "") -> str:
+                estimates: dict[str, Any] | None = None, quarantine: str = "", extra: dict[str, str] | None = None) -> str:
     """``estimates``: stage triage-simulate's unverified estimate by release (``None``: not run);
-    ``quarantine``: the text on the upstream rows left out because they do not parse."""
-    from medcalc_maintained.release import unverified_estimate
+    ``quarantine``: the text on the upstream rows left out because they do not parse; ``extra``: more
+    placeholders (the release build's ``score_shift``, :mod:`.score_shift`, and ``feed_table``, :mod:`.feed`)."""
+    from medcalc_maintained.release import fields, unverified_estimate
 
     front, body = split_front_matter(template, path)
     for key in ("configs", "version", "dataset_info"):
@@ -469,7 +454,8 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
     ctx["quarantine"] = quarantine or "No upstream row is reported as quarantined."
-    ctx["release_fields"] = "".join("\n" + row for row in DERIVATION_FIELDS) if has_derivations(t.release.version) else ""
+    ctx.update(fields.card_fields(t))  # every column and value, from the tables (release/fields.py)
+    ctx.update({"score_shift": "", "feed_table": "", **(extra or {})})
     ctx["derivation_share"] = share_text(t.combined("full"), t.release.version)
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
     if unknown:

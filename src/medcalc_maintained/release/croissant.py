@@ -1,6 +1,7 @@
 """``croissant.json``: the Croissant 1.0 metadata (with the Responsible-AI extension) of one release.
 
-One ``cr:FileObject`` per parquet file of the release (path, sha256), one ``cr:RecordSet`` per
+One ``cr:FileObject`` per parquet file of the release (path, sha256) and one for the release feed
+``releases.json`` (:mod:`medcalc_maintained.release.feed`, written before this file), one ``cr:RecordSet`` per
 config whose fields are the config's columns with their types, read from that config's files;
 the RAI fields say how the data were collected and annotated and what their known limitations
 are. Written by ``release build`` before ``manifest.json``, so the manifest lists its sha256; the
@@ -19,11 +20,11 @@ import pyarrow.parquet as pq
 
 from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.versions import full_tag
-from medcalc_maintained.release.layout import data_file
+from medcalc_maintained.release.layout import CROISSANT, FEED, data_file
 from medcalc_maintained.release.plan import Releases
 from medcalc_maintained.release.tables import Tables
 
-FILE = "croissant.json"
+FILE = CROISSANT
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.0", "http://mlcommons.org/croissant/RAI/1.0"]
 DATA_TYPES = {"int64": "sc:Integer", "string": "sc:Text", "bool": "sc:Boolean", "large_string": "sc:Text"}
 CONTEXT = {
@@ -96,6 +97,12 @@ def croissant(t: Tables, plan: Releases, root: Path) -> dict[str, Any]:
         if len(files) == 1:  # one split per config: the record set reads its one file
             record_sets.append({"@type": "cr:RecordSet", "@id": config, "name": config,
                                 "description": f"the `{config}` config", "field": _fields(config, files, root)})
+    if (root / FEED).is_file():
+        distribution.append({"@type": "cr:FileObject", "@id": _slug(FEED), "name": _slug(FEED),
+                             "contentUrl": FEED, "encodingFormat": "application/json",
+                             "description": "the release feed: every release up to this one, with the sha256 of its "
+                                            "data files and its comparability with the previous release",
+                             "sha256": sha256_file(root / FEED)})
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",

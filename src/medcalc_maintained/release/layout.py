@@ -4,6 +4,7 @@
     CHANGELOG.md     a draft's opens with :data:`DRAFT_HEADING`
     manifest.json    sha256 of every other file, row counts, the release state
     croissant.json   (:mod:`~medcalc_maintained.release.croissant`)
+    releases.json    the release feed (:mod:`~medcalc_maintained.release.feed`)
     data/<config>/<split>-00000-of-00001.parquet
 
 Every module that reads a release directory -- the build and ``publish``
@@ -29,6 +30,8 @@ DATA_DIR = "data"  # one parquet file per config and split under this folder
 CARD = "README.md"
 CHANGELOG = "CHANGELOG.md"
 MANIFEST = "manifest.json"
+CROISSANT = "croissant.json"  # written by :mod:`~medcalc_maintained.release.croissant`
+FEED = "releases.json"  # the release feed, :mod:`~medcalc_maintained.release.feed`
 MANIFEST_MAX_BYTES = 16 * 1024 * 1024  # a release's manifest is ~20 KB; a hostile-file bound
 #: the heading a draft's CHANGELOG.md opens with: what tells a draft by its content (a file the
 #: manifest's digests cover), whatever its manifest says
@@ -57,6 +60,16 @@ def config_of(rel: str) -> tuple[str, str] | None:
         return None
     m = _PART.match(parts[2])
     return parts[1], (m["split"] if m else split_of(parts[2]))
+
+
+def known_file(rel: str, configs: tuple[str, ...]) -> bool:
+    """Whether ``rel`` (release-relative) is a file that ``release build`` writes and the release
+    contracts check: the card, the changelog, the Croissant metadata, the feed, or a data file of one
+    of ``configs``. ``manifest.json`` lists every other file, not itself."""
+    if rel in (CARD, CHANGELOG, CROISSANT, FEED):
+        return True
+    found = config_of(rel)
+    return found is not None and found[0] in configs
 
 
 def config_files(files: list[str], config: str) -> list[str]:

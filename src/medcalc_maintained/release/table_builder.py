@@ -211,7 +211,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         tables["full"][s] = typed_frame(full)
         tables["original"][s] = typed_frame(upstream.loc[upstream["split"] == s, UPSTREAM_COLUMNS])
         tables["corrections"][s] = typed_frame(corrections[corrections["split"] == s])
-        tables["mini"][s] = typed_frame(mini.select(tables["default"][s], s, project.mini_per_calculator))
+        tables["mini"][s] = typed_frame(mini.select(tables["default"][s], s, project.mini_per_calculator,
+                                                      release.version))
     return Tables(release, splits, tables, corrections, project.mini_per_calculator)
 
 

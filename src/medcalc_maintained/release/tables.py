@@ -57,7 +57,7 @@ DERIVATION_RECORD_COLUMNS = ["definition", "inputs", "override_reason", "justifi
                              "adjudicated_definition", "reconstruction"]
 INT_COLUMNS = {"uid", "calculator_id", "Row Number", "Calculator ID"}  # integers, as upstream publishes them
 BOOL_COLUMNS = {"blinded"}
-TABLES_FORMAT = 2  # bump when the stored tables' layout or content rules change
+TABLES_FORMAT = 3  # bump when the stored tables' layout or content rules change
 STATE_FILE = "state.json"
 REFRESH = "dvc repro release-tables"  # the command that writes current tables (or `medcalc-maintained release tables`)
 
@@ -109,7 +109,7 @@ def write_parquet(df: pd.DataFrame, path: Path) -> Path:
 @dataclass
 class Tables:
     """The configs of one release: ``tables[config][split]`` is a typed frame (:func:`typed_frame`)
-    sorted by uid."""
+    sorted by uid (``mini`` in the order of :func:`medcalc_maintained.release.mini.select`)."""
 
     release: Release
     splits: list[str]

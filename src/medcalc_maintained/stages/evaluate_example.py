@@ -2,7 +2,8 @@
 
 The relabel stage's labels become a predictions file (``compare predictions``: one
 ``{"uid", "output"}`` per labeled test row, at ``project.example_predictions``), which is then graded
-under releases 1.0.0 and 2.0.0 (``evaluate ... --against 1.0.0 --against 2.0.0``) into
+under the releases of ``compare.evaluate.against``, the upstream labels 1.0.0 and the latest release
+(``evaluate ... --against 1.0.0 --against 2.2.0``), into
 ``project.evaluation_dir`` (``evaluation.json`` with every table, and ``metrics.json``, the DVC
 metric: scalars only). :func:`evaluate` is also the top-level ``evaluate`` command, which
 writes a new directory under ``project.evaluation_runs`` instead.
