@@ -1,10 +1,11 @@
 """The root conftest.py imports only the package modules that hold a doctest: collecting the package
-still finds a doctest in every module whose text has ``>>>``, and only there."""
+still finds a doctest in every module with a ``>>>`` prompt line, and only there."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -17,7 +18,7 @@ from paths import ROOT
 def test_doctest_collection_finds_every_module_with_a_doctest():
     package = ROOT / "src" / "medcalc_maintained"
     with_doctest = {p.relative_to(ROOT).as_posix() for p in package.rglob("*.py")
-                    if ">>>" in p.read_text(encoding="utf-8")}
+                    if re.search(r"^\s*>>> ", p.read_text(encoding="utf-8"), flags=re.M)}  # a prompt line
     assert len(with_doctest) >= 5
     env = {**os.environ, "MEDCALC_CHECKOUT_GUARD": "0"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--co", "-p", "no:xdist", "-p", "no:cacheprovider",

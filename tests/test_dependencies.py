@@ -27,6 +27,7 @@ OPTIONAL = {
     "harnesses/inspect_task.py": "inspect",
     "harnesses/verifiers_env.py": "verifiers",
     "harnesses/helm_scenario.py": None,
+    "scoring/results_harness.py": "inspect",  # regrade of an Inspect log (a clear error without it)
     "scoring/report.py": "train",
     "scoring/safe_grpo.py": "train",
     "scoring/small_model.py": "train",
