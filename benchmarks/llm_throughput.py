@@ -1,5 +1,5 @@
 """Throughput of the verifier engine: the real google-genai client against the local Gemini server
-of the tests (tests/llm/fake_gemini.py), which answers every call after a fixed latency (200 ms).
+of the tests (tests/support/fake_gemini.py), which answers every call after a fixed latency (200 ms).
 Prints calls/s at concurrency 1, 8, 32 and 64 for the relabel calls of the test split
 (1,047 rows x 5 runs), and the number of calls a rerun makes (every call is then in the cache).
 
@@ -26,13 +26,13 @@ from pathlib import Path
 
 from _common import ROOT
 
-sys.path.insert(0, str(ROOT / "tests" / "llm"))
+sys.path.insert(0, str(ROOT))
 
 
 def _serve(latency: float, conn) -> None:  # child process: the local Gemini server
     from http.server import BaseHTTPRequestHandler
 
-    from fake_gemini import FakeGemini
+    from tests.support.fake_gemini import FakeGemini
 
     # N/A is a valid answer for every output type (a number would be a malformed reply for the date rows)
     srv = FakeGemini(lambda req: "Computed.\n<answer>N/A</answer>", latency_s=latency, max_lifetime_s=3600).start()

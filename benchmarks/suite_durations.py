@@ -6,7 +6,7 @@ Runs the suite as ``make test`` does (``-n 2 --dist loadfile --no-loadscope-reor
 ``-m "not slow"`` with ``--fast``) with a JUnit report, then prints each file's seconds (setup, call
 and teardown of its tests, as pytest timed them), the seconds each worker was busy, and the wall
 time. ``--write`` stores the per-file seconds in ``tests/durations.json`` (``seconds``, or
-``fast_seconds`` with ``--fast``), the order in which ``tests/schedule.py`` hands files to the
+``fast_seconds`` with ``--fast``), the order in which ``tests/support/schedule.py`` hands files to the
 workers (longest first). Numbers are wall seconds on this
 machine: measure on a quiet one.
 """

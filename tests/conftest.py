@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from paths import ROOT, SHARED  # noqa: E402
+from tests.support.paths import ROOT, SHARED
 
 
 def upstream_file(rel: str) -> Path:
@@ -207,7 +204,7 @@ def repro_project(tmp_path_factory) -> Path:
     """A project root as ``dvc repro`` makes it, up to stage apply: this checkout's params.yaml,
     releases.yaml, card, expectations and hand-written ledger (``data/corrections``), the upstream
     inputs, and the stages ingest, recompute, import-campaign, harmonize and apply run on them.
-    Its releases are the committed ones (tests/test_repro_project.py). Read-only."""
+    Its releases are the committed ones (tests/e2e/pipeline/test_repro_project.py). Read-only."""
     import shutil
 
     from medcalc_maintained.project import Project
@@ -236,7 +233,7 @@ def published_releases(tmp_path_factory, request) -> Path:
     """A copy of :func:`repro_project` with releases 1.0.0, 2.0.0 and 2.1.0 built into
     ``build/v<version>`` and published to ``mirrors/datasets/org/medcalc-maintained`` (a bare git
     repository olah serves). Read-only; built once per run, across xdist workers too
-    (release_support.published_project)."""
-    from release_support import published_project
+    (tests/support/release_support.published_project)."""
+    from tests.support.release_support import published_project
 
     return published_project(tmp_path_factory, request)

@@ -32,7 +32,7 @@ MASK = "***"
 # Linear time on any text (a 1 MB line is masked in milliseconds): every pattern starts at a fixed
 # token or behind a boundary (a run of letters is tried once, at its first character, never at each
 # of its characters), and no repeat before a fixed token is unbounded, so a failed try never
-# rescans the rest of the text. ``tests/test_hostile_probes.py`` times each against hostile text.
+# rescans the rest of the text. ``tests/cli/test_hostile_probes.py`` times each against hostile text.
 _HEADER = re.compile(
     r"""(?P<name>["']?(?:authorization|proxy-authorization|x-goog-api-key)["']?\s{0,16}[:=]\s{0,16})"""
     r"""(?P<q>["']?)(?P<value>(?:(?:bearer|basic|token)\s{1,16})?[^"'\s,;}\]]+)""",

@@ -14,7 +14,7 @@ readers import). Stage ``release-tables`` runs :func:`build_tables` once per rel
 repro``; ``release build`` (:mod:`medcalc_maintained.release.build`) reads those files through
 :func:`load_tables` when they are current and builds the release here otherwise (and always for a
 draft, whose unreleased records no stored table holds). No reader of a release imports this
-module (``tests/test_layout.py`` checks it).
+module (``tests/architecture/test_layout.py`` checks it).
 """
 
 from __future__ import annotations

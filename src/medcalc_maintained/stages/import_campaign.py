@@ -30,7 +30,7 @@ def campaign_checks(instances: pd.DataFrame, recompute: pd.DataFrame) -> pd.Data
     """The check findings of the v1.0 test rows (the rows the campaign audited) with their structured
     fields (``unmentioned``: the inputs a finding says the note never mentions), run here on the
     recompute's output: the findings of those rows in ``findings.parquet`` (stage ``recompute``),
-    which stores no structured field, plus that column (tests/test_campaign.py compares them)."""
+    which stores no structured field, plus that column (tests/ledger/test_campaign.py compares them)."""
     test = instances[instances["split"] == "test"]
     return run_checks(test, recompute[recompute["split"] == "test"], structured=True)
 

@@ -1,0 +1,13 @@
+"""End-to-end tests: every test collected under tests/e2e/ is marked ``slow`` here, once, so that
+``make test-fast`` (``-m "not slow"``) leaves them out and ``make test`` runs them. They run the DVC
+pipeline, local Hub and Gemini servers, publishing, GRPO training, GX over whole releases and the
+command line in new processes; a test of that kind belongs here, in ``tests/e2e/<package>/``."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Called for the items under this folder only (pytest calls a conftest's hook for its own tree)."""
+    item.add_marker(pytest.mark.slow)

