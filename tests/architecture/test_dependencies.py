@@ -27,6 +27,8 @@ OPTIONAL = {
     "harnesses/inspect_task.py": "inspect",
     "harnesses/verifiers_env.py": "verifiers",
     "harnesses/helm_scenario.py": None,
+    "harnesses/helm_run_spec.py": None,
+    "harnesses/lm_eval_task.py": "lm-eval",  # its task class (the chat-template check) runs inside lm_eval
     "scoring/results_harness.py": "inspect",  # regrade of an Inspect log (a clear error without it)
     "scoring/report.py": "train",
     "scoring/safe_grpo.py": "train",
@@ -41,7 +43,6 @@ NOT_IMPORTED = {
     "ruamel-yaml-clib": "DVC's YAML reader is 4x faster with its C parser (comment in pyproject.toml)",
     "accelerate": "transformers' Trainer (under trl's GRPOTrainer) requires it at run time",
     "gguf": "transformers reads the GGUF of SmolLM2 with it (scoring/small_model.py, gguf_file=)",
-    "lm-eval": "the lm-eval adapter writes a task folder that lm-eval's own CLI loads (harnesses/lm_eval_task.py)",
 }
 
 

@@ -27,23 +27,34 @@ def _guard(out: Path) -> None:
 
 @harness_app.command("lm-eval")
 def lm_eval_command(
-    revision: str = typer.Option(..., "--revision", help="Release tag to load, e.g. v2.0 or v1.0.0."),
     out: Path = typer.Option(..., "--out", help="Directory to write the task YAMLs and utils.py into."),
+    release: Path = typer.Option(None, "--release", help="A local release directory built by `release build` "
+                                 "(`make run` builds the latest into build/release); runs offline."),
+    revision: str = typer.Option(None, "--revision", help="A release tag on the Hub, e.g. v2.0 or v1.0.0 (with "
+                                 "--release: the tag the directory must hold)."),
+    dataset: str = typer.Option(None, "--dataset", help="The Hub repository of --revision (default "
+                                "org/medcalc-maintained)."),
     force: bool = typer.Option(False, "--force", help="Replace the files of an existing task directory."),
 ) -> None:
     """Write an lm-evaluation-harness task directory for one release: tasks `medcalc_maintained`
-    (config default), `medcalc_maintained_full` and `medcalc_maintained_mini`, each loading
-    org/medcalc-maintained at REVISION and grading with our answer semantics. Then run
-    `lm_eval --include_path OUT --tasks medcalc_maintained ...` (needs the `lm-eval` extra)."""
+    (config default), `medcalc_maintained_full` and `medcalc_maintained_mini`, each loading the
+    release (a local directory, --release, or the Hub at a tag, --revision), sending our system and
+    user messages, decoding greedily, and grading with our answer semantics. Then run `lm_eval --model
+    hf --model_args pretrained=MODEL --include_path OUT --tasks medcalc_maintained_mini
+    --apply_chat_template` (required: the tasks refuse a plain-text prompt; needs the `lm-eval` extra)."""
     from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.harnesses.common import DATASET, resolve_release
     from medcalc_maintained.harnesses.lm_eval_task import TASKS, write_task_dir
 
+    dataset = dataset or DATASET
     try:
         _guard(out)
-        files = write_task_dir(out, revision, force=force)
+        files = write_task_dir(out, revision, release=release, dataset=dataset, force=force)
+        rel = resolve_release(release, revision, dataset=dataset)
     except (DataError, ValueError, FileExistsError) as exc:
         fail(exc)
-    console.print(f"wrote {len(files)} files to {out}: tasks {', '.join(TASKS.values())} at {revision}", highlight=False)
+    console.print(f"wrote {len(files)} files to {out}: tasks {', '.join(TASKS.values())} of release {rel.version} "
+                  f"({rel.source}); run lm_eval with --include_path {out} --apply_chat_template", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,12 +1,34 @@
-"""What every harness adapter shares: the dataset, its configs, the prompt and the grading rule."""
+"""What every harness adapter shares: where a release is read from, its configs, the prompt, the
+decoding and the grading rule.
+
+A release is read either from a **local directory** built by ``medcalc-maintained release build``
+(``make run`` leaves the latest one in ``build/release``: a Hugging Face dataset repository with the
+card ``README.md``, whose YAML front matter lists the configs and the ``version``, and
+``manifest.json``, with the same ``version``, its ``tag``, the earlier releases and the sha256 of
+every file), or from the **Hub** at a release tag (``org/medcalc-maintained`` at ``v2.0``; another
+repository id or an ``HF_ENDPOINT`` mirror works the same). :func:`resolve_release` turns either
+into a :class:`Release`, which every adapter records in its task metadata.
+
+Every adapter sends the same two chat messages (:func:`prompt_messages`: the system prompt and the
+user turn of :func:`medcalc_maintained.scoring.prompts.build_prompt`) through its harness's chat path
+and asks for the same greedy decoding with the same budget (:data:`DECODING`).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping
 
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.versions import full_tag, resolve_tag
+from medcalc_maintained.release.layout import DATA_DIR as RELEASE_DATA_DIR
+from medcalc_maintained.release.layout import FRONT_MATTER
 from medcalc_maintained.scoring.graders import grader
-from medcalc_maintained.scoring.prompts import build_prompt
+from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT, build_prompt
 
 DATASET = "org/medcalc-maintained"
 CONFIGS = ("default", "full", "mini")
@@ -15,6 +37,44 @@ REVISION = re.compile(r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)(\.(0|[1-9]\d*))?$")
 # the columns a grader reads, carried along as each harness's sample metadata
 LABEL_FIELDS = ("Row Number", "Calculator ID", "Calculator Name", "Category", "Output Type",
                 "Ground Truth Answer", "Lower Limit", "Upper Limit", "Label Status")
+# Tokens a model may generate per row, in every harness. The step-by-step explanations MedCalc-Bench
+# ships as `Ground Truth Explanation` (what the system prompt asks for, then the <answer> tag) take,
+# in SmolLM2's tokenizer, a median of 287 tokens; 94% of the 1,047 fit in 1,024 (77% in 512,
+# the longest 1,569). A shorter budget cuts the answer tag off a worked calculation.
+MAX_NEW_TOKENS = 1024
+# Greedy decoding: temperature 0 (and no sampling where a harness has a separate switch), asked of
+# each harness with the budget above (lm-eval generation_kwargs, Inspect GenerateConfig, verifiers
+# sampling_args, HELM AdapterSpec).
+TEMPERATURE = 0.0
+BUILT_BY = "`medcalc-maintained release build`; `make run` builds the latest release into build/release"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release as a harness reads it: ``path`` is what ``datasets.load_dataset`` gets (the local
+    directory, absolute, or the Hub repository id), ``revision`` the tag on the Hub (``None`` for a
+    local directory), ``version`` the release it holds (``2.2.0``; on the Hub the tag's version)."""
+
+    path: str
+    revision: str | None
+    version: str
+    local: bool
+    configs: tuple[str, ...] = CONFIGS
+
+    @property
+    def tag(self) -> str:
+        return full_tag(self.version) if self.local else str(self.revision)
+
+    @property
+    def source(self) -> str:
+        """``/abs/build/release`` or ``org/medcalc-maintained@v2.0``."""
+        return self.path if self.local else f"{self.path}@{self.revision}"
+
+    def metadata(self) -> dict[str, Any]:
+        """What a task records about its data, prompt and decoding."""
+        return {"release": self.version, "release_tag": self.tag, "source": self.source,
+                "prompt": "chat: system + user (scoring/prompts.py build_prompt)",
+                "decoding": "greedy", "max_new_tokens": MAX_NEW_TOKENS}
 
 
 def check_revision(revision: str) -> str:
@@ -24,19 +84,127 @@ def check_revision(revision: str) -> str:
     return revision
 
 
-def check_config(config: str) -> str:
+def check_config(config: str, release: Release | None = None) -> str:
     if config not in CONFIGS:
         raise ValueError(f"config {config!r} is not one of {', '.join(CONFIGS)}")
+    if release is not None and config not in release.configs:
+        raise DataError(Path(release.path) / "README.md", f"the card's front matter lists no config {config!r} "
+                        f"(it lists {', '.join(release.configs) or 'none'})", field="configs")
     return config
 
 
+def _front_matter(readme: Path) -> dict[str, Any]:
+    import yaml  # lazily: the grading path of the adapters needs only the standard library
+
+    try:
+        m = FRONT_MATTER.match(readme.read_text(encoding="utf-8"))
+        front = yaml.safe_load(m.group(1)) if m else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise DataError(readme, f"unreadable dataset card: {exc}") from None
+    if not isinstance(front, dict):
+        raise DataError(readme, "the dataset card has no YAML front matter between '---' lines")
+    return front
+
+
+def _manifest(path: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(path, f"unreadable release manifest: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise DataError(path, "the release manifest is not a JSON object")
+    return manifest
+
+
+def local_release(directory: str | Path, revision: str | None = None) -> Release:
+    """The release in ``directory`` (built by ``release build``), checked: its card ``README.md``
+    has front matter with ``version`` and ``configs``, ``manifest.json`` names the same ``version``
+    and lists the sha256 of every data file. A ``revision`` (``v2.2`` / ``v2.2.0``) must name the
+    release the directory holds. ``DataError`` naming the path and what is missing otherwise."""
+    root = Path(directory).expanduser()
+    if not root.is_dir():
+        where = "" if root.is_absolute() else f" ({root.absolute()}: a relative path is read from the working directory)"
+        raise DataError(root, f"no such release directory{where}; a release is built by {BUILT_BY}")
+    missing = [n for n in ("README.md", "manifest.json") if not (root / n).is_file()]
+    if missing:
+        raise DataError(root, f"is not a release directory: {' and '.join(missing)} missing; "
+                        f"a release directory is built by {BUILT_BY}")
+    front, manifest = _front_matter(root / "README.md"), _manifest(root / "manifest.json")
+    version = str(front.get("version", ""))
+    if not version:
+        raise DataError(root / "README.md", "the card's front matter has no `version`", field="version")
+    if str(manifest.get("version")) != version:
+        raise DataError(root / "manifest.json", f"version {manifest.get('version')!r} is not the card's {version!r}",
+                        field="version")
+    if not isinstance(manifest.get("files"), dict):
+        raise DataError(root / "manifest.json", "lists no `files` (with their sha256)", field="files")
+    configs = tuple(str(c.get("config_name")) for c in front.get("configs") or [] if isinstance(c, dict))
+    if revision is not None:
+        known = [str(v) for v in manifest.get("releases") or [version]]
+        if resolve_tag(check_revision(revision), known) != version:
+            raise DataError(root, f"holds release {version} ({full_tag(version)}), not {revision}")
+    return Release(path=str(root.resolve()), revision=None, version=version, local=True, configs=configs)
+
+
+def resolve_release(release: str | Path | None = None, revision: str | None = None, *,
+                    dataset: str | Path = DATASET) -> Release:
+    """Where to read a release: ``release``, a local directory (:func:`local_release`); else
+    ``dataset`` when it is an existing directory (HELM's ``dataset_path``); else ``dataset`` on the
+    Hub at ``revision``, which must then be a release tag."""
+    if release is not None and str(release) != "":
+        return local_release(release, revision)
+    if Path(str(dataset)).expanduser().is_dir():
+        return local_release(dataset, revision)
+    if revision is None:
+        raise ValueError(f"no release given: a local release directory (e.g. build/release, built by "
+                         f"`medcalc-maintained release build`) or a release tag of {dataset} such as v2.0"
+                         + ("" if str(dataset) == DATASET else f" ({dataset} is no directory here)"))
+    check_revision(revision)
+    return Release(path=str(dataset), revision=revision, version=revision.lstrip("v"), local=False)
+
+
+def check_files(release: Release, config: str) -> list[Path]:
+    """The data files of ``config`` in a local release, each checked against its sha256 in the
+    manifest (a release edited or half-copied after its build is refused); ``[]`` on the Hub."""
+    if not release.local:
+        return []
+    root = Path(release.path)
+    check_config(config, release)
+    listed = _manifest(root / "manifest.json")["files"]
+    mine = sorted(f for f in listed if str(f).startswith(f"{RELEASE_DATA_DIR}/{config}/"))
+    if not mine:
+        raise DataError(root / "manifest.json", f"lists no data file of config {config!r}", field="files")
+    out = []
+    for rel in mine:
+        path = root / rel
+        if not path.is_file():
+            raise DataError(path, f"missing: manifest.json lists it as a data file of config {config!r}")
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != listed[rel]:
+            raise DataError(path, f"sha256 {digest} is not the {listed[rel]} manifest.json records for it "
+                            f"(the file changed after `release build`)")
+        out.append(path)
+    return out
+
+
 def prompt_messages(row: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The chat messages of one dataset row (the system prompt, then note and question)."""
+    """The chat messages of one dataset row: the system prompt, then the note and the question."""
     return build_prompt(str(row["Patient Note"]), str(row["Question"]))
 
 
+def system_prompt() -> str:
+    """The system message every adapter sends (the same for every row)."""
+    return SYSTEM_PROMPT
+
+
+def user_prompt(row: Mapping[str, Any]) -> str:
+    """The user turn of one row (note and question)."""
+    return prompt_messages(row)[1]["content"]
+
+
 def prompt_text(row: Mapping[str, Any]) -> str:
-    """The same prompt as one string, for harnesses that send plain text."""
+    """The two messages joined as plain text: only for a HELM run spec that is not a chat run (every
+    documented command sends :func:`prompt_messages`)."""
     return "\n\n".join(m["content"] for m in prompt_messages(row)) + "\n"
 
 
@@ -52,21 +220,21 @@ def is_correct(row: Mapping[str, Any], output: str) -> bool:
     return grader("ours")(row, output if isinstance(output, str) else "")
 
 
-def load_rows(config: str = "default", revision: str = "v2.0", *, split: str = "test",
-              dataset: str = DATASET) -> list[dict[str, Any]]:
-    """The rows of one config of the release at ``revision``, read with ``datasets.load_dataset``
-    from the Hub (``HF_ENDPOINT`` for a mirror; ``dataset`` another repository id or a local
-    path). An empty config (``mini`` of 1.0.0) gives ``[]``."""
+def load_rows(config: str, release: Release, *, split: str = "test") -> list[dict[str, Any]]:
+    """The rows of one config of ``release``, read with ``datasets.load_dataset`` from the local
+    directory (its files checked first: :func:`check_files`) or from the Hub at the tag
+    (``HF_ENDPOINT`` for a mirror). An empty config (``mini`` of 1.0.0) gives ``[]``."""
     import datasets
 
-    check_config(config)
-    check_revision(revision)
+    check_config(config, release)
+    check_files(release, config)
     try:
-        ds = datasets.load_dataset(dataset, config, revision=revision, split=split)
+        ds = datasets.load_dataset(release.path, config, revision=release.revision, split=split)
     except ValueError as exc:
         # a config without rows has an empty parquet file, which `datasets` refuses to read
         # eagerly; streamed it is simply empty
         if "empty" not in str(exc).lower():
             raise
-        ds = datasets.load_dataset(dataset, config, revision=revision, split=split, streaming=True)
+        ds = datasets.load_dataset(release.path, config, revision=release.revision, split=split, streaming=True)
     return [dict(r) for r in ds]
+

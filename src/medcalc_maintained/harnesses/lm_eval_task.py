@@ -1,37 +1,81 @@
 """lm-evaluation-harness task directory for one release (extra ``lm-eval``).
 
-:func:`write_task_dir` writes, for a release tag such as ``v2.0``, one task YAML per config
-(``medcalc_maintained`` = ``default``, ``medcalc_maintained_full``, ``medcalc_maintained_mini``),
-each loading ``org/medcalc-maintained`` with ``dataset_kwargs: {revision: TAG}``, plus a
-``utils.py`` whose hooks are the functions below (prompt, target, and ``process_results`` grading
-with our answer semantics). Run it with ``lm_eval --include_path DIR --tasks medcalc_maintained``.
-The command ``medcalc-maintained harness lm-eval --revision v2.0 --out DIR`` calls it.
+:func:`write_task_dir` writes one task YAML per config (``medcalc_maintained`` = ``default``,
+``medcalc_maintained_full``, ``medcalc_maintained_mini``) and a ``utils.py`` whose hooks are the
+functions below. Each YAML loads the release from a local directory built by ``release build``
+(``dataset_path: /abs/build/release``, checked again when lm-eval loads the task: same version,
+same file digests) or from the Hub at a tag (``dataset_kwargs: {revision: TAG}``), and records the
+release, its tag and its source under ``metadata``.
+
+The prompt is the two chat messages every adapter sends: the task's ``description`` is the system
+prompt, which lm-eval turns into a **system message** when it applies the model's chat template,
+and ``doc_to_text`` is the user turn (note and question). So ``--apply_chat_template`` is required:
+the task class :class:`MedCalcMaintainedTask` refuses to build a prompt without it (lm-eval would
+otherwise glue the two messages into one plain string). Decoding is greedy with
+:data:`~medcalc_maintained.harnesses.common.MAX_NEW_TOKENS` new tokens (``--gen_kwargs
+max_gen_toks=N`` overrides the budget). Offline, after ``make run``::
+
+    medcalc-maintained harness lm-eval --release build/release --out tasks
+    lm_eval --model hf --model_args pretrained=MODEL,dtype=float32 --include_path tasks \\
+        --tasks medcalc_maintained_mini --apply_chat_template --log_samples --output_path out
+
+``process_results`` grades with our answer semantics (metric ``acc``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import scratch_dir, swap_in_dir
-from medcalc_maintained.harnesses.common import CONFIGS, DATASET, check_revision, is_correct, prompt_text
+from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir
+from medcalc_maintained.harnesses.common import (
+    CONFIGS,
+    DATASET,
+    MAX_NEW_TOKENS,
+    TEMPERATURE,
+    Release,
+    check_files,
+    is_correct,
+    local_release,
+    resolve_release,
+    system_prompt,
+    user_prompt,
+)
 from medcalc_maintained.project import check_replace
 
 TASKS = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}
-MAX_GEN_TOKS = 2048
+# the task's version as lm-eval reports it: 2 from the chat prompt and the shared decoding on
+TASK_VERSION = 2.0
+NEEDS_CHAT = ("the medcalc-maintained tasks send a system and a user message through the model's chat "
+              "template: run lm_eval with --apply_chat_template (without it lm-eval would send both as one "
+              "plain-text string, a different prompt from every other harness's)")
+_CLASSES: dict[str, type] = {}
 
 UTILS = '''"""Hooks of the medcalc-maintained lm-evaluation-harness tasks (written by
 `medcalc-maintained harness lm-eval`; needs the medcalc-maintained package installed)."""
 
-from medcalc_maintained.harnesses.lm_eval_task import doc_to_target, doc_to_text, process_results  # noqa: F401
+from medcalc_maintained.harnesses.lm_eval_task import (  # noqa: F401
+    MedCalcMaintainedTask, doc_to_target, doc_to_text, process_results)
 '''
 
 
+def __getattr__(name: str) -> Any:
+    """:class:`MedCalcMaintainedTask`, built (and lm-eval imported) on first access: the task
+    directory is written without lm-eval installed."""
+    if name == "MedCalcMaintainedTask":
+        if not _CLASSES:
+            _CLASSES[name] = _build_task_class()
+        return _CLASSES[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def doc_to_text(doc: dict[str, Any]) -> str:
-    """The prompt of one row: the system prompt, the patient note and the question."""
-    return prompt_text(doc)
+    """The user turn of one row: the patient note and the question (the system prompt is the
+    task's ``description``)."""
+    return user_prompt(doc)
 
 
 def doc_to_target(doc: dict[str, Any]) -> str:
@@ -45,44 +89,95 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]
     return {"acc": float(is_correct(doc, output))}
 
 
-def task_yaml(config: str, revision: str) -> str:
-    """The YAML of the task of ``config`` at ``revision``."""
-    return (
-        f"# medcalc-maintained {revision}, config {config} (written by `medcalc-maintained harness lm-eval`)\n"
-        f"task: {TASKS[config]}\n"
-        f"dataset_path: {DATASET}\n"
-        f"dataset_name: {config}\n"
-        "dataset_kwargs:\n"
-        f"  revision: {revision}\n"
-        "output_type: generate_until\n"
-        "test_split: test\n"
-        "num_fewshot: 0\n"
-        "doc_to_text: !function utils.doc_to_text\n"
-        "doc_to_target: !function utils.doc_to_target\n"
-        "process_results: !function utils.process_results\n"
-        "generation_kwargs:\n"
-        "  until: []\n"
-        "  do_sample: false\n"
-        "  temperature: 0.0\n"
-        f"  max_gen_toks: {MAX_GEN_TOKS}\n"
-        "metric_list:\n"
-        "  - metric: acc\n"
-        "    aggregation: mean\n"
-        "    higher_is_better: true\n"
-        "metadata:\n"
-        "  version: 1.0\n"
-        f"  revision: {revision}\n"
-    )
+def check_task_config(config: dict[str, Any]) -> None:
+    """At load time: the YAML's system prompt is this package's, and a local release directory still
+    holds the release (and the files) the YAML was written for."""
+    where = f"task {config.get('task')!r}"
+    if config.get("description") != system_prompt():
+        raise DataError(where, "its description is not this package's system prompt: rewrite the task directory "
+                        "with `medcalc-maintained harness lm-eval --force`", field="description")
+    meta = config.get("metadata") or {}
+    path = str(config.get("dataset_path") or "")
+    if path and meta.get("source") == path:  # written for a local release directory
+        release = local_release(path)
+        if release.version != str(meta.get("release")):
+            raise DataError(path, f"now holds release {release.version}, the task was written for "
+                            f"{meta.get('release')}: rewrite the task directory with `medcalc-maintained harness "
+                            "lm-eval --force`")
+        check_files(release, str(config.get("dataset_name")))
 
 
-def write_task_dir(out: os.PathLike | str, revision: str, *, force: bool = False) -> list[Path]:
-    """Write the task directory of ``revision`` into ``out`` (whole: into a scratch sibling, then
-    swapped in); an existing non-empty ``out`` is refused unless ``force`` and it is an earlier task
-    directory (its four files and lm_eval's ``__pycache__``, nothing else: ``core/io.py:
-    check_replace``). Returns the files."""
-    check_revision(revision)
+def _build_task_class() -> type:
+    from lm_eval.api.task import ConfigurableTask
+
+    class MedCalcMaintainedTask(ConfigurableTask):
+        """The YAML task, which builds its prompt only through a chat template."""
+
+        def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+            config = {k: v for k, v in (config or {}).items() if k != "class"}
+            check_task_config(config)
+            super().__init__(config=config, **kwargs)
+
+        def fewshot_context(self, doc: dict, num_fewshot: int, system_instruction: str | None = None,
+                            apply_chat_template: bool = False, fewshot_as_multiturn: bool = False,
+                            chat_template: Any = None, gen_prefix: str | None = None) -> Any:
+            if not apply_chat_template or chat_template is None:
+                raise ValueError(NEEDS_CHAT)
+            return super().fewshot_context(doc, num_fewshot, system_instruction=system_instruction,
+                                           apply_chat_template=apply_chat_template,
+                                           fewshot_as_multiturn=fewshot_as_multiturn, chat_template=chat_template,
+                                           gen_prefix=gen_prefix)
+
+    MedCalcMaintainedTask.__module__ = __name__
+    return MedCalcMaintainedTask
+
+
+def task_yaml(config: str, release: Release) -> str:
+    """The YAML of the task of ``config`` of ``release``."""
+    source = [f"dataset_path: {json.dumps(release.path)}", f"dataset_name: {config}"]
+    if release.revision is not None:
+        source += ["dataset_kwargs:", f"  revision: {release.revision}"]
+    meta = {"version": TASK_VERSION, **release.metadata(), "config": config}
+    return "\n".join([
+        f"# medcalc-maintained {release.version} ({release.source}), config {config}",
+        "# written by `medcalc-maintained harness lm-eval`; run lm_eval with --apply_chat_template (required)",
+        f"task: {TASKS[config]}",
+        "class: !function utils.MedCalcMaintainedTask",
+        *source,
+        "output_type: generate_until",
+        "test_split: test",
+        "num_fewshot: 0",
+        f"description: {json.dumps(system_prompt())}",
+        "doc_to_text: !function utils.doc_to_text",
+        "doc_to_target: !function utils.doc_to_target",
+        "process_results: !function utils.process_results",
+        "generation_kwargs:",
+        "  until: []",
+        "  do_sample: false",
+        f"  temperature: {TEMPERATURE}",
+        f"  max_gen_toks: {MAX_NEW_TOKENS}",
+        "metric_list:",
+        "  - metric: acc",
+        "    aggregation: mean",
+        "    higher_is_better: true",
+        "metadata:",
+        *(f"  {k}: {json.dumps(v)}" for k, v in meta.items()),
+    ]) + "\n"
+
+
+def write_task_dir(out: os.PathLike | str, revision: str | None = None, *, release: os.PathLike | str | None = None,
+                   dataset: str = DATASET, force: bool = False) -> list[Path]:
+    """Write the task directory of a release into ``out``: ``release``, a local release directory, or
+    ``dataset`` at tag ``revision`` (:func:`~medcalc_maintained.harnesses.common.resolve_release`);
+    the configs of a local release are checked against its manifest first. Written whole (into a
+    scratch sibling, then swapped in); an existing non-empty ``out`` is refused unless ``force`` and
+    it is an earlier task directory (its four files and lm_eval's ``__pycache__``, nothing else:
+    ``project.py: check_replace``). Returns the files."""
+    rel = resolve_release(None if release is None else str(release), revision, dataset=dataset)
+    for config in CONFIGS:
+        check_files(rel, config)
     out = Path(out)
-    files = {f"{TASKS[c]}.yaml": task_yaml(c, revision) for c in CONFIGS}
+    files = {f"{TASKS[c]}.yaml": task_yaml(c, rel) for c in CONFIGS}
     files["utils.py"] = UTILS
     # --force replaces only an earlier task directory: these files and lm_eval's bytecode of utils.py
     check_replace(out, command="harness lm-eval", writes=set(files), required=set(files), force=force,

@@ -1,12 +1,17 @@
 """A ``verifiers`` environment for one release (extra ``verifiers``, verifiers 0.1.10).
 
-``vf.load_environment("medcalc_maintained.harnesses.verifiers_env", revision="v2.0", config="mini")``
-(or :func:`load_environment` directly) gives a single-turn environment over the rows of
-``org/medcalc-maintained`` at the tag: the chat prompt of :mod:`medcalc_maintained.scoring.prompts`,
-an ``XMLParser`` for the ``<answer>`` field, and a ``Rubric`` whose one weighted reward is the GRPO
-reward of :mod:`medcalc_maintained.scoring.reward` (:func:`~medcalc_maintained.scoring.reward.score`:
-1 for a correct answer, ``lam`` for a parsable wrong one, 0 without a readable ``<answer>``), plus the
-unweighted metric ``correct`` (our grading, as the other adapters report it).
+``vf.load_environment("medcalc_maintained.harnesses.verifiers_env", release=<dir>, config="mini")``
+(a local release directory built by ``release build``: ``build/release`` after ``make run``,
+offline), or ``revision="v2.0"`` for a published release (``org/medcalc-maintained`` at the tag;
+``dataset=`` another repository), gives a single-turn environment over the rows: the two chat
+messages every adapter sends (:mod:`medcalc_maintained.scoring.prompts`), the shared greedy decoding
+as the environment's ``sampling_args`` (temperature 0,
+:data:`~medcalc_maintained.harnesses.common.MAX_NEW_TOKENS` tokens; ``evaluate(sampling_args=...)``
+overrides them), an ``XMLParser`` for the ``<answer>`` field, and a ``Rubric`` whose one weighted
+reward is the GRPO reward of :mod:`medcalc_maintained.scoring.reward`
+(:func:`~medcalc_maintained.scoring.reward.score`: 1 for a correct answer, ``lam`` for a parsable wrong
+one, 0 without a readable ``<answer>``), plus the unweighted metric ``correct`` (our grading, as the
+other adapters report it). ``env_args`` record the release, its tag and its source.
 """
 
 from __future__ import annotations
@@ -16,7 +21,16 @@ from typing import Any
 import verifiers as vf
 from datasets import Dataset
 
-from medcalc_maintained.harnesses.common import DATASET, is_correct, label_fields, load_rows, prompt_messages
+from medcalc_maintained.harnesses.common import (
+    DATASET,
+    MAX_NEW_TOKENS,
+    TEMPERATURE,
+    is_correct,
+    label_fields,
+    load_rows,
+    prompt_messages,
+    resolve_release,
+)
 from medcalc_maintained.scoring.reward import DEFAULT_LAMBDA, _check_lambda, completion_text, score
 
 
@@ -41,16 +55,23 @@ def make_rubric(parser: vf.Parser, lam: float = DEFAULT_LAMBDA) -> vf.Rubric:
     return vf.Rubric(funcs=[medcalc_reward, correct], weights=[1.0, 0.0], parser=parser)
 
 
-def load_environment(revision: str = "v2.0", config: str = "default", lam: float = DEFAULT_LAMBDA,
-                     **kwargs: Any) -> vf.Environment:
-    """MedCalc-Bench with the maintained labels of release ``revision``, config ``config``, as a
-    single-turn environment (its rows are the evaluation dataset; ``kwargs`` go to
-    ``vf.SingleTurnEnv``)."""
-    rows = load_rows(config, revision)
+def sampling_args() -> dict[str, Any]:
+    """The shared greedy decoding, as OpenAI-style sampling arguments."""
+    return {"temperature": TEMPERATURE, "max_tokens": MAX_NEW_TOKENS}
+
+
+def load_environment(release: str | None = None, revision: str | None = None, config: str = "default",
+                     lam: float = DEFAULT_LAMBDA, dataset: str = DATASET, **kwargs: Any) -> vf.Environment:
+    """MedCalc-Bench with the maintained labels of one release (``release`` a local directory, or
+    ``dataset`` at tag ``revision``), config ``config``, as a single-turn environment (its rows are
+    the evaluation dataset; ``kwargs`` go to ``vf.SingleTurnEnv``)."""
+    rel = resolve_release(release, revision, dataset=dataset)
+    rows = load_rows(config, rel)
     if not rows:
-        raise ValueError(f"config {config!r} of {DATASET} at {revision} has no rows")
-    dataset = Dataset.from_list([to_example(r) for r in rows])
+        raise ValueError(f"config {config!r} of release {rel.version} ({rel.source}) has no rows")
+    dataset_ = Dataset.from_list([to_example(r) for r in rows])
     parser = vf.XMLParser(["answer"], answer_field="answer")
-    return vf.SingleTurnEnv(eval_dataset=dataset, parser=parser, rubric=make_rubric(parser, lam),
-                            env_id="medcalc-maintained", env_args={"revision": revision, "config": config, "lam": lam},
-                            **kwargs)
+    kwargs.setdefault("sampling_args", sampling_args())
+    return vf.SingleTurnEnv(eval_dataset=dataset_, parser=parser, rubric=make_rubric(parser, lam),
+                            env_id="medcalc-maintained",
+                            env_args={**rel.metadata(), "config": config, "lam": lam}, **kwargs)

@@ -2,8 +2,10 @@
 against releases 1.0.0 and 2.0.0 published to a local Hub mirror (olah, offline) and loaded at
 their tags: gold answers (each row's own released label) score 100% on every config; answering
 with the other release's label is wrong on exactly the rows `evaluate` reports as flips; a wrong
-answer scores 0. Each test skips when its harness extra is not installed (HELM: when
-``.venv-helm``, built by ``make harness-env H=helm``, is absent)."""
+answer scores 0. The latest release is also read from its local build directory (the offline form,
+``mini`` with gold answers), and each mock model checks that it is handed the shared chat messages and
+decoding. Each test skips when its harness extra is not installed (HELM: when ``.venv-helm``, built
+by ``make harness-env H=helm``, is absent)."""
 
 from __future__ import annotations
 
@@ -18,15 +20,18 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from medcalc_maintained.harnesses.common import MAX_NEW_TOKENS
 from medcalc_maintained.scoring.evaluate import evaluate
 from tests.e2e.release import test_release_e2e as e2e
 from tests.support.paths import ROOT
+from tests.support.release_support import RELEASES
 
 # the published releases and the local Hub mirror of test_release_e2e (module-scoped fixtures, bound
 # here so pytest finds them in this module too)
 project, builds, published, hub = e2e.project, e2e.builds, e2e.published, e2e.hub
 
 REVISIONS = {"1.0.0": "v1.0", "2.0.0": "v2.0"}
+LOCAL = "local"  # the cases that read the latest release from its build directory
 WRONG = "-987654"  # a number no label of any calculator is near, and unparsable as a date
 NO_PREDICTION = "no prediction"  # what a mock model says for a row the predictions file lacks
 
@@ -81,6 +86,10 @@ def cases(builds):
                 "gold": {str(u): labels[version][u] for u in uids},
                 "wrong": {str(u): WRONG for u in uids},
                 **({"other": {str(u): labels[other][u] for u in uids}} if config == "default" else {})}})
+    latest = RELEASES[-1]
+    mini = config_rows(builds, latest, "mini")
+    plan.append({"revision": LOCAL, "release": str(builds[latest]), "config": "mini", "n": len(mini),
+                 "answers": {"gold": {str(int(u)): a for u, a in zip(mini["Row Number"], mini["Ground Truth Answer"])}}})
     return {"plan": plan, "flips": flips, "labels": labels}
 
 
@@ -91,13 +100,14 @@ def check(cases, got: dict) -> None:
         key = f"{case['revision']}/{case['config']}"
         assert got[f"{key}/gold"]["n"] == case["n"], key
         assert got[f"{key}/gold"]["acc"] == 1.0, key
-        assert got[f"{key}/wrong"]["acc"] == 0.0, key
+        if "wrong" in case["answers"]:  # (the local build's case has gold answers only)
+            assert got[f"{key}/wrong"]["acc"] == 0.0, key
         if "other" in case["answers"]:
             n_wrong = round(case["n"] * (1 - got[f"{key}/other"]["acc"]))
             assert n_wrong == flips[case["revision"]], key
     # not vacuous: both releases and the three configs of 2.0 ran, and labels do flip between them
     assert {c["revision"] + "/" + c["config"] for c in cases["plan"]} >= {"v1.0/default", "v1.0/full", "v2.0/default",
-                                                                          "v2.0/full", "v2.0/mini"}
+                                                                          "v2.0/full", "v2.0/mini", f"{LOCAL}/mini"}
     assert min(cases["flips"].values()) > 100
 
 
@@ -106,13 +116,22 @@ import json, sys
 import lm_eval
 from lm_eval.api.model import LM
 from lm_eval.tasks import TaskManager
+from medcalc_maintained.harnesses.common import prompt_messages
 
 class TableLM(LM):
-    '''Answers every request with the table's answer for the request's row.'''
+    '''Answers every request with the table's answer for the request's row, after checking the prompt's
+    chat messages (our system message and user turn) and the decoding.'''
+    tokenizer_name = "table"
     def __init__(self, table):
         super().__init__()
         self.table = table
+    def apply_chat_template(self, chat_history, add_generation_prompt=True):
+        return json.dumps(chat_history)
     def generate_until(self, requests, disable_tqdm=False):
+        for r in requests:
+            assert json.loads(r.arguments[0]) == prompt_messages(r.doc), r.arguments[0][:300]
+            assert r.arguments[1] == {"until": [], "do_sample": False, "temperature": 0.0,
+                                      "max_gen_toks": args["max_new_tokens"]}, r.arguments[1]
         return [f"Computing... <answer>{self.table[str(r.doc['Row Number'])]}</answer>" for r in requests]
     def loglikelihood(self, requests, disable_tqdm=False):
         raise NotImplementedError
@@ -127,7 +146,7 @@ for case in args["plan"]:
     task = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}[case["config"]]
     manager = managers[case["revision"]]
     for name, table in case["answers"].items():
-        res = lm_eval.simple_evaluate(model=TableLM(table), tasks=[task], task_manager=manager)
+        res = lm_eval.simple_evaluate(model=TableLM(table), tasks=[task], task_manager=manager, apply_chat_template=True)
         out[f"{case['revision']}/{case['config']}/{name}"] = {"acc": res["results"][task]["acc,none"],
                                                               "n": res["n-samples"][task]["effective"]}
 print(json.dumps(out))
@@ -150,21 +169,23 @@ def test_lm_eval_task_directory(hub, cases, relabel, tmp_path):
             r = e2e.cli(tmp_path, "harness", "lm-eval", "--revision", rev, "--out", str(tasks[rev]))
             assert r.exit_code == 0, r.output
         assert f"revision: {rev}" in (tasks[rev] / "medcalc_maintained.yaml").read_text()
+    (local,) = [c for c in cases["plan"] if c["revision"] == LOCAL]
+    tasks[LOCAL] = tmp_path / "tasks-local"
+    r = e2e.cli(tmp_path, "harness", "lm-eval", "--release", local["release"], "--out", str(tasks[LOCAL]))
+    assert r.exit_code == 0, r.output
     env = hub_env(hub, tmp_path)
     start = time.perf_counter()
-    got = run_script(LM_EVAL, {"plan": cases["plan"] + tagged(relabel), "tasks": {k: str(v) for k, v in tasks.items()}},
-                     env, tmp_path)
+    got = run_script(LM_EVAL, {"plan": cases["plan"] + tagged(relabel), "tasks": {k: str(v) for k, v in tasks.items()},
+                               "max_new_tokens": MAX_NEW_TOKENS}, env, tmp_path)
     check(cases, got)
     check_relabel(relabel, got, "lm-eval")
-    # the lm_eval command line with its own dummy model (it answers "lol"): scores 0
-    task_dir = tasks["v2.0"]
+    # the lm_eval command line without --apply_chat_template: refused, saying what to add (its dummy model
+    # has no chat template it can load offline; tests/e2e/scoring/test_harness_real_model.py runs the command line with one)
     proc = subprocess.run(
-        [str(exe / "lm_eval"), "--model", "dummy", "--include_path", str(task_dir), "--tasks", "medcalc_maintained_mini",
-         "--output_path", str(tmp_path / "lm-eval-out")], env=env, cwd=tmp_path, capture_output=True, text=True,
-        timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    line = next(ln for ln in proc.stdout.splitlines() if "medcalc_maintained_mini" in ln and "acc" in ln)
-    assert "|0|" in line.replace(" ", "").replace("0.0000", "0"), line
+        [str(exe / "lm_eval"), "--model", "dummy", "--include_path", str(tasks["v2.0"]), "--tasks",
+         "medcalc_maintained_mini", "--output_path", str(tmp_path / "lm-eval-out")], env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=900)
+    assert proc.returncode != 0 and "run lm_eval with --apply_chat_template" in proc.stderr, proc.stderr[-4000:]
     print(f"lm-eval: {time.perf_counter() - start:.1f}s")
 
 
@@ -173,15 +194,19 @@ import json, sys
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from medcalc_maintained.harnesses.inspect_task import medcalc_maintained
+from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
 
 args = json.loads(open(sys.argv[1]).read())
 out = {}
 for case in args["plan"]:
-    task = medcalc_maintained(revision=case["revision"], config=case["config"])
+    where = {"release": case["release"]} if "release" in case else {"revision": case["revision"]}
+    task = medcalc_maintained(config=case["config"], **where)
     by_prompt = {s.input[-1].content: str(s.id) for s in task.dataset}
     for name, table in case["answers"].items():
         def answer(messages, tools, tool_choice, config, table=table):
             uid = by_prompt[messages[-1].text]
+            assert [m.role for m in messages] == ["system", "user"] and messages[0].text == SYSTEM_PROMPT
+            assert (config.temperature, config.max_tokens) == (0.0, args["max_new_tokens"]), config
             output = ModelOutput.from_content(model="mockllm", content=f"<answer>{table[uid]}</answer>")
             # given usage: else mockllm counts tokens with tiktoken, which downloads its encoding
             output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
@@ -203,8 +228,8 @@ def test_inspect_task(hub, cases, relabel, tmp_path):
     pytest.importorskip("inspect_ai")
     env = hub_env(hub, tmp_path)
     start = time.perf_counter()
-    got = run_script(INSPECT, {"plan": cases["plan"] + tagged(relabel), "logs": str(tmp_path / "inspect-logs")},
-                     env, tmp_path)
+    got = run_script(INSPECT, {"plan": cases["plan"] + tagged(relabel), "logs": str(tmp_path / "inspect-logs"),
+                               "max_new_tokens": MAX_NEW_TOKENS}, env, tmp_path)
     check(cases, got)
     check_relabel(relabel, got, "inspect")
     print(f"inspect: {time.perf_counter() - start:.1f}s")
@@ -272,7 +297,8 @@ def check_rewards(cases, rewards: dict, lam: float) -> None:
     for case in cases["plan"]:
         key = f"{case['revision']}/{case['config']}"
         assert rewards[f"{key}/gold"] == [1.0], key
-        assert set(rewards[f"{key}/wrong"]) <= {0.0, lam} and lam in rewards[f"{key}/wrong"], key
+        if "wrong" in case["answers"]:
+            assert set(rewards[f"{key}/wrong"]) <= {0.0, lam} and lam in rewards[f"{key}/wrong"], key
 
 
 VERIFIERS = r"""
@@ -280,18 +306,23 @@ import json, sys
 import httpx
 import openai
 import verifiers as vf
+from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
 
 args = json.loads(open(sys.argv[1]).read())
 out, rewards = {}, {}
 for case in args["plan"]:
-    env = vf.load_environment("medcalc_maintained.harnesses.verifiers_env", revision=case["revision"],
-                              config=case["config"], lam=args["lam"])
+    where = {"release": case["release"]} if "release" in case else {"revision": case["revision"]}
+    env = vf.load_environment("medcalc_maintained.harnesses.verifiers_env", config=case["config"], lam=args["lam"],
+                              **where)
     assert isinstance(env.parser, vf.XMLParser) and isinstance(env.rubric, vf.Rubric)
     rows = env.get_eval_dataset()
     by_prompt = {r["prompt"][-1]["content"]: str(r["info"]["Row Number"]) for r in rows}
     for name, table in case["answers"].items():
         def reply(request, table=table):
             body = json.loads(request.content)
+            assert [m["role"] for m in body["messages"]] == ["system", "user"], body["messages"]
+            assert body["messages"][0]["content"] == SYSTEM_PROMPT
+            assert body["temperature"] == 0.0 and body["max_completion_tokens"] == args["max_new_tokens"], body
             text = table[by_prompt[body["messages"][-1]["content"]]]
             return httpx.Response(200, json={
                 "id": "cmpl", "object": "chat.completion", "created": 0, "model": body["model"],
@@ -317,7 +348,7 @@ def test_verifiers_environment(hub, cases, relabel, tmp_path):
     plan = answers_in_tags(cases, relabel)
     plan[0]["answers"]["untagged"] = dict(cases["plan"][0]["answers"]["gold"])
     start = time.perf_counter()
-    got = run_script(VERIFIERS, {"plan": plan, "lam": lam}, env, tmp_path)
+    got = run_script(VERIFIERS, {"plan": plan, "lam": lam, "max_new_tokens": MAX_NEW_TOKENS}, env, tmp_path)
     print(f"verifiers: {time.perf_counter() - start:.1f}s")
     check(cases, got["acc"])
     check_relabel(relabel, got["acc"], "verifiers")
@@ -335,17 +366,30 @@ from helm.benchmark.adaptation.scenario_state import ScenarioState
 from helm.benchmark.metrics.metric import MetricSpec, create_metric
 from helm.benchmark.scenarios.scenario import TEST_SPLIT, ScenarioSpec, create_scenario
 from helm.common.request import GeneratedOutput, Request, RequestResult
-from medcalc_maintained.harnesses.helm_scenario import METRIC_CLASS, SCENARIO_CLASS
+from medcalc_maintained.harnesses.helm_scenario import METRIC_CLASS, SCENARIO_CLASS, adapter_spec
+from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
+
+import medcalc_maintained.harnesses.helm_run_spec  # noqa: F401 (registers the run spec, as `helm-run --plugins` does)
+from helm.benchmark.run_spec import get_run_spec_function
 
 args = json.loads(open(sys.argv[1]).read())
-adapter = AdapterSpec(method="generation", max_train_instances=0, max_tokens=2048, temperature=0.0)
+adapter = adapter_spec()
+assert (adapter.method, adapter.temperature, adapter.max_tokens) == ("chat", 0.0, args["max_new_tokens"]), adapter
+for case in args["plan"]:
+    if "release" in case:  # the run spec helm-run builds from a run entry on the local build
+        spec = get_run_spec_function("medcalc_maintained")(dataset_path=case["release"], config=case["config"])
+        assert spec.adapter_spec == adapter and spec.scenario_spec.class_name == SCENARIO_CLASS, spec
+        assert [m.class_name for m in spec.metric_specs] == [METRIC_CLASS], spec
 metric = create_metric(MetricSpec(class_name=METRIC_CLASS, args={"lam": args["lam"]}))
 out, rewards = {}, {}
 for case in args["plan"]:
-    scenario = create_scenario(ScenarioSpec(class_name=SCENARIO_CLASS, args={
-        "dataset_path": "org/medcalc-maintained", "revision": case["revision"], "config": case["config"]}))
+    where = ({"dataset_path": case["release"]} if "release" in case else
+             {"dataset_path": "org/medcalc-maintained", "revision": case["revision"]})
+    scenario = create_scenario(ScenarioSpec(class_name=SCENARIO_CLASS, args={"config": case["config"], **where}))
     instances = scenario.get_instances(tempfile.mkdtemp())
     assert all(i.split == TEST_SPLIT and len(i.all_correct_references) == 1 for i in instances)
+    assert all([m["role"] for m in i.input.messages] == ["system", "user"] for i in instances)
+    assert all(i.input.messages[0]["content"] == SYSTEM_PROMPT for i in instances)
     for name, table in case["answers"].items():
         states = [RequestState(instance=i, reference_index=None, request_mode=None, train_trial_index=0,
                                output_mapping=None, num_train_instances=0, prompt_truncated=False,
@@ -372,7 +416,8 @@ def test_helm_scenario_and_metric(hub, cases, relabel, tmp_path):
     env = hub_env(hub, tmp_path)
     lam = 0.25
     start = time.perf_counter()
-    got = run_script(HELM, {"plan": answers_in_tags(cases, relabel), "lam": lam}, env, tmp_path, python=HELM_PYTHON)
+    got = run_script(HELM, {"plan": answers_in_tags(cases, relabel), "lam": lam, "max_new_tokens": MAX_NEW_TOKENS}, env,
+                     tmp_path, python=HELM_PYTHON)
     print(f"helm: {time.perf_counter() - start:.1f}s")
     check(cases, got["acc"])
     check_relabel(relabel, got["acc"], "helm")

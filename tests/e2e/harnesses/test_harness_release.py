@@ -1,0 +1,111 @@
+"""The harness adapters on a local release directory (what `release build` writes; offline), and the
+one prompt and decoding every adapter hands its harness.
+
+The release here is a small one made in the test: a card with front matter (``version``,
+``configs``), ``manifest.json`` with the sha256 of each data file, and parquet configs holding real
+upstream rows. The harness packages run for real (lm-eval's task loading and prompt building, Inspect
+with its ``mockllm`` model, verifiers' environment); each test skips when its extra is missing.
+
+The end-to-end tests of this subject; the fast ones are in tests/harnesses/test_harness_release.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medcalc_maintained.core.io import DataError
+from medcalc_maintained.harnesses.common import MAX_NEW_TOKENS, prompt_messages
+from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
+from tests.harnesses import test_harness_release as fast_tests
+from tests.harnesses.test_harness_release import make_release
+
+# shared with the fast tests
+release = fast_tests.release
+upstream_rows = fast_tests.upstream_rows
+
+
+class Recorder:
+    """What lm-eval hands a model: the chat history of each prompt and each request's arguments."""
+
+    def __init__(self):
+        self.histories, self.requests = [], []
+
+
+def lm_eval_model(recorder: Recorder):
+    from lm_eval.api.model import LM
+
+    class RecordingLM(LM):
+        tokenizer_name = "recording"
+
+        def apply_chat_template(self, chat_history, add_generation_prompt=True):
+            recorder.histories.append(chat_history)
+            return json.dumps(chat_history)
+
+        def generate_until(self, requests, disable_tqdm=False):
+            recorder.requests += [r.arguments for r in requests]
+            return [f"<answer>{r.doc['Ground Truth Answer']}</answer>" for r in requests]
+
+        def loglikelihood(self, requests, disable_tqdm=False):
+            raise NotImplementedError
+
+        def loglikelihood_rolling(self, requests, disable_tqdm=False):
+            raise NotImplementedError
+
+    return RecordingLM()
+
+
+# imports lm-eval (~10 s)
+def test_lm_eval_sends_our_system_and_user_messages_only_through_a_chat_template(release, tmp_path, upstream_rows):
+    lm_eval = pytest.importorskip("lm_eval")
+    from lm_eval.tasks import TaskManager
+
+    write_task_dir(tmp_path / "tasks", release=release)
+    manager = TaskManager(include_path=str(tmp_path / "tasks"), include_defaults=False)
+    rec = Recorder()
+    with pytest.raises(ValueError, match="run lm_eval with --apply_chat_template"):
+        lm_eval.simple_evaluate(model=lm_eval_model(rec), tasks=["medcalc_maintained_mini"], task_manager=manager)
+    res = lm_eval.simple_evaluate(model=lm_eval_model(rec), tasks=["medcalc_maintained_mini"], task_manager=manager,
+                                  apply_chat_template=True)
+    assert res["results"]["medcalc_maintained_mini"]["acc,none"] == 1.0
+    expected = [prompt_messages(r) for r in upstream_rows.head(2).to_dict("records")]
+    assert sorted(rec.histories, key=json.dumps) == sorted(expected, key=json.dumps)
+    assert all(args[1] == {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": MAX_NEW_TOKENS}
+               for args in rec.requests)
+    # a release rebuilt under the task directory is refused at load time, naming both versions
+    make_release(release, upstream_rows, version="2.3.0")
+    stale = TaskManager(include_path=str(tmp_path / "tasks"), include_defaults=False)
+    with pytest.raises(DataError, match=r"now holds release 2.3.0, the task was written for 2.2.0"):
+        lm_eval.simple_evaluate(model=lm_eval_model(rec), tasks=["medcalc_maintained_mini"], task_manager=stale,
+                                apply_chat_template=True)
+
+
+# imports inspect-ai and verifiers (~15 s)
+def test_inspect_and_verifiers_send_the_same_messages_and_decoding(release, upstream_rows, tmp_path):
+    pytest.importorskip("inspect_ai")
+    pytest.importorskip("verifiers")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from medcalc_maintained.harnesses.inspect_task import medcalc_maintained
+    from medcalc_maintained.harnesses.verifiers_env import load_environment
+
+    seen = []
+
+    def answer(messages, tools, tool_choice, config):
+        seen.append(([{"role": m.role, "content": m.text} for m in messages], config.temperature, config.max_tokens))
+        output = ModelOutput.from_content(model="mockllm", content="<answer>0</answer>")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    (log,) = inspect_eval(medcalc_maintained(release=str(release), config="mini"),
+                          model=get_model("mockllm/model", custom_outputs=answer), log_dir=str(tmp_path / "logs"),
+                          display="none")
+    assert log.status == "success" and log.eval.metadata["release"] == "2.2.0"
+    expected = [prompt_messages(r) for r in upstream_rows.head(2).to_dict("records")]
+    assert sorted((m for m, _, _ in seen), key=json.dumps) == sorted(expected, key=json.dumps)
+    assert {(t, n) for _, t, n in seen} == {(0.0, MAX_NEW_TOKENS)}
+    env = load_environment(release=str(release), config="mini")
+    assert [r["prompt"] for r in env.get_eval_dataset()] == expected
+    assert env.sampling_args["temperature"] == 0.0 and env.sampling_args["max_tokens"] == MAX_NEW_TOKENS
+    assert env.env_args["release"] == "2.2.0"
