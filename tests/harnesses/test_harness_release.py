@@ -115,7 +115,7 @@ def test_what_is_not_a_release_is_named_with_what_is_missing(release, tmp_path, 
 def test_the_lm_eval_task_directory_of_a_local_release(release, tmp_path):
     files = write_task_dir(tmp_path / "tasks", release=release)
     text = (tmp_path / "tasks" / "medcalc_maintained_mini.yaml").read_text()
-    assert "dataset_kwargs" not in text and "run lm_eval with --apply_chat_template (required)" in text
+    assert "revision:" not in text and "download_mode: force_redownload" in text and "run lm_eval with --apply_chat_template (required)" in text
     body = yaml.safe_load("\n".join(ln for ln in text.splitlines() if "!function" not in ln))
     assert body["dataset_path"] == str(release.resolve()) and body["dataset_name"] == "mini"
     assert body["description"] == SYSTEM_PROMPT

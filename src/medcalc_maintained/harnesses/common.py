@@ -25,8 +25,6 @@ from typing import Any, Mapping
 
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import full_tag, resolve_tag
-from medcalc_maintained.release.layout import DATA_DIR as RELEASE_DATA_DIR
-from medcalc_maintained.release.layout import FRONT_MATTER
 from medcalc_maintained.scoring.graders import grader
 from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT, build_prompt
 
@@ -47,6 +45,13 @@ MAX_NEW_TOKENS = 1024
 # sampling_args, HELM AdapterSpec).
 TEMPERATURE = 0.0
 BUILT_BY = "`medcalc-maintained release build`; `make run` builds the latest release into build/release"
+
+
+# A directory rebuilt in place (``make run`` rewrites build/release) can be answered from the Arrow
+# cache `datasets` made of its earlier build: measured on datasets 5.2.0, `mini` of 2.2.0 came back
+# in 2.1.0's row order after a rebuild. The files are checked against the manifest first, so a
+# local release is always read from them (a few seconds for 1,047 rows), never from that cache.
+LOCAL_LOAD: dict[str, Any] = {"download_mode": "force_redownload"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +101,10 @@ def check_config(config: str, release: Release | None = None) -> str:
 def _front_matter(readme: Path) -> dict[str, Any]:
     import yaml  # lazily: the grading path of the adapters needs only the standard library
 
+    from medcalc_maintained.release import layout  # (the one home of a release's file names)
+
     try:
-        m = FRONT_MATTER.match(readme.read_text(encoding="utf-8"))
+        m = layout.FRONT_MATTER.match(readme.read_text(encoding="utf-8"))
         front = yaml.safe_load(m.group(1)) if m else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise DataError(readme, f"unreadable dataset card: {exc}") from None
@@ -168,10 +175,12 @@ def check_files(release: Release, config: str) -> list[Path]:
     manifest (a release edited or half-copied after its build is refused); ``[]`` on the Hub."""
     if not release.local:
         return []
+    from medcalc_maintained.release import layout
+
     root = Path(release.path)
     check_config(config, release)
     listed = _manifest(root / "manifest.json")["files"]
-    mine = sorted(f for f in listed if str(f).startswith(f"{RELEASE_DATA_DIR}/{config}/"))
+    mine = sorted(f for f in listed if str(f).startswith(f"{layout.DATA_DIR}/{config}/"))
     if not mine:
         raise DataError(root / "manifest.json", f"lists no data file of config {config!r}", field="files")
     out = []
@@ -228,8 +237,9 @@ def load_rows(config: str, release: Release, *, split: str = "test") -> list[dic
 
     check_config(config, release)
     check_files(release, config)
+    kwargs = LOCAL_LOAD if release.local else {}
     try:
-        ds = datasets.load_dataset(release.path, config, revision=release.revision, split=split)
+        ds = datasets.load_dataset(release.path, config, revision=release.revision, split=split, **kwargs)
     except ValueError as exc:
         # a config without rows has an empty parquet file, which `datasets` refuses to read
         # eagerly; streamed it is simply empty

@@ -34,6 +34,7 @@ from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir
 from medcalc_maintained.harnesses.common import (
     CONFIGS,
     DATASET,
+    LOCAL_LOAD,
     MAX_NEW_TOKENS,
     TEMPERATURE,
     Release,
@@ -137,6 +138,8 @@ def task_yaml(config: str, release: Release) -> str:
     source = [f"dataset_path: {json.dumps(release.path)}", f"dataset_name: {config}"]
     if release.revision is not None:
         source += ["dataset_kwargs:", f"  revision: {release.revision}"]
+    else:  # a local directory: read from its files, never from `datasets`' cache of an earlier build
+        source += ["dataset_kwargs:", *(f"  {k}: {v}" for k, v in LOCAL_LOAD.items())]
     meta = {"version": TASK_VERSION, **release.metadata(), "config": config}
     return "\n".join([
         f"# medcalc-maintained {release.version} ({release.source}), config {config}",

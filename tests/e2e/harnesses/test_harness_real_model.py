@@ -26,7 +26,7 @@ import pytest
 from tests.e2e.scoring.test_small_model import _pip_target
 from tests.scoring.test_small_model import HAVE_TRAIN
 from tests.support.paths import ROOT
-from tests.support.release_support import RELEASES
+from tests.support.release_support import RELEASES, cli
 
 pytestmark = pytest.mark.skipif(not HAVE_TRAIN, reason="torch/transformers not installed")
 ROWS = 4
@@ -116,7 +116,7 @@ def inspect_rows(release: Path, model: Path, tmp: Path, env: dict[str, str]) -> 
     return got, seconds
 
 
-def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_dir, model_dir, tmp_path, capsys):
+def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_dir, model_dir, tmp_path, capsys, request):
     pytest.importorskip("lm_eval")
     pytest.importorskip("inspect_ai")
     from transformers import AutoTokenizer
@@ -144,6 +144,19 @@ def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_di
         # (b) the same greedy output
         assert lm[uid][1] == ins[uid][1], (uid, lm[uid][1], ins[uid][1])
         assert lm[uid][1].strip(), uid
+    # (c) `regrade` reads back what each harness wrote: it first reproduces the harness's own score, then
+    # re-scores the same outputs under v1.0 and this release, with the parsable share beside accuracy
+    project = request.getfixturevalue("published_releases")
+    (samples,) = (tmp_path / "lm" / "lm-eval-out").rglob("samples_medcalc_maintained_mini_*.jsonl")
+    (log,) = (tmp_path / "inspect" / "inspect-logs").glob("*.eval")
+    for name, results in (("lm-eval", samples), ("inspect", log)):
+        r = cli(project, "regrade", str(results), "--against", "v1.0", "--against", str(release_dir),
+                "--out", str(tmp_path / f"regrade-{name}"))
+        assert r.exit_code == 0, r.output
+        assert f"reproduced {name}" in r.output and "exactly" in r.output, r.output
+        assert "parsable" in r.output, r.output
+        with capsys.disabled():
+            print(f"\nregrade of the real {name} results:\n{r.output}")
 
 
 def test_inspect_refuses_the_hf_provider_sampling(release_dir, model_dir, tmp_path):

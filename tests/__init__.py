@@ -1,1 +1,0 @@
-"""The test suite, a package so that its helpers import as ``tests.support.<name>``."""
