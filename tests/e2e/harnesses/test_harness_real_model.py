@@ -149,12 +149,14 @@ def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_di
     project = request.getfixturevalue("published_releases")
     (samples,) = (tmp_path / "lm" / "lm-eval-out").rglob("samples_medcalc_maintained_mini_*.jsonl")
     (log,) = (tmp_path / "inspect" / "inspect-logs").glob("*.eval")
-    for name, results in (("lm-eval", samples), ("inspect", log)):
-        r = cli(project, "regrade", str(results), "--against", "v1.0", "--against", str(release_dir),
+    for name, results, said in (("lm-eval", samples, "lm-eval acc"), ("inspect", log, "Inspect medcalc_scorer accuracy")):
+        r = cli(project, "regrade", str(results), "--against", f"v1.0={project / 'build' / 'v1.0.0'}",
+                "--against", str(release_dir),
                 "--out", str(tmp_path / f"regrade-{name}"))
         assert r.exit_code == 0, r.output
-        assert f"reproduced {name}" in r.output and "exactly" in r.output, r.output
-        assert "parsable" in r.output, r.output
+        text = " ".join(r.output.split())  # (the console wraps lines)
+        assert f"reproduced {said}" in text and "exactly" in text, text
+        assert "common rows (scored under every label set): 4" in text and "with a parsable answer" in text, text
         with capsys.disabled():
             print(f"\nregrade of the real {name} results:\n{r.output}")
 

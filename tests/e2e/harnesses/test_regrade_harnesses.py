@@ -97,10 +97,13 @@ from lm_eval.api.registry import register_model
 @register_model("answer-table")
 class TableLM(LM):
     '''Answers each request with the table's output for its row.'''
+    tokenizer_name = "answer-table"
     def __init__(self, table, **kwargs):
         super().__init__()
         with open(table) as fh:
             self.table = json.load(fh)
+    def apply_chat_template(self, chat_history, add_generation_prompt=True):
+        return json.dumps(chat_history)
     def generate_until(self, requests, disable_tqdm=False):
         return [self.table[str(r.doc["Row Number"])] for r in requests]
     def loglikelihood(self, requests, disable_tqdm=False):
@@ -110,7 +113,8 @@ class TableLM(LM):
 
 args = json.loads(open(sys.argv[1]).read())
 sys.argv = ["lm_eval", "--model", "answer-table", "--model_args", "table=" + args["table"], "--include_path",
-            args["tasks"], "--tasks", "medcalc_maintained_mini", "--output_path", args["out"], "--log_samples"]
+            args["tasks"], "--tasks", "medcalc_maintained_mini", "--apply_chat_template", "--output_path", args["out"],
+            "--log_samples"]
 cli_evaluate()
 print("{}")
 """
