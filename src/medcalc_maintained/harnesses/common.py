@@ -16,14 +16,12 @@ and asks for the same greedy decoding with the same budget (:data:`DECODING`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, sha256_file
 from medcalc_maintained.core.versions import full_tag, resolve_tag
 from medcalc_maintained.scoring.graders import grader
 from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT, build_prompt
@@ -99,28 +97,14 @@ def check_config(config: str, release: Release | None = None) -> str:
 
 
 def _front_matter(readme: Path) -> dict[str, Any]:
-    import yaml  # lazily: the grading path of the adapters needs only the standard library
-
-    from medcalc_maintained.release import layout  # (the one home of a release's file names)
+    """The card's front matter (``release/layout.py``, the one reader of it)."""
+    from medcalc_maintained.release import layout  # lazily: grading needs only the standard library
 
     try:
-        m = layout.FRONT_MATTER.match(readme.read_text(encoding="utf-8"))
-        front = yaml.safe_load(m.group(1)) if m else None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = readme.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise DataError(readme, f"unreadable dataset card: {exc}") from None
-    if not isinstance(front, dict):
-        raise DataError(readme, "the dataset card has no YAML front matter between '---' lines")
-    return front
-
-
-def _manifest(path: Path) -> dict[str, Any]:
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise DataError(path, f"unreadable release manifest: {exc}") from None
-    if not isinstance(manifest, dict):
-        raise DataError(path, "the release manifest is not a JSON object")
-    return manifest
+    return layout.split_front_matter(text, readme)[0]
 
 
 def local_release(directory: str | Path, revision: str | None = None) -> Release:
@@ -136,7 +120,9 @@ def local_release(directory: str | Path, revision: str | None = None) -> Release
     if missing:
         raise DataError(root, f"is not a release directory: {' and '.join(missing)} missing; "
                         f"a release directory is built by {BUILT_BY}")
-    front, manifest = _front_matter(root / "README.md"), _manifest(root / "manifest.json")
+    from medcalc_maintained.release import layout
+
+    front, manifest = _front_matter(root / "README.md"), layout.read_manifest(root)
     version = str(front.get("version", ""))
     if not version:
         raise DataError(root / "README.md", "the card's front matter has no `version`", field="version")
@@ -179,7 +165,7 @@ def check_files(release: Release, config: str) -> list[Path]:
 
     root = Path(release.path)
     check_config(config, release)
-    listed = _manifest(root / "manifest.json")["files"]
+    listed = layout.read_manifest(root)["files"]
     mine = sorted(f for f in listed if str(f).startswith(f"{layout.DATA_DIR}/{config}/"))
     if not mine:
         raise DataError(root / "manifest.json", f"lists no data file of config {config!r}", field="files")
@@ -188,7 +174,7 @@ def check_files(release: Release, config: str) -> list[Path]:
         path = root / rel
         if not path.is_file():
             raise DataError(path, f"missing: manifest.json lists it as a data file of config {config!r}")
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = sha256_file(path)
         if digest != listed[rel]:
             raise DataError(path, f"sha256 {digest} is not the {listed[rel]} manifest.json records for it "
                             f"(the file changed after `release build`)")

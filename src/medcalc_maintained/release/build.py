@@ -214,9 +214,10 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         for cfg, splits in t.published().items():
             for s in splits:
                 write_parquet(t.tables[cfg][s], tmp / data_file(cfg, s))
+        data_hashes = {f: sha256_file(tmp / f) for f in release_files(tmp)}  # hashed once: feed and manifest
         say(f"writing {feed.FEED_FILE}")
-        doc = feed.release_feed(plan, known or {rel.version: t}, rel.version,
-                                {f: sha256_file(tmp / f) for f in release_files(tmp)}, project.root, project.upstream_base)
+        doc = feed.release_feed(plan, known or {rel.version: t}, rel.version, data_hashes, project.root,
+                                project.upstream_base)
         feed.write_feed(tmp, doc)
         say("writing croissant.json")
         write_croissant(t, plan, tmp)
@@ -232,7 +233,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
             changelog = deferred.add_to_changelog(changelog, deferred.draft_preamble(
                 rel.version, reasons, proposed if proposed is not None else pd.DataFrame(columns=deferred.COLUMNS)))
         (tmp / CHANGELOG).write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
-        files = {f: sha256_file(tmp / f) for f in release_files(tmp)}
+        files = {f: data_hashes.get(f) or sha256_file(tmp / f) for f in release_files(tmp)}
         state = release_state(t.tables, template)
         manifest = _manifest(plan, rel, t, files, state, draft, reasons, previous)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
