@@ -51,6 +51,11 @@ venv: $(STAMP)
 # in that venv and skips while it is absent; `make test` builds it once (stamp .venv-helm/.ready-<pins hash>, about
 # a minute from the package registries) so CI runs the HELM test instead of skipping it.
 HARNESS_PINS_helm := crfm-helm==0.5.16 torch==2.13.0
+# What a harness declares but cannot load beside these pins, removed after the install: crfm-helm requires
+# torchvision, and PyPI's torchvision fails to import beside the CPU torch 2.13.0 ("operator torchvision::nms
+# does not exist"), which stops transformers from importing any model class; a matching torchvision is a
+# CUDA build of several GB. HELM's text path (its Hugging Face client, our scenario) never imports it.
+HARNESS_DROP_helm := torchvision
 harness-env:
 	@test -n "$(HARNESS_PINS_$(H))" || { echo "error: H must name a harness with its own venv: helm"; exit 2; }
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
@@ -58,8 +63,9 @@ harness-env:
 	$(PYTHON) -m venv .venv-$(H)
 	.venv-$(H)/bin/python -m pip install --quiet --upgrade pip
 	.venv-$(H)/bin/python -m pip install --quiet $(HARNESS_PINS_$(H))
+	$(if $(HARNESS_DROP_$(H)),.venv-$(H)/bin/python -m pip uninstall --quiet --yes $(HARNESS_DROP_$(H)))
 	.venv-$(H)/bin/python -m pip install --quiet --no-deps -e .
-	.venv-$(H)/bin/python -c 'import helm.benchmark.scenarios.scenario, medcalc_maintained.harnesses.helm_scenario'
+	.venv-$(H)/bin/python -c 'import helm.benchmark.scenarios.scenario, helm.clients.huggingface_client, medcalc_maintained.harnesses.helm_scenario; from transformers.models.llama import modeling_llama'
 
 data: $(STAMP)
 	$(BIN)/dvc pull --quiet data/upstream.dvc
@@ -83,9 +89,9 @@ run: repro validate summary
 PYTEST_WORKERS ?= 2
 XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
-# the stamp names its pins: .venv-helm is rebuilt when HARNESS_PINS_helm changes, not on every
+# the stamp names its pins: .venv-helm is rebuilt when HARNESS_PINS_helm or HARNESS_DROP_helm changes, not on every
 # pyproject.toml edit (this package is installed into it editable and --no-deps)
-HELM_STAMP := .venv-helm/.ready-$(shell printf '%s' '$(HARNESS_PINS_helm)' | md5sum | cut -c1-12)
+HELM_STAMP := .venv-helm/.ready-$(shell printf '%s' '$(HARNESS_PINS_helm) -$(HARNESS_DROP_helm)' | md5sum | cut -c1-12)
 $(HELM_STAMP):
 	$(MAKE) --no-print-directory harness-env H=helm
 	@touch $(HELM_STAMP)

@@ -4,6 +4,7 @@ sentence bounds without a regex, the guard before the change regex, and the row-
 from __future__ import annotations
 
 import re
+import signal
 
 import pandas as pd
 import pytest
@@ -150,6 +151,21 @@ def test_parallel_map_keeps_order_and_content():
     assert map_chunks(_square_chunk, [], workers=2) == []
     assert worker_count(1_047) == 1          # the pipeline's table stays in one process
     assert worker_count(10, workers=3) == 3
+
+
+def _sigterm_is_default(items):
+    return [signal.getsignal(signal.SIGTERM) is signal.SIG_DFL for _ in items]
+
+
+def test_forked_workers_end_on_sigterm_whatever_the_parent_installed():
+    """Pool.terminate ends workers with SIGTERM: a parent's handler that does not exit (verifiers'
+    Environment installs one) must not reach them, or the pool's exit waits forever."""
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        assert map_chunks(_sigterm_is_default, list(range(1_200)), workers=2) == [True] * 1_200
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_recompute_and_checks_are_the_same_in_two_processes(real_instances):

@@ -9,7 +9,8 @@ import typer
 
 from medcalc_maintained.cli.common import console, fail
 
-harness_app = typer.Typer(help="Run a release in the evaluation harness you already use (lm-evaluation-harness, Inspect).",
+harness_app = typer.Typer(help="Files that run a release in the evaluation harness you already use: an lm-evaluation-harness "
+                          "task directory, HELM's configuration of a local checkpoint.",
                           no_args_is_help=True)
 
 
@@ -55,6 +56,36 @@ def lm_eval_command(
         fail(exc)
     console.print(f"wrote {len(files)} files to {out}: tasks {', '.join(TASKS.values())} of release {rel.version} "
                   f"({rel.source}); run lm_eval with --include_path {out} --apply_chat_template", highlight=False)
+
+
+@harness_app.command("helm-model")
+def helm_model_command(
+    model: Path = typer.Argument(..., help="A local Hugging Face checkpoint directory (config.json, tokenizer files)."),
+    out: Path = typer.Option(Path("prod_env"), "--out", help="HELM's local configuration folder (helm-run "
+                             "--local-path; its default is prod_env in the directory helm-run runs in)."),
+    name: str = typer.Option(None, "--name", help="The model and deployment name for --run-entries "
+                             "(default local/<MODEL's folder name>)."),
+    dtype: str = typer.Option("float32", "--dtype", help="The dtype HELM loads the weights in: float32, bfloat16 "
+                              "or float16. Give every harness you compare the same one."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier folder of this command (and HELM's "
+                               "request cache in it, which is keyed by the request, not the weights)."),
+) -> None:
+    """Write HELM's configuration of a local checkpoint (model_metadata.yaml, tokenizer_configs.yaml,
+    model_deployments.yaml) with the dtype set, for `helm-run --plugins
+    medcalc_maintained.harnesses.helm_run_spec --run-entries "medcalc_maintained:...,model=NAME"`.
+    HELM's own --enable-local-huggingface-models loads the checkpoint's dtype (bfloat16 for SmolLM2),
+    where its temperature-0 sampling breaks the many ties of bfloat16 logits at random."""
+    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.harnesses.helm_model import write_model_dir
+
+    try:
+        _guard(out)
+        files = write_model_dir(out, model, name=name, dtype=dtype, force=force)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    deployment = name or f"local/{model.resolve().name}"
+    console.print(f"wrote {len(files)} files to {out}: model {deployment} ({model.resolve()}, {dtype}); run helm-run "
+                  f"with --local-path {out} and model={deployment} in --run-entries", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 from typing import Any, Callable, Sequence
 
 ROWS_PER_WORKER = 2_500  # fewer rows than this per worker do not repay starting a process
@@ -32,6 +33,15 @@ def worker_count(rows: int, workers: int | None = None) -> int:
     if workers is not None:
         return max(1, int(workers))
     return max(1, min(cores(), rows // ROWS_PER_WORKER))
+
+
+def _default_signals() -> None:
+    """A forked worker's first act: SIGTERM and SIGINT back to their defaults. A worker inherits the
+    parent's Python handlers, and ``Pool.terminate`` ends workers with SIGTERM; a handler that does
+    not exit (verifiers' ``Environment`` installs one in any process that builds an environment)
+    left a worker alive and the pool's exit waiting on it forever (seen in the test suite)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _chunk(bounds: tuple[int, int]) -> list:
@@ -59,7 +69,7 @@ def map_chunks(fn: Callable[[Sequence[Any]], list], items: Sequence[Any], *, wor
         return out
     _JOB = (fn, items)
     try:
-        with mp.get_context("fork").Pool(n) as pool:
+        with mp.get_context("fork").Pool(n, initializer=_default_signals) as pool:
             for part in _track(pool.imap(_chunk, bounds), len(bounds), progress):
                 out.extend(part)
     finally:

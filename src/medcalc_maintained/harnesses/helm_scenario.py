@@ -6,8 +6,10 @@ crfm-helm does not install alongside our pins (it requires ``pandas~=2.0`` and `
 the adapters and :mod:`medcalc_maintained.scoring` need only the standard library). This module
 therefore imports HELM only when its classes are first asked for, so it imports without HELM.
 
-* ``MedCalcMaintainedScenario(dataset_path, revision=None, config="default")``: ``get_instances``
-  gives one test instance per row of the release: ``dataset_path`` a local release directory built
+* ``MedCalcMaintainedScenario(dataset_path, revision=None, config="default", limit=None)``:
+  ``get_instances`` gives one test instance per row of the release (the first ``limit`` rows in the
+  config's order when given, as lm-eval's and Inspect's ``--limit`` take them; HELM's own
+  ``--max-eval-instances`` draws a seeded random sample instead): ``dataset_path`` a local release directory built
   by ``release build`` (``build/release`` after ``make run``; offline), or a Hub repository
   (``org/medcalc-maintained``) at tag ``revision``. Input: the two chat messages every adapter sends
   (``messages``: system prompt, then note and question, :mod:`medcalc_maintained.scoring.prompts`;
@@ -66,6 +68,16 @@ def output_text(request_state: Any) -> str:
     return result.completions[0].text or ""
 
 
+def check_limit(limit: Any) -> int | None:
+    """``limit`` as a positive row count (a run entry passes it as text), or ``None`` for every row."""
+    if limit is None or limit == "":
+        return None
+    text = str(limit).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"limit {limit!r} is not a positive whole number of rows")
+    return int(text)
+
+
 def adapter_spec(**overrides: Any) -> Any:
     """HELM's ``AdapterSpec`` of the shared prompt and decoding (``overrides``: e.g. ``model_deployment``)."""
     from helm.benchmark.adaptation.adapter_spec import ADAPT_CHAT, AdapterSpec
@@ -89,13 +101,15 @@ def _build() -> dict[str, type]:
         description = "MedCalc-Bench test rows with the maintained labels of one medcalc-maintained release"
         tags = ["question_answering", "medicine", "calculation"]
 
-        def __init__(self, dataset_path: str = DATASET, revision: str | None = None, config: str = "default"):
+        def __init__(self, dataset_path: str = DATASET, revision: str | None = None, config: str = "default",
+                     limit: int | None = None):
             super().__init__()
             self.release = resolve_release(None, revision or None, dataset=dataset_path)
             self.dataset_path, self.revision, self.config = dataset_path, revision, config
+            self.limit = check_limit(limit)
 
         def get_instances(self, output_path: str) -> list:
-            rows = load_rows(self.config, self.release)
+            rows = load_rows(self.config, self.release)[:self.limit]
             return [Instance(input=Input(text=prompt_text(r), messages=prompt_messages(r)),
                              references=[Reference(Output(text=str(r["Ground Truth Answer"])), tags=[CORRECT_TAG])],
                              split=TEST_SPLIT, id=f"uid{int(r['Row Number'])}", extra_data=label_fields(r))

@@ -11,7 +11,16 @@ overrides them), an ``XMLParser`` for the ``<answer>`` field, and a ``Rubric`` w
 reward is the GRPO reward of :mod:`medcalc_maintained.scoring.reward`
 (:func:`~medcalc_maintained.scoring.reward.score`: 1 for a correct answer, ``lam`` for a parsable wrong
 one, 0 without a readable ``<answer>``), plus the unweighted metric ``correct`` (our grading, as the
-other adapters report it). ``env_args`` record the release, its tag and its source.
+other adapters report it).
+
+The environment id is this module's name, :data:`ENV_ID`: verifiers imports the module an id names
+and calls its ``load_environment``, both for ``vf-eval medcalc_maintained.harnesses.verifiers_env -a
+'{"release": ...}'`` and when its environment server loads the environment again, in another
+process, from the id and ``env_args`` a run recorded (in its ``metadata.json``). ``env_args`` are
+therefore the arguments that load the same environment, with the release's version
+(``release_version``): a release directory rebuilt to another version in between is refused, not
+read. A caller's ``max_tokens`` or ``temperature`` of ``None`` (``vf-eval`` without ``-t``/``-T``)
+keeps the shared decoding instead of dropping the budget.
 """
 
 from __future__ import annotations
@@ -32,6 +41,9 @@ from medcalc_maintained.harnesses.common import (
     resolve_release,
 )
 from medcalc_maintained.scoring.reward import DEFAULT_LAMBDA, _check_lambda, completion_text, score
+
+# verifiers finds an environment by importing the module its id names (``-`` read as ``_``)
+ENV_ID = __name__
 
 
 def to_example(row: dict[str, Any]) -> dict[str, Any]:
@@ -60,18 +72,36 @@ def sampling_args() -> dict[str, Any]:
     return {"temperature": TEMPERATURE, "max_tokens": MAX_NEW_TOKENS}
 
 
+class MedCalcEnv(vf.SingleTurnEnv):
+    """The single-turn environment, whose shared decoding a caller's ``None`` does not erase."""
+
+    async def generate(self, inputs: Any, client: Any, model: str, sampling_args: Any = None, *args: Any,
+                       **kwargs: Any) -> Any:
+        # evaluate, evaluate_sync and vf-eval all end here. vf-eval passes {"max_tokens": None} when -t is
+        # not given; verifiers would then drop the budget (normalize_sampling_args removes None) and
+        # the server would choose its own
+        given = {k: v for k, v in (sampling_args or {}).items() if v is not None}
+        return await super().generate(inputs, client, model, given, *args, **kwargs)
+
+
 def load_environment(release: str | None = None, revision: str | None = None, config: str = "default",
-                     lam: float = DEFAULT_LAMBDA, dataset: str = DATASET, **kwargs: Any) -> vf.Environment:
+                     lam: float = DEFAULT_LAMBDA, dataset: str = DATASET, release_version: str | None = None,
+                     **kwargs: Any) -> vf.Environment:
     """MedCalc-Bench with the maintained labels of one release (``release`` a local directory, or
     ``dataset`` at tag ``revision``), config ``config``, as a single-turn environment (its rows are
-    the evaluation dataset; ``kwargs`` go to ``vf.SingleTurnEnv``)."""
+    the evaluation dataset; ``kwargs`` go to ``vf.SingleTurnEnv``). ``release_version``, when given,
+    must be the version the release holds (verifiers passes it back when it reloads the environment)."""
     rel = resolve_release(release, revision, dataset=dataset)
+    if release_version is not None and release_version != rel.version:
+        raise ValueError(f"{rel.source} holds release {rel.version}, not {release_version} (the release this "
+                         "run was started on): it was rebuilt since; start the run again")
     rows = load_rows(config, rel)
     if not rows:
         raise ValueError(f"config {config!r} of release {rel.version} ({rel.source}) has no rows")
     dataset_ = Dataset.from_list([to_example(r) for r in rows])
     parser = vf.XMLParser(["answer"], answer_field="answer")
     kwargs.setdefault("sampling_args", sampling_args())
-    return vf.SingleTurnEnv(eval_dataset=dataset_, parser=parser, rubric=make_rubric(parser, lam),
-                            env_id="medcalc-maintained",
-                            env_args={**rel.metadata(), "config": config, "lam": lam}, **kwargs)
+    where = {"release": rel.path} if rel.local else {"revision": rel.revision, "dataset": rel.path}
+    return MedCalcEnv(eval_dataset=dataset_, parser=parser, rubric=make_rubric(parser, lam),
+                      env_id=ENV_ID,
+                      env_args={**where, "config": config, "lam": lam, "release_version": rel.version}, **kwargs)

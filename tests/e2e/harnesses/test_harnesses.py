@@ -380,6 +380,12 @@ for case in args["plan"]:
         spec = get_run_spec_function("medcalc_maintained")(dataset_path=case["release"], config=case["config"])
         assert spec.adapter_spec == adapter and spec.scenario_spec.class_name == SCENARIO_CLASS, spec
         assert [m.class_name for m in spec.metric_specs] == [METRIC_CLASS], spec
+        # limit=N keeps the config's first N rows (lm-eval's --limit), in the run's name too
+        limited = get_run_spec_function("medcalc_maintained")(dataset_path=case["release"], config=case["config"], limit="2")
+        assert limited.name.endswith(",limit=2") and limited.scenario_spec.args["limit"] == 2, limited
+        first = create_scenario(limited.scenario_spec).get_instances(tempfile.mkdtemp())
+        every = create_scenario(spec.scenario_spec).get_instances(tempfile.mkdtemp())
+        assert [i.id for i in first] == [i.id for i in every[:2]] and len(every) > 2, (first, every)
 metric = create_metric(MetricSpec(class_name=METRIC_CLASS, args={"lam": args["lam"]}))
 out, rewards = {}, {}
 for case in args["plan"]:
