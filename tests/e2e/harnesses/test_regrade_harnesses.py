@@ -222,6 +222,31 @@ def test_verifiers_results(project, hub, table, tmp_path):
     text, rep, out = regrade(project, str(tmp_path / "vf"))
     check_reproduced(text, rep, "verifiers correct", round(got["acc"] * got["n"]), got["n"])
     same_as_evaluate(project, out, {int(u): o for u, o in table.items()}, ["ours"])
+    # the reward too: every row's recorded reward is scoring/reward.py's score at the run's lam
+    (run,) = {p.parent for p in (tmp_path / "vf").rglob("results.jsonl")}
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert {r["reward"] for r in records} == {0.0, 0.1, 1.0}, "the table gives wrong, parsable-wrong and right answers"
+    # (the notes as evaluation.json records them: the console wraps a long path anywhere)
+    (note,) = [n for n in json.loads((out / "evaluation.json").read_text())["notes"] if "verifiers reward" in n]
+    assert note.startswith(f"{run.name}: verifiers reward (avg_reward") and note.endswith(
+        f"reproduced exactly (scoring/reward.py score, lam 0.1, on the {got['n']} rows' recorded labels)"), note
+    # a reward the rule does not give is named by its line; a run without lam says so
+    records[4]["reward"] = 0.5
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    meta = json.loads((run / "metadata.json").read_text())
+    for name in ("tampered", "no-lam"):
+        if name == "no-lam":
+            del meta["env_args"]["lam"]
+            (run / "metadata.json").write_text(json.dumps(meta))
+        r = e2e.cli(project, "regrade", str(run), "--out", str(tmp_path / name))
+        assert r.exit_code == 0, r.output
+        (note,) = [n for n in json.loads((tmp_path / name / "evaluation.json").read_text())["notes"]
+                   if "verifiers reward" in n]
+        if name == "tampered":
+            assert "NOT reproduced (lam 0.1): " in note and "results.jsonl, line 5: recorded 0.5, scored" in note, note
+        else:
+            assert note.endswith("not reproduced: metadata.json records no env_args lam (the reward's weight of a "
+                                 "parsable wrong answer)"), note
 
 
 HELM_CLIENT = r'''
