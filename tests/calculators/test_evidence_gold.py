@@ -1,0 +1,48 @@
+"""The evidence gold set v2 (tests/data/evidence_gold_v2/): sealed by its committed hash, drawn and
+labelled as its README says. The verifier's scores on it are printed by benchmarks/evidence_gold.py."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import pytest
+
+from tests.support.paths import TESTS
+
+GOLD = TESTS / "data" / "evidence_gold_v2"
+
+
+@pytest.fixture(scope="module")
+def parts() -> dict[str, pd.DataFrame]:
+    return {p: pd.read_csv(GOLD / f"{p}.csv", dtype=str, keep_default_na=False) for p in ("dev", "sealed")}
+
+
+def test_sealed_part_has_its_committed_hash():
+    digest, name = (GOLD / "SEALED.sha256").read_text().split()
+    assert name == "sealed.csv"
+    assert hashlib.sha256((GOLD / "sealed.csv").read_bytes()).hexdigest() == digest
+
+
+def test_parts_split_by_row_and_large_enough(parts):
+    dev, sealed = parts["dev"], parts["sealed"]
+    assert len(dev) + len(sealed) >= 800
+    assert not set(dev["uid"]) & set(sealed["uid"])
+    rows = dev["uid"].nunique() + sealed["uid"].nunique()
+    assert sealed["uid"].nunique() / rows >= 0.40
+
+
+def test_labels_are_in_their_value_sets_and_quotes_are_the_notes(parts, v1_test_csv):
+    notes = dict(zip(*pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)[["Row Number", "Patient Note"]]
+                     .T.values))
+    for name, df in parts.items():
+        assert set(df["supports"]) <= {"yes", "no"}, name
+        assert set(df["verdict"]) <= {"supports", "contradicts", "not_addressed"}, name
+        assert df["pair_id"].is_unique
+        for r in df.itertuples():
+            if r.quote:
+                assert notes[r.uid][int(r.start):int(r.end)] == r.quote, (name, r.pair_id)
+            if r.supports_a == r.supports_b:
+                assert r.supports == r.supports_a, (name, r.pair_id)  # adjudication only where readers differ
+            else:
+                assert r.adjudication, (name, r.pair_id)
