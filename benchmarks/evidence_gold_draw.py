@@ -272,13 +272,53 @@ def hard_negatives(rows: pd.DataFrame, rng: random.Random) -> list[dict[str, Any
     return out
 
 
+def extension(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng: random.Random, n: int
+              ) -> list[dict[str, Any]]:
+    """More development pairs, for tuning only: rows outside gold set v2, every pair the verifier accepts as
+    drawn (its errors there are its false acceptances) up to ``n``, plus the hard negatives mined from them."""
+    from medcalc_maintained.calculators.evidence import verify
+
+    gold = ROOT / "tests" / "data" / "evidence_gold_v2"
+    used = {int(u) for p in ("dev", "sealed") for u in pd.read_csv(gold / f"{p}.csv", dtype=str)["uid"]}
+    rest = rows[~rows["uid"].isin(used)].reset_index(drop=True)
+    notes = dict(zip(rest["uid"], rest["Patient Note"]))
+    pairs = []
+    for p in random_pairs(rest, recorded, rng) + hard_negatives(rest, rng):
+        inp = {"name": p["input"], "value": p["value"], "unit": p["unit"] or None,
+               "evidence": {"start": p["start"] if p["start"] != "" else None, "end": p["end"] if p["end"] != "" else None,
+                            "text": p["quote"]}}
+        if p["value"] in ("true", "false"):
+            inp["value"] = p["value"] == "true"
+        else:
+            try:
+                inp["value"] = float(p["value"])
+            except ValueError:
+                pass
+        if p["pattern"] != "random" or verify(p["calculator_id"], inp, notes[p["uid"]]).supports:
+            pairs.append({**p, "pattern": p["pattern"] if p["pattern"] != "random" else "accepted"})
+    return pairs[:n]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=45)
+    ap.add_argument("--extend", type=int, default=0, metavar="N",
+                    help="draw N development pairs from rows outside gold set v2 instead (for tuning; see extension())")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     rows = load_rows()
+    if args.extend:
+        pairs = extension(rows, recorded_inputs(ROOT), rng, args.extend)
+        args.out.mkdir(parents=True, exist_ok=True)
+        with open(args.out / "candidates.csv", "w", encoding="utf-8", newline="") as fh:
+            w = csv.DictWriter(fh, COLUMNS)
+            w.writeheader()
+            for n, p in enumerate(pairs, 10001):
+                w.writerow({"pair_id": n, **{k: p.get(k, "") for k in COLUMNS if k != "pair_id"}})
+        print(f"{len(pairs)} extension pairs over {len({p['uid'] for p in pairs})} rows")
+        print(pd.DataFrame(pairs).groupby("pattern").size().to_string())
+        return
     recorded = recorded_inputs(ROOT)
     pairs = random_pairs(rows, recorded, rng)
     drawn = {(p["uid"], p["input"]) for p in pairs}

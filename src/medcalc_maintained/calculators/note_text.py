@@ -15,7 +15,7 @@ from typing import Any, Iterator
 from medcalc_maintained.core import units as U
 
 SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?\n]")
-CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|while|yet|aside from|apart from)\b|[;:]",
+CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|yet|aside from|apart from)\b|[;:]",
                            re.I)
 NUMBER = re.compile(r"(?<![\w.,/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])|(?<![\w.,/])\d+,\d{1,2}(?![\d,])"
                      r"|(?<=/)\d+(?:\.\d+)?(?![\d])")
@@ -47,23 +47,24 @@ DAY_CUE = re.compile(r"\b(?:on (?:hospital )?day[- ]\d+|hospital day[- ]\d+|(?:o
                       r"(?:the end of )?day (?:two|three|four|five|six|seven|\d+)|day[- ]\d+ of (?:admission|"
                       r"hospitali[sz]ation))\b", re.I)
 LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
-                        r"worsened|declined) to|transferred to|started developing|evolving|follow-?up|at discharge|"
+                        r"worsened|declined) to|transferred to|started developing|(?<!regular )(?<!routine )(?<!for a )follow-?up|at discharge|"
                         r"on discharge|after (?:treatment|therapy|(?:\d+|several|a few|two|three) (?:days?|weeks?|"
-                        r"hours?)))\b", re.I)
+                        r"hours?)(?! of)))\b", re.I)
 PRESENTATION = re.compile(r"\b(?:on|at|upon) (?:admission|presentation|arrival)|in the (?:ED|emergency department|emergency room)"
-                           r"|initial (?:labs?|laboratory|vital)", re.I)
+                           r"|initial (?:labs?|laboratory|vital)|at the time of (?:admission|presentation|arrival)", re.I)
 PAST_CUE = re.compile(r"\b(?:in the past|remote|(?<!-)old|PMH|past medical history|years? ago|months? ago|\d+ (?:years?|"
                        r"months?|weeks?) (?:ago|earlier|before)|previous(?:ly)?(?! healthy)|prior)\b|\b(?:19|20)\d{2}\b", re.I)
 # inputs whose definition asks about a time window: a dated or past mention needs a stated timepoint
 WINDOW = re.compile(r"last month|within|recent|past 24 hours|previous 4 weeks|≤3 days|\bacute\b|\bcurrent\b|\bactive\b",
                      re.I)
-NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|negative for|free of|absence of|"
+NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|negative for|free of|free from|absence of|"
+                              r"void of|escaped|pointing away from|"
                               r"(?:do|does|did|has|have|had|could|would|can)(?:n't| not)|cannot|none of|nor|"
                               r"absent|ruled out|rules out|rule out|ruling out|r/o|unremarkable for|did not have|does not have|"
                               r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
-NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,3}?(?:was|were|is|are|has been|had been|been)?\s*(?:ruled out|excluded|"
-                             r"negative|absent|not (?:present|seen|found|detected|identified|noted|observed|reported)|"
-                             r"denied|unlikely|none)\b", re.I)
+NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
+                             r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
+                             r"noted|observed|reported)|denied|unlikely|none|normal|within normal (?:limits|range))\b", re.I)
 PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to)|will (?:undergo|have|be)|to undergo|"
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
@@ -130,6 +131,21 @@ def numbers(text: str) -> Iterator[tuple[int, int, float]]:
             yield m.start(), m.end(), float(raw.replace(",", ".") if decimal_comma else raw.replace(",", ""))
         except ValueError:
             continue
+
+
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+                "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+
+
+def spelled_numbers(text: str, value: Any) -> list[tuple[int, int]]:
+    """Where ``text`` spells the whole number ``value`` (0 to 20) as a word ("four alcoholic drinks")."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return []
+    if isinstance(value, bool) or not v.is_integer() or not 0 <= v <= 20:
+        return []
+    return [(m.start(), m.end()) for m in re.finditer(rf"\b{NUMBER_WORDS[int(v)]}\b", text, re.I)]
 
 
 def same_number(printed: float, value: Any) -> bool:
@@ -214,6 +230,10 @@ def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
         gap = text.find(unit, e)
         after += [m for m in inside if gap >= 0 and m[0] >= gap and m[0] - (gap + len(unit)) <= 1 and m not in after]
         after += [m for m in inside if gap >= 0 and gap <= m[0] < gap + len(unit) and m not in after]
+    # "HR 70 RR 16": a name right before the number, and the name after it starts the next name-number pair
+    right_before = [m for m in inside if m[1] <= s and re.fullmatch(r"[\s:=]{1,3}", text[m[1]:s])]
+    if right_before and after and all(re.match(r"[\s:=]*\d", text[m[1]:m[1] + 4]) for m in after):
+        after = []
     if after:
         start = min(m[0] for m in after)
         first = [m for m in after if m[0] == start]
@@ -236,13 +256,76 @@ def prefer(tied: list[tuple[int, int, str]], mine: set[str]) -> str:
     return next((m[2] for m in tied if m[2] in mine), tied[0][2])
 
 
-def negated(text: str, s: int, e: int) -> bool:
-    """Whether the term at ``text[s:e]`` is negated in its own clause (a cue before it, or
-    ``was ruled out`` / ``negative`` right after it)."""
+def negation_cue(text: str, s: int, e: int) -> str | None:
+    """The cue that negates the term at ``text[s:e]`` in its own clause (before it, or ``was ruled out`` /
+    ``negative`` / ``within normal limits`` right after it), or ``None``."""
     ca, cb = clause(text, s)
-    if NEGATION_BEFORE.search(text, ca, s):
-        return True
-    return bool(NEGATION_AFTER.match(text[e:cb]))
+    before = list(NEGATION_BEFORE.finditer(text, ca, s))
+    if before:
+        return before[-1].group(0)
+    after = NEGATION_AFTER.match(text[e:cb])
+    if after:
+        return after.group(0).strip()
+    rest = text[e:cb]
+    listed = LIST_RULED_OUT.search(rest)  # "infection, malignancy and vasculitis were ruled out"
+    if listed and len(rest[:listed.start()].split()) <= 12 and LIST_SEPARATOR.search(rest[:listed.start()]):
+        return listed.group(1)
+    return None
+
+
+def negated(text: str, s: int, e: int) -> bool:
+    """Whether the term at ``text[s:e]`` is negated in its own clause (:func:`negation_cue`)."""
+    return negation_cue(text, s, e) is not None
+
+
+LIST_RULED_OUT = re.compile(r"\b(?:were|have been|had been) (?:all |also )?(ruled out|excluded|negative)\b", re.I)
+LIST_SEPARATOR = re.compile(r",|\band\b|\bor\b", re.I)
+# a number that is a change or a load, not the level ("an increase of 2 mg/dL", "glucose 2 hours after a 75 g load")
+CHANGE_CUE = re.compile(r"\b(?:increase[sd]?|decrease[sd]?|rise|rose|drop(?:ped)?|fall|fell|change|delta|elevation|reduction)"
+                        r"\s+(?:of|by)\s*$", re.I)
+LOAD_CUE = re.compile(r"\b(?:post-?load|post-?prandial|after (?:a |an |the )?(?:\d+\s*-?\s*g(?:ram)? )?(?:oral )?(?:glucose )?"
+                      r"(?:load|challenge|meal)|(?:1|2|one|two)[- ]h(?:ou)?r?s?\b|OGTT|oral glucose tolerance|glucose tolerance)",
+                      re.I)
+# a bound, not a value: "below 10", "< 10", "more than 200" (a censored result states no value)
+BOUND_CUE = re.compile(r"(?:[<>≤≥]=?|\b(?:below|above|under|over|less than|greater than|more than|lower than|higher than|"
+                       r"up to|at least|at most))\s*$", re.I)
+# a signed number in parentheses or after a change word: "insulin (−26 uIU/ml)"
+SIGNED = re.compile(r"(?:^|[\s(\[])[−–+]\s*$")
+# a value at birth, not now
+BIRTH_CUE = re.compile(r"\b(?:born|at birth|birth ?weight|birth length|neonatal weight)\b", re.I)
+# an age at an event, not the patient's age now: "at age 45", "at the age of 45", "diagnosed at 45"
+AGE_AT_EVENT = re.compile(r"\b(?:at (?:the )?age(?: of)?|aged?|when (?:she|he) was|(?:diagnosed|started|began|onset|menopause|"
+                          r"menarche)\s+(?:\w+\s+){0,3}?at)\s*$", re.I)
+# a mention in a historical context: what an input about a previously documented condition needs
+HISTORICAL = re.compile(r"\b(?:history|known|prior|previous(?:ly)?|past|recurrent|ago|old|before|earlier|again|another|"
+                        r"second|PMH|h/o)\b|\b(?:19|20)\d{2}\b", re.I)
+# negations that state a test or an examination of now, which say nothing of a history ("PE was ruled out")
+TEST_NEGATION = re.compile(r"ruled out|rules out|rule out|ruling out|r/o|excluded|negative|normal|unremarkable", re.I)
+# inputs about the patient's past: a later or dated mention is still their history
+HISTORY_INPUT = re.compile(r"\bhistory\b|\bprevious(?:ly)?\b|\bprior\b", re.I)
+# slash lists: "sodium/potassium/chloride were 95/73.2/47", "blood urea nitrogen/creatinine were 21.9/1.98"
+SLASH_NUMBERS = re.compile(r"(?<![\w./])\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)+")
+
+
+def slash_pair(text: str, s: int, mentions: list[tuple[int, int, str]]) -> list[tuple[int, int, str]] | None:
+    """The names paired with the number at ``s`` by a slash list of names and one of numbers of the same length
+    in its sentence ("urea nitrogen/creatinine were 21.9/1.98"): the mentions at the number's place in the name
+    list; ``None`` when the number is in no such pair of lists."""
+    sa, sb = sentence(text, s)
+    group = next((m for m in SLASH_NUMBERS.finditer(text, sa, sb) if m.start() <= s < m.end()), None)
+    if group is None:
+        return None
+    nums = [m.start() + group.start() for m in re.finditer(r"\d+(?:\.\d+)?", group.group(0))]
+    places = distinct_places([m for m in mentions if sa <= m[0] and m[1] <= group.start()])
+    chain: list[list[tuple[int, int, str]]] = []
+    for place in places:
+        if chain and re.fullmatch(r"\s*/\s*", text[chain[-1][0][1]:place[0][0]]):
+            chain.append(place)
+        else:
+            chain = [place]
+    if len(chain) != len(nums) or s not in nums:
+        return None
+    return chain[nums.index(s)]
 
 
 PLANNED_WINDOW = 45  # characters before a term in which "scheduled for", "suspected" ... qualify it
@@ -259,6 +342,11 @@ def near(text: str, s: int, e: int) -> tuple[int, int]:
     return max(sa, s - 60), min(sb, e + 60)
 
 
+AGENT_RELATIVE = re.compile(r"\b(?:by|with) (?:his|her|their|the patient's)\s+$|accompanied by (?:his|her|their)\s+$", re.I)
+
+
 def family(text: str, s: int) -> bool:
+    """Whether a relative is the experiencer of what is named at ``s``: a family word in its clause before it,
+    unless the relative only brings, accompanies or reports the patient ("brought by his mother")."""
     ca, _ = clause(text, s)
-    return bool(FAMILY.search(text, ca, s))
+    return any(not AGENT_RELATIVE.search(text, max(ca, m.start() - 25), m.start()) for m in FAMILY.finditer(text, ca, s))

@@ -30,8 +30,18 @@ def normalise_unit(unit: str) -> str:
 @lru_cache(maxsize=4096)  # keyed by the unit's spelling: a small vocabulary
 def _normalise(unit: str) -> str:
     u = unit.strip().lower()
-    u = u.replace("μ", "µ").replace("µ", "u")
+    u = u.replace("μ", "µ").replace("µ", "u").replace("×", "x").replace("⁹", "^9").replace("³", "^3")
     u = re.sub(r"\s+", " ", u)
+    # spelled-out concentrations ("mg per deciliter", "micromoles per liter")
+    for word, short in (("milligrams", "mg"), ("milligram", "mg"), ("micrograms", "ug"), ("grams", "g"), ("gram", "g"),
+                        ("micromoles", "umol"), ("micromol", "umol"), ("millimoles", "mmol"), ("milliequivalents", "meq"),
+                        ("deciliter", "dl"), ("decilitre", "dl"), ("liter", "l"), ("litre", "l")):
+        u = re.sub(rf"\b{word}\b", short, u)
+    u = re.sub(r"\s*per\s*", "/", u) if re.search(r"\b(?:mg|g|ug|umol|mmol|meq) per (?:dl|l)\b", u) else u
+    # a count per 10^3 or 10^9: "x10^3/ul", "10^9/l", "109/l" (a superscript lost in a PDF), "k/mm3", "thousand/ul"
+    u = re.sub(r"^x\s*", "", u)
+    u = re.sub(r"^10\s*\^?\s*([39])\s*/", r"10^\1/", u)
+    u = re.sub(r"mm\s*\^?\s*3$|mm\^3$|cu\s*mm$", "mm^3", u)
     aliases = {
         "degrees fahreinheit": "degf",
         "degrees fahrenheit": "degf",
@@ -84,7 +94,9 @@ _LINEAR: dict[str, dict[str, float]] = {
     "per_day": {"perday": 1.0, "/day": 1.0},
     "patch_rate": {"ug/hr": 1.0, "mcg/hr": 1.0, "ug/h": 1.0, "mcg/h": 1.0, "mg/hr": 1000.0},
     # cell counts: canonical is count per µL (= per mm^3)
-    "count_per_ul": {"ul": 1.0, "/ul": 1.0, "mm^3": 1.0, "m^3": 1.0, "/mm^3": 1.0, "l": 1e-6, "/l": 1e-6},
+    "count_per_ul": {"ul": 1.0, "/ul": 1.0, "mm^3": 1.0, "m^3": 1.0, "/mm^3": 1.0, "l": 1e-6, "/l": 1e-6,
+                     "k": 1e3, "k/ul": 1e3, "k/mm^3": 1e3, "thousand/ul": 1e3, "thousand/mm^3": 1e3, "10^3/ul": 1e3,
+                     "10^3/mm^3": 1e3, "10^9/l": 1e3, "/nl": 1e3, "10^6/ul": 1e6, "10^12/l": 1e6},
     # concentrations, canonical unit first
     "creatinine": {"mg/dl": 1.0, "umol/l": 1.0 / 88.4, "mmol/l": 1000.0 / 88.4},
     "bun": {"mg/dl": 1.0, "mmol/l": 2.801},
@@ -131,6 +143,34 @@ def to_canonical(kind: str, value: float, unit: str) -> float:
     if u not in table:
         raise UnknownUnit(f"unknown unit {unit!r} for {kind} (known: {', '.join(sorted(table))})")
     return float(value) * table[u]
+
+
+def from_canonical(kind: str, value: float, unit: str) -> float:
+    """The canonical ``value`` of ``kind`` in ``unit`` (the inverse of :func:`to_canonical`).
+
+    >>> round(from_canonical("creatinine", 1.0, "umol/L"), 6)
+    88.4
+    """
+    if kind == "temperature":
+        u = normalise_unit(unit)
+        if u == "degf":
+            return float(value) * 9.0 / 5.0 + 32.0
+        if u == "k":
+            return float(value) + 273.15
+    return float(value) / to_canonical(kind, 1.0, unit) if kind != "temperature" else to_canonical(kind, value, unit)
+
+
+def same_unit(kind: str, a: str, b: str) -> bool:
+    """Whether two spellings name the same unit of ``kind`` (``/µL`` and ``µL``; ``mmol/L`` and ``mEq/L`` of sodium).
+
+    >>> same_unit("sodium", "mmol/L", "mEq/L"), same_unit("count_per_ul", "K/µL", "/µL")
+    (True, False)
+    """
+    try:
+        return abs(to_canonical(kind, 1.0, a) - to_canonical(kind, 1.0, b)) <= 1e-12 and \
+            (kind != "temperature" or normalise_unit(a) == normalise_unit(b))
+    except (UnknownUnit, KeyError):
+        return False
 
 
 def known_units(kind: str) -> list[str]:

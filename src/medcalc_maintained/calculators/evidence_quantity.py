@@ -1,0 +1,226 @@
+"""The evidence verifier's reading of a number: is the recorded value printed in the quote, attributed to the
+input (not another quantity, a reference bound, a denominator, a date, a change or a bound), in a unit that fits
+it (or converts to the recorded one), at the time the definition asks for (see
+:mod:`medcalc_maintained.calculators.evidence` for the whole verifier)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from medcalc_maintained.calculators import lexicon as L
+from medcalc_maintained.calculators import note_text as T
+from medcalc_maintained.calculators.inputs import InputSpec
+from medcalc_maintained.calculators.verdict import Verdict, no, ok, timepoint_stated
+from medcalc_maintained.core import units as U
+
+
+def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text: str, qs: int, qe: int) -> Verdict:
+    """``text[qs:qe]`` is the quote; ``text`` is the note (or the quote alone), read around it."""
+    value, unit = inp.get("value"), inp.get("unit")
+    quote = text[qs:qe]
+    hits = [(qs + s, qs + e, False) for s, e, v in T.numbers(quote) if T.same_number(v, value)]
+    hits += [(qs + s, qs + e, False) for s, e in T.spelled_numbers(quote, value)]
+    hits += [(qs + s, qs + e, True) for s, e, v in T.numbers(quote)
+             if not T.same_number(v, value) and _converts_to(spec, v, T.unit_after(quote, e)[0], value, unit)]
+    if not hits:
+        return no("value-not-printed", f"{value!r} is not printed in {quote!r}")
+    sa, _ = T.sentence(text, qs)
+    _, sb = T.sentence(text, max(qs, qe - 1))
+    mentions = L.mentions(text, sa, sb)
+    first_failure: Verdict | None = None
+    for s, e, converted in hits:
+        v = _one_number(spec, keys, inp, text, qs, qe, s, e, mentions, value, unit, converted)
+        if v.supports and not timepoint_stated(inp) and not (spec.name.lower() == "age" and AGE_WORDS.match(text[e:e + 12])):
+            earlier = _earlier_value(spec, keys, text, qs, value, unit)
+            if earlier is not None:
+                return no("timepoint", f"the note states {spec.name} {text[earlier[0]:earlier[1]]!r} before this value "
+                                        f"({text[slice(*T.sentence(text, earlier[0]))].strip()[:120]!r}): the first value "
+                                        "is the presentation's, and the record does not say why this later one")
+        if v.supports:
+            return v
+        first_failure = first_failure or v
+    assert first_failure is not None
+    return first_failure
+
+
+def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any, unit: Any) -> bool:
+    """Whether ``printed`` in the unit ``shown`` after it is ``value`` in the recorded ``unit`` (creatinine 120 µmol/L
+    is 1.4 mg/dL; 7.5 x 10^9/L is 7,500 /µL), to the precision the record gives."""
+    if spec.accessor != "quantity" or not spec.kind or not shown or not unit or isinstance(value, bool):
+        return False
+    try:
+        want = float(value)
+        got = U.from_canonical(spec.kind, U.to_canonical(spec.kind, printed, shown), str(unit))
+    except (U.UnknownUnit, KeyError, TypeError, ValueError, ZeroDivisionError):
+        return False
+    text = repr(want).rstrip("0").rstrip(".") if "." in repr(want) else repr(want)
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return round(got, decimals) == round(want, decimals) or abs(got - want) <= 0.005 * max(abs(got), abs(want))
+
+
+AGE_WORDS = re.compile(r"^\s*-?\s*(?:years?|yrs?|y)[\s-]*old\b|^-?\s*(?:yo|y/o|y\.o\.)\b", re.I)
+
+
+def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: str, qs: int, qe: int, s: int, e: int,
+                mentions: list[tuple[int, int, str]], value: Any, unit: Any, converted: bool = False) -> Verdict:
+    printed = quote[s:e]
+    age_of_patient = spec.name.lower() == "age" and AGE_WORDS.match(quote[e:e + 12]) is not None
+    for m in T.DATE.finditer(quote):
+        if m.start() <= s and e <= m.end():
+            return no("date-part", f"{printed} is part of the date {m.group(0)!r}")
+    dbp = spec.kind == "pressure" and "diastolic" in spec.name.lower()
+    before = quote[max(0, s - 3):s]
+    paired = T.slash_pair(quote, s, mentions)
+    if paired is not None:
+        key = next((m[2] for m in paired if m[2] in keys), None)
+        if key is None:
+            return no("wrong-quantity", f"{printed} pairs with {quote[paired[0][0]:paired[0][1]]!r} in the slash list of "
+                                         f"{quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, not {spec.name}")
+        return _after_owner(spec, inp, quote, qs, qe, s, e, printed, paired[0][0], unit, converted, age_of_patient)
+    if re.search(r"\d\s*/\s*$", before) and not dbp:
+        return no("denominator", f"{printed} is the denominator of {quote[max(0, s - 8):e].strip()!r}")
+    if re.search(r"\bout of\s*$", quote[max(0, s - 8):s], re.I):
+        return no("denominator", f"{printed} is the denominator of {quote[max(0, s - 12):e].strip()!r}")
+    for m in re.finditer(r"[(\[][^()\[\]]*[)\]]", quote):
+        if m.start() < s and e <= m.end():
+            lead = quote[m.start():s]
+            in_range = any(r.start() <= s and e <= r.end() for r in T.RANGE.finditer(quote, m.start(), m.end()))
+            if in_range or T.REFERENCE_CUE.search(lead):
+                return no("reference-bound", f"{printed} lies in the reference range {m.group(0)!r}")
+    for m in T.RANGE.finditer(quote):
+        if m.start() <= s and e <= m.end():
+            if T.REFERENCE_CUE.search(quote[max(0, m.start() - 25):m.start()]):
+                return no("reference-bound", f"{printed} bounds the reference range {m.group(0)!r}")
+            return no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
+    owner, at = T.attributed(quote, s, e, mentions, keys)
+    shown, norm = T.unit_after(quote, e)
+    if owner not in keys and _unit_names(spec, norm, owner, value):
+        owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
+    if spec.name.lower() == "age" and T.family(quote, s):
+        return no("family-history", f"{printed} is a relative's age in {quote[slice(*T.clause(quote, s))].strip()[:160]!r}")
+    lead = quote[max(T.clause(quote, s)[0], s - 40):s]
+    if spec.name.lower() == "age" and not age_of_patient and T.AGE_AT_EVENT.search(lead) and not timepoint_stated(inp):
+        return no("timepoint", f"{printed} is the age at an event ({lead.strip()!r} {printed}), not the patient's age now")
+    if T.BOUND_CUE.search(lead[-14:]):
+        return no("reference-bound", f"{printed} is a bound ({lead.strip()[-14:]!r} {printed}), not a measured value")
+    if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]):
+        return no("wrong-quantity", f"{printed} is signed ({quote[max(0, s - 3):e].strip()!r}): a change, not a level")
+    birth = T.BIRTH_CUE.search(quote, *T.clause(quote, s)) if spec.kind == "mass" else None
+    if birth is not None and not timepoint_stated(inp):
+        return no("timepoint", f"{printed} is a weight at birth ({birth.group(0)!r})")
+    if T.CHANGE_CUE.search(lead):
+        return no("wrong-quantity", f"{printed} is a change ({lead.strip()[-30:]!r} {printed}), not the level of {spec.name}")
+    load = T.LOAD_CUE.search(quote, *T.clause(quote, s)) if "glucose" in spec.name.lower() else None
+    if load is not None:
+        return no("wrong-quantity", f"{printed} is a glucose after a load or a meal ({load.group(0)!r}), not {spec.name}")
+    if owner == T.RESPECTIVELY_UNPAIRED:
+        return no("wrong-quantity", f"{printed} is in a 'respectively' list whose names and numbers do not pair "
+                                     f"one to one: {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}")
+    if owner is None:
+        return no("bare-number", f"{printed} in {quote!r} is attributed to no named quantity")
+    if owner not in keys:
+        term = next((quote[a:b] for a, b, k in mentions if a == at), owner)
+        return no("wrong-quantity", f"{printed} is the {term!r} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
+                                     f"not {spec.name}")
+    if at is None or not (qs <= at < qe):
+        return no("bare-number", f"{printed} is the {spec.name} of the note, but the quote "
+                                  f"{quote[qs:qe]!r} does not name it")
+    if dbp and re.search(r"\d\s*/\s*$", before) is None and re.search(r"^\s*/\s*\d", quote[e:e + 3]):
+        return no("wrong-quantity", f"{printed} is the systolic pressure of {quote[s:e + 6].strip()!r}, not {spec.name}")
+    return _after_owner(spec, inp, quote, qs, qe, s, e, printed, at, unit, converted, age_of_patient)
+
+
+def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, qe: int, s: int, e: int, printed: str,
+                 at: int, unit: Any, converted: bool, age_of_patient: bool) -> Verdict:
+    """The checks of a number once it is attributed to the input (named at ``at``): its unit and its time."""
+    shown, norm = T.unit_after(quote, e)
+    if norm is not None and (converted or _unit_reading_declared(inp, norm)):
+        norm = None  # the record says how it reads this printed unit ("5.3 g/l" read as g/dL) and why
+    if norm is not None:
+        if spec.accessor == "quantity" and spec.kind and norm not in U.known_units(spec.kind) and spec.kind != "rate":
+            return no("unit-mismatch", f"{printed} {shown} is not a unit of {spec.kind} ({', '.join(spec.units)})")
+        if unit is not None and str(unit).strip() and spec.kind and U.normalise_unit(str(unit)) in U.known_units(spec.kind) \
+                and not U.same_unit(spec.kind, str(unit), norm) and spec.kind != "rate":
+            return no("unit-mismatch", f"the quote prints {printed} {shown}, the record says {unit}")
+    a = max(0, min(at, s) - 30)
+    sa, sb = T.sentence(quote, s)
+    window = quote[max(a, sa):min(sb, e + 40)]
+    but = re.compile(r"\bbut\b", re.I).search(quote, e, sb)
+    initially = T.INITIALLY_BUT.search(quote, sa, s) if but else None
+    cue = T.TIME_CUE.search(window) or T.STRONG_TIME_CUE.search(quote, sa, sb) or T.LATER_CUE.search(quote, sa, sb) or initially \
+        or T.context_cue(quote, sa, s) or next(
+            (m for m in T.DATE.finditer(window) if not (m.start() <= s - max(a, sa) < m.end())), None)
+    if cue is not None and not timepoint_stated(inp) and not age_of_patient:
+        return no("timepoint", f"{printed} is dated {cue.group(0)!r}; the record does not say which time the "
+                                "definition asks for and why this one")
+    return ok(f"{spec.name} {printed}{(' ' + str(shown)) if norm else ''} is named and printed in {quote[qs:qe]!r}")
+
+
+def _unit_names(spec: InputSpec, norm: str | None, owner: str | None, value: Any) -> bool:
+    """Whether the unit printed after a number names the input by itself: a length is the height and a mass the
+    weight (``178 cm in height and 69.2 kg in weight``), within the input's plausible range, where the number is
+    attributed to no quantity, to the patient's sex, or to the other of the two."""
+    if spec.accessor != "quantity" or spec.kind not in ("length", "mass") or norm not in U.known_units(spec.kind):
+        return False
+    if owner is not None and owner != "sex" and not (spec.kind == "mass" and "height" in owner) \
+            and not (spec.kind == "length" and "weight" in owner):
+        return False
+    lo, hi = spec.plausible or (None, None)
+    try:
+        v = U.to_canonical(spec.kind, float(value), norm)
+    except (TypeError, ValueError, U.UnknownUnit):
+        return False
+    return (lo is None or v >= lo) and (hi is None or v <= hi)
+
+
+def _unit_reading_declared(inp: Mapping[str, Any], printed: str) -> bool:
+    """Whether the record declares how it reads the printed unit (``unit_reading: {printed, why}``)."""
+    ur = inp.get("unit_reading")
+    return isinstance(ur, Mapping) and U.normalise_unit(str(ur.get("printed") or "")) == printed \
+        and bool(str(ur.get("why") or "").strip())
+
+
+
+
+def _earlier_value(spec: InputSpec, keys: set[str], note: str, before: int, value: Any, unit: Any) -> tuple[int, int] | None:
+    """Where the note states another value of the quantity earlier in the paragraph of ``before`` (a number the
+    verifier attributes to the input, neither the value nor the value in another unit), or ``None``. Serial values
+    of one paragraph are one encounter, whose first is the presentation's; a later paragraph may be another
+    encounter, which the question may be about."""
+    names = _terms(spec)
+    start = note.rfind("\n", 0, before) + 1
+    for s, e in ((start + a, start + b) for a, b in L.term_spans(note[start:before], *names)):
+        sa, sb = T.sentence(note, s)
+        if sb > before:
+            continue
+        mentions = L.mentions(note, sa, sb)
+        for a, b, v in T.numbers(note[sa:sb]):
+            a, b = sa + a, sa + b
+            if T.same_number(v, value) or _converts_to(spec, v, T.unit_after(note, b)[0], value, unit):
+                continue
+            stub = {"name": spec.name, "value": v, "unit": None}
+            if _one_number(spec, keys, stub, note, sa, sb, a, b, mentions, v, None).supports:
+                return a, b
+    return None
+
+
+def _terms(spec: InputSpec) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(names, masks, patterns) of the input's lexicon entry."""
+    entry = L.lexicon_entry(spec.name) or next((L.lexicon_entry(a) for a in spec.aliases if L.lexicon_entry(a)), None)
+    return (entry.names, entry.masks, entry.patterns) if entry else ((), (), ())
+
+
+def stated_value(spec: InputSpec, note: str) -> tuple[int, int] | None:
+    """Where the note prints a value of a quantity (a number attributed to the input), or ``None``."""
+    keys = L.keys_of(spec.name) | {a.lower() for a in spec.aliases}
+    by_sentence: dict[tuple[int, int], list[tuple[int, int, str]]] = {}  # the mentions of each sentence, once
+    for s, e, v in T.numbers(note):
+        span = T.sentence(note, s)
+        if span not in by_sentence:
+            by_sentence[span] = L.mentions(note, *span)
+        mentions = by_sentence[span]
+        stub = {"name": spec.name, "value": v, "unit": None}
+        if _one_number(spec, keys, stub, note, 0, len(note), s, e, mentions, v, None).supports:
+            return s, e
+    return None
