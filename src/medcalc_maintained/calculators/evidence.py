@@ -104,7 +104,7 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             return _no("absent-by-missing-keyword", f"{spec.name} is required by the definition: silence does not "
                                                     "make it absent")
         for s, e in L.term_spans(note or "", terms, entry.masks, entry.patterns):
-            if not T.negated(note or "", s, e) and not T.planned(note or "", s) and (family_input or not T.family(note or "", s)):
+            if not T.negated(note or "", s, e) and not T.planned(note or "", s, e) and (family_input or not T.family(note or "", s)):
                 return _no("absent-but-named", f"the note names {note[s:e]!r} at {s}..{e} without negating it"
                                                if note else f"the note names {spec.name}")
         return _ok(f"the note does not name {spec.name} without negation; the definition scores an unmentioned "
@@ -122,7 +122,7 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
         clause = text[slice(*T.clause(text, s))].strip()[:200]
         if T.negated(text, s, e):
             failure = failure or _no("negated", f"{term!r} is negated in {clause!r}")
-        elif T.planned(text, s):
+        elif T.planned(text, s, e):
             failure = failure or _no("planned-or-suspected", f"{term!r} is planned or suspected in {clause!r}")
         elif not family_input and T.family(text, s):
             failure = failure or _no("family-history", f"{term!r} is a relative's in {clause!r}")
@@ -131,7 +131,8 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
         elif not timeless and (later := T.LATER_CUE.search(text, *T.clause(text, s))) and not timepoint_stated(inp):
             failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, after the time the "
                                                   "definition asks about; the record does not say when and why")
-        elif window and (cue := T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e))):
+        elif window and (cue := T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e))
+                         or T.DAY_CUE.search(text, *T.sentence(text, s)) or T.YEAR_OR_DATE.search(text, *T.sentence(text, s))):
             failure = failure or _no("timepoint", f"{spec.name} asks about a time window and {term!r} is dated "
                                                   f"{cue.group(0)!r} in {clause!r}; the record does not say when and why")
         elif previously and not T.HISTORICAL.search(text, *T.sentence(text, s)):
@@ -163,9 +164,14 @@ def _absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int,
 ABSENT_OPTIONS = frozenset({"absent", "none", "no", "no encephalopathy", "grade 0"})  # the options that state a finding absent
 
 
+# option values too common to name anything by themselves ("no", "mild"): only the lexicon's phrases state them
+GENERIC_OPTIONS = frozenset({"no", "none", "yes", "mild", "slight", "moderate", "severe", "absent", "present", "normal",
+                             "nt", "grade 0", "spontaneous", "to pain", "to speech"})
+
+
 def _option_terms(spec: InputSpec, entry: L.Entry | None, value: Any) -> tuple[str, ...]:
     low = str(value).strip().lower()
-    phrases: list[str] = [str(value).strip()]
+    phrases: list[str] = [] if low in GENERIC_OPTIONS else [str(value).strip()]
     if entry is not None:
         for opt, ps in entry.options:
             if opt == low:

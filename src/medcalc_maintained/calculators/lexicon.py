@@ -133,6 +133,11 @@ def all_quantities() -> tuple[tuple[str, Entry], ...]:
 
 def mentions(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
     """Every quantity term inside ``text[a:b]``: (start, end, entry key), longest match first at a place."""
+    return list(_mentions(text, a, b))
+
+
+@lru_cache(maxsize=8192)  # a note's sentences are read for many inputs and many numbers: each once
+def _mentions(text: str, a: int, b: int) -> tuple[tuple[int, int, str], ...]:
     found: list[tuple[int, int, str]] = []
     piece = text[a:b]
     for key, e in all_quantities():
@@ -146,7 +151,7 @@ def mentions(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
         if any(s >= s2 and t <= t2 and (t2 - s2) > (t - s) for s2, t2, _ in found):
             continue
         out.append((s, t, k))
-    return out
+    return tuple(out)
 
 
 def keys_of(name: str) -> set[str]:

@@ -48,12 +48,15 @@ DAY_CUE = re.compile(r"\b(?:on (?:hospital )?day[- ]\d+|hospital day[- ]\d+|(?:o
                       r"hospitali[sz]ation))\b", re.I)
 LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
                         r"worsened|declined) to|transferred to|started developing|(?<!regular )(?<!routine )(?<!for a )follow-?up|at discharge|"
-                        r"on discharge|after (?:treatment|therapy|(?:\d+|several|a few|two|three) (?:days?|weeks?|"
+                        r"on discharge|(?:at|on) the time of discharge|upon discharge|after (?:treatment|therapy|(?:\d+|several|a few|two|three) (?:days?|weeks?|"
                         r"hours?)(?! of)))\b", re.I)
 PRESENTATION = re.compile(r"\b(?:on|at|upon) (?:admission|presentation|arrival)|in the (?:ED|emergency department|emergency room)"
                            r"|initial (?:labs?|laboratory|vital)|at the time of (?:admission|presentation|arrival)", re.I)
 PAST_CUE = re.compile(r"\b(?:in the past|remote|(?<!-)old|PMH|past medical history|years? ago|months? ago|\d+ (?:years?|"
                        r"months?|weeks?) (?:ago|earlier|before)|previous(?:ly)?(?! healthy)|prior)\b|\b(?:19|20)\d{2}\b", re.I)
+# a year or a calendar date in the sentence of a mention: a dated event, which a time window needs to place
+YEAR_OR_DATE = re.compile(r"\b(?:19|20)\d{2}\b|\b(?:on|in) (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}",
+                          re.I)
 # inputs whose definition asks about a time window: a dated or past mention needs a stated timepoint
 WINDOW = re.compile(r"last month|within|recent|past 24 hours|previous 4 weeks|≤3 days|\bacute\b|\bcurrent\b|\bactive\b",
                      re.I)
@@ -69,7 +72,7 @@ PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
                       r"possible|possibly|probable|probably|likely|concern for|concerning for|risk of|at risk for|"
-                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis)\b", re.I)
+                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|was considered)\b", re.I)
 FAMILY = re.compile(r"\b(?:family history|family member|mother|father|brother|sister|sibling|siblings|parent|parents|"
                      r"son|daughter|grandmother|grandfather|aunt|uncle|cousin|relative|relatives|maternal|paternal)\b",
                      re.I)
@@ -331,9 +334,17 @@ def slash_pair(text: str, s: int, mentions: list[tuple[int, int, str]]) -> list[
 PLANNED_WINDOW = 45  # characters before a term in which "scheduled for", "suspected" ... qualify it
 
 
-def planned(text: str, s: int) -> bool:
-    ca, _ = clause(text, s)
-    return bool(PLANNED.search(text, max(ca, s - PLANNED_WINDOW), s))
+PLANNED_AFTER = re.compile(r"^\W{0,3}(?:[\w\-]+\W+){0,3}?(?:was|were|is|are|being)\s+(?:contemplated|planned|scheduled|"
+                           r"recommended|considered|suggested|proposed|suspected)\b", re.I)
+
+
+def planned(text: str, s: int, e: int | None = None) -> bool:
+    """Whether the term at ``s`` (ending at ``e``) is planned, suspected or considered in its clause, before it
+    ("scheduled for ...") or, given ``e``, right after it ("... was contemplated")."""
+    ca, cb = clause(text, s)
+    if PLANNED.search(text, max(ca, s - PLANNED_WINDOW), s):
+        return True
+    return e is not None and bool(PLANNED_AFTER.match(text[e:cb]))
 
 
 def near(text: str, s: int, e: int) -> tuple[int, int]:

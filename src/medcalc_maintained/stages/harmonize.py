@@ -5,7 +5,9 @@ Reads the campaign ledger and the upstream instances; writes the generated ledge
 the declared definition, confirmed labels restored to the upstream text), ``harmonize.evidence_out``
 (records of release ``harmonize.evidence_release``: those harmonizations that turned a justified
 N/A into a number the note's evidenced inputs do not support, set back to N/A) and ``summary.json``
-beside it (counts by rule and status).
+beside it (counts by rule and status). Once that release is published, its records are its published file
+(``harmonize.evidence_published``, frozen in git): a better verifier changes the next release, never a
+published one; the summary lists the rows today's verifier decides otherwise.
 """
 
 from __future__ import annotations
@@ -42,12 +44,31 @@ def run(project: Project) -> HarmonizeRun:
     evidence_target = project.evidence_ledger
     reverted = harmonize.revert_records(records, instances, release=str(p["evidence_release"]),
                                         id_prefix=str(p["evidence_id_prefix"]), decided_at=str(p["evidence_decided_at"]))
-    summary["evidence_reverts"] = {"release": str(p["evidence_release"]), "records": len(reverted),
-                                   "uids": [int(r["uid"]) for r in reverted]}
     evidence_batch = {"name": f"evidence-{p['evidence_release']}",
                       "description": "Harmonizations that turned a justified N/A into a number without verifier-evidenced "
                                      "inputs, set back to N/A (the evidence rule)"}
+    text = dump(reverted, evidence_target, batch=evidence_batch, header=HEADER)
+    published = project.path(str(p["evidence_published"])) if p.get("evidence_published") else None
+    summary["evidence_reverts"] = {"release": str(p["evidence_release"]), "records": len(reverted),
+                                   "uids": [int(r["uid"]) for r in reverted]}
+    if published is not None:
+        text, summary["evidence_reverts"] = _as_published(published, reverted, summary["evidence_reverts"])
+        reverted = [r.data for r in load([published])]
     write_json(target.parent / "summary.json", summary)
     write_text_atomic(target, dump(records, target, batch=batch, header=HEADER))
-    write_text_atomic(evidence_target, dump(reverted, evidence_target, batch=evidence_batch, header=HEADER))
+    write_text_atomic(evidence_target, text)
     return HarmonizeRun(records + reverted, summary, target)
+
+
+def _as_published(published: Path, current: list[dict[str, Any]], counts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The records of a published release as it published them (``harmonize.evidence_published``: their file,
+    frozen in git), never as today's verifier would generate them, so that rebuilding the release gives its
+    published bytes; where today's verifier decides otherwise, the summary says so: the next release corrects
+    those rows with its own records."""
+    frozen = [r.data for r in load([published])]
+    was = sorted(int(r["uid"]) for r in frozen)
+    now = sorted(int(r["uid"]) for r in current)
+    return published.read_text(encoding="utf-8"), {
+        "release": counts["release"], "records": len(frozen), "uids": was, "published": str(published.name),
+        "current_verifier": {"would_revert": now, "not_reverted_now": sorted(set(was) - set(now)),
+                             "reverted_now_only": sorted(set(now) - set(was))}}

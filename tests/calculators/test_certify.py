@@ -1,0 +1,78 @@
+"""Every input of a row read against its note (calculators/certify.py): the three verdicts on synthetic notes,
+the convention for silence, recorded inputs over upstream entities, and inputs the derivation does not use."""
+
+from __future__ import annotations
+
+from medcalc_maintained.calculators.certify import VERDICTS, certify_row, derived_from_evidence, row_verdict
+
+# CHA2DS2-VASc (calculator 4): age, sex and criteria, some read under two names
+NOTE = ("A 72-year-old woman with a history of hypertension and type 2 diabetes presented with palpitations. "
+        "She denies any prior stroke. Her heart rate was 124 beats per minute.")
+
+
+def _by_name(items):
+    return {i.name: i for i in items}
+
+
+def test_each_declared_input_gets_one_of_three_verdicts_and_a_certified_value_its_quote():
+    ents = {"age": [72, "years"], "sex": "Female", "Hypertension history": True, "Diabetes history": True}
+    items = certify_row(4, ents, NOTE)
+    assert items and {i.verdict for i in items} <= set(VERDICTS)
+    got = _by_name(items)
+    assert got["age"].verdict == "supports" and "72-year-old" in got["age"].quote["text"]
+    assert NOTE[got["age"].quote["start"]:got["age"].quote["end"]] == got["age"].quote["text"]
+    assert got["Hypertension history"].verdict == "supports"
+    stroke = next(i for i in items if "stroke" in i.name.lower())
+    assert stroke.verdict == "supports" and stroke.quote is not None and "denies" in stroke.quote["text"]
+    assert derived_from_evidence(items) and row_verdict(items) == "certified"
+
+
+def test_another_value_in_the_note_contradicts_with_its_quote():
+    ents = {"age": [62, "years"], "sex": "Female", "Hypertension history": True, "Diabetes history": True}
+    got = _by_name(certify_row(4, ents, NOTE))
+    assert got["age"].verdict == "contradicts" and got["age"].note_value.startswith("72")
+    assert "72-year-old" in got["age"].quote["text"]
+
+
+def test_a_present_criterion_the_note_never_states_contradicts_by_convention():
+    ents = {"age": [72, "years"], "sex": "Female", "Hypertension history": True, "Diabetes history": True,
+            "Congestive Heart Faliure": True}
+    items = certify_row(4, ents, NOTE)
+    chf = _by_name(items)["Congestive Heart Faliure"]
+    assert (chf.verdict, chf.note_value, chf.convention, chf.quote) == ("contradicts", False, True, None)
+    assert row_verdict(items) == "contradicted" and not derived_from_evidence(items)
+
+
+def test_a_criterion_the_note_denies_contradicts_with_the_denial():
+    ents = {"age": [72, "years"], "sex": "Female", "Hypertension history": True, "Diabetes history": True,
+            "Stroke": True}
+    stroke = next(i for i in certify_row(4, ents, NOTE) if i.name.lower().startswith("stroke"))
+    assert stroke.verdict == "contradicts" and stroke.note_value is False and "denies" in stroke.quote["text"]
+
+
+def test_an_unmentioned_absent_criterion_is_supported_by_convention_and_a_quantity_absent_from_the_note_is_not():
+    got = _by_name(certify_row(4, {"age": [72, "years"], "sex": "Female"}, NOTE))
+    chf = got["Congestive Heart Faliure"]
+    assert chf.verdict == "supports" and chf.convention and chf.quote is None
+    # Cockcroft-Gault (2): the note prints no creatinine, upstream records one: not addressed
+    cg = _by_name(certify_row(2, {"age": [72, "years"], "sex": "Female", "weight": [60, "kg"], "height": [160, "cm"],
+                                  "creatinine": [1.1, "mg/dL"]}, NOTE))
+    assert cg["creatinine"].verdict == "not_addressed"
+    assert row_verdict(cg.values()) == "not_addressed"
+
+
+def test_a_recorded_input_is_read_before_the_upstream_entity():
+    ents = {"age": [62, "years"], "sex": "Female"}
+    start = NOTE.index("A 72-year-old")
+    quote = {"start": start, "end": start + 13, "text": NOTE[start:start + 13]}
+    got = _by_name(certify_row(4, ents, NOTE, [{"name": "age", "value": 72, "unit": "years", "evidence": quote}]))
+    assert (got["age"].source, got["age"].verdict, got["age"].value) == ("recorded", "supports", 72)
+    assert got["sex"].source == "upstream"
+
+
+def test_an_input_the_derivation_does_not_use_is_left_out():
+    # "Hypertension" and "Hypertension history" name one criterion: with the second in the entities, the note's
+    # hypertension changes nothing through the first, which is not certified as contradicted
+    ents = {"age": [72, "years"], "sex": "Female", "Hypertension history": True, "Diabetes history": True}
+    names = {i.name for i in certify_row(4, ents, NOTE) if i.verdict == "contradicts"}
+    assert "Hypertension" not in names and "Diabetes mellitus" not in names
