@@ -279,7 +279,8 @@ def extension(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng
     from medcalc_maintained.calculators.evidence import verify
 
     gold = ROOT / "tests" / "data" / "evidence_gold_v2"
-    used = {int(u) for p in ("dev", "sealed") for u in pd.read_csv(gold / f"{p}.csv", dtype=str)["uid"]}
+    used = {int(u) for p in ("dev", "sealed", "dev-extension", "dev-extension-2") if (gold / f"{p}.csv").is_file()
+            for u in pd.read_csv(gold / f"{p}.csv", dtype=str)["uid"]}
     rest = rows[~rows["uid"].isin(used)].reset_index(drop=True)
     notes = dict(zip(rest["uid"], rest["Patient Note"]))
     pairs = []
@@ -305,6 +306,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=45)
     ap.add_argument("--extend", type=int, default=0, metavar="N",
                     help="draw N development pairs from rows outside gold set v2 instead (for tuning; see extension())")
+    ap.add_argument("--first-id", type=int, default=10001, help="the pair_id of the first extension pair")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     rows = load_rows()
@@ -314,7 +316,7 @@ def main() -> None:
         with open(args.out / "candidates.csv", "w", encoding="utf-8", newline="") as fh:
             w = csv.DictWriter(fh, COLUMNS)
             w.writeheader()
-            for n, p in enumerate(pairs, 10001):
+            for n, p in enumerate(pairs, args.first_id):
                 w.writerow({"pair_id": n, **{k: p.get(k, "") for k in COLUMNS if k != "pair_id"}})
         print(f"{len(pairs)} extension pairs over {len({p['uid'] for p in pairs})} rows")
         print(pd.DataFrame(pairs).groupby("pattern").size().to_string())

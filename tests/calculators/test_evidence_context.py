@@ -161,3 +161,31 @@ def test_living_at_home_states_no_nursing_home_and_anticoagulants_are_not_hasble
     assert not _judge(29, note, "He currently lives at home with his son", "Nursing home resident", True).supports
     assert not _judge(25, note, "His medication regimen includes anticoagulants", "Medication usage predisposing to bleeding",
                       True).supports
+
+
+def test_a_weight_lost_a_saturation_on_oxygen_and_a_garbled_power_of_ten_state_no_value():
+    loss = "She also presented body weight loss (2 kg per 3 months) and flatulence."
+    assert _judge(38, loss, loss, "weight", 2, "kg").rule == "wrong-quantity"
+    sat = "Her heart rate was 110 beats per minute and her oxygen saturation was 98% on 5 L nasal cannula."
+    assert _judge(48, sat, sat, "O₂ saturation percentage", 98, "%").rule == "wrong-quantity"
+    room = "Her heart rate was 110 beats per minute and her oxygen saturation was 98% on room air."
+    assert _judge(48, room, room, "O₂ saturation percentage", 98, "%").supports
+    wbc = "Laboratory evaluation revealed a white blood cell count of 13.7 × 104/L with 80% neutrophils."
+    assert _judge(51, wbc, wbc, "White blood cell count", 13.7, "104/L").rule == "unit-mismatch"
+
+
+def test_a_hospitalization_day_dates_a_value_and_a_compared_earlier_value_does_not_date_this_one():
+    later = "On hospitalization day 28, the patient's weight was 38.1 kg, and her BMI was 16.5 kg/m2."
+    assert _judge(22, later, later, "weight", 38.1, "kg").rule == "timepoint"
+    compared = "Her creatinine level was elevated at 1.22 mg/dL compared to her previous results of 0.8 mg/dL."
+    assert _judge(9, compared, compared, "creatinine", 1.22, "mg/dL").supports
+
+
+def test_a_test_to_rule_out_states_nothing_absent_and_silence_does_not_state_a_findings_absence():
+    note = "He underwent an exercise stress test (to rule out coronary artery disease), which was stopped early."
+    assert not _judge(18, note, note, "atherosclerotic disease", False).supports
+    silent = "A 30-year-old man presented with sore throat and fever of 38.5 C for 2 days."
+    silence = {"name": "Cough Absent", "value": True, "unit": None, "evidence": {"start": None, "end": None, "text": ""}}
+    assert verify(20, silence, silent).rule == "absent-by-missing-keyword"
+    stated = "A 30-year-old man presented with sore throat and fever. He denies cough."
+    assert _judge(20, stated, "He denies cough", "Cough Absent", True).supports

@@ -74,7 +74,8 @@ def _is_absent(value: Any) -> bool:
 def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], text: str, qs: int, qe: int,
                        note: str | None, terms: tuple[str, ...]) -> Verdict:
     value = inp.get("value")
-    if entry.absent_polarity and isinstance(value, bool):  # "Cough Absent = true" states that cough is absent
+    absence_claimed = entry.absent_polarity and value is True  # "Cough Absent = true" states that cough is absent
+    if entry.absent_polarity and isinstance(value, bool):
         value = not value
         inp = {**inp, "value": value}
     family_input = any(w in spec.name.lower() for w in ("family", "parent or sibling"))
@@ -103,6 +104,9 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
         if not (spec.accessor == "flag" or not spec.required):
             return _no("absent-by-missing-keyword", f"{spec.name} is required by the definition: silence does not "
                                                     "make it absent")
+        if absence_claimed:  # the criterion is a finding's absence: silence leaves it unmet, never met
+            return _no("absent-by-missing-keyword", f"{spec.name} is met only where the note states the finding "
+                                                    "absent; silence states neither")
         for s, e in L.term_spans(note or "", terms, entry.masks, entry.patterns):
             if not T.negated(note or "", s, e) and not T.planned(note or "", s, e) and (family_input or not T.family(note or "", s)):
                 return _no("absent-but-named", f"the note names {note[s:e]!r} at {s}..{e} without negating it"
@@ -132,7 +136,9 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, after the time the "
                                                   "definition asks about; the record does not say when and why")
         elif window and (cue := T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e))
-                         or T.DAY_CUE.search(text, *T.sentence(text, s)) or T.YEAR_OR_DATE.search(text, *T.sentence(text, s))):
+                         or T.DAY_CUE.search(text, *T.sentence(text, s))
+                         or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s))
+                             else None)):
             failure = failure or _no("timepoint", f"{spec.name} asks about a time window and {term!r} is dated "
                                                   f"{cue.group(0)!r} in {clause!r}; the record does not say when and why")
         elif previously and not T.HISTORICAL.search(text, *T.sentence(text, s)):
@@ -152,8 +158,10 @@ def _absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int,
         return _ok(f"{quote!r} negates {text[wider[0][0]:wider[0][1]]!r}, which includes {spec.name}")
     if not spans:
         return _no("not-named", f"{quote!r} names no term of {spec.name}")
-    cues = [c for c in (T.negation_cue(text, s, e) for s, e in spans) if c]
-    if cues and history and all(T.TEST_NEGATION.search(c) for c in cues):
+    negated = [(s, c) for s, c in ((s, T.negation_cue(text, s, e)) for s, e in spans) if c]
+    cues = [c for _, c in negated]
+    if cues and history and all(T.TEST_NEGATION.search(c) or T.TEST_CONTEXT.search(text, T.clause(text, s)[0], s)
+                                for s, c in negated):
         return _no("asserted-not-negated", f"{quote!r} negates {spec.name} now ({cues[0]!r}), which says nothing "
                                            "of the history the input asks about")
     if cues:

@@ -109,6 +109,10 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     birth = T.BIRTH_CUE.search(quote, *T.clause(quote, s)) if spec.kind == "mass" else None
     if birth is not None and not timepoint_stated(inp):
         return no("timepoint", f"{printed} is a weight at birth ({birth.group(0)!r})")
+    if spec.kind == "mass" and T.MASS_CHANGE.search(quote, max(T.clause(quote, s)[0], s - 30), min(T.clause(quote, s)[1], e + 30)):
+        return no("wrong-quantity", f"{printed} is a loss or a gain of weight, not the weight")
+    if "saturation" in spec.name.lower() and T.ON_OXYGEN.search(quote[e:T.clause(quote, s)[1]]):
+        return no("wrong-quantity", f"{printed} is a saturation on supplemental oxygen, not on room air")
     if T.CHANGE_CUE.search(lead):
         return no("wrong-quantity", f"{printed} is a change ({lead.strip()[-30:]!r} {printed}), not the level of {spec.name}")
     load = T.LOAD_CUE.search(quote, *T.clause(quote, s)) if "glucose" in spec.name.lower() else None
@@ -135,6 +139,9 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
                  at: int, unit: Any, converted: bool, age_of_patient: bool) -> Verdict:
     """The checks of a number once it is attributed to the input (named at ``at``): its unit and its time."""
     shown, norm = T.unit_after(quote, e)
+    if norm is None and shown and T.POWER_OF_TEN.match(shown) and not _unit_reading_declared(inp, U.normalise_unit(shown)):
+        return no("unit-mismatch", f"{printed} {shown}: a power of ten no unit table knows; the record does not say how "
+                                   "it reads it")
     if norm is not None and (converted or _unit_reading_declared(inp, norm)):
         norm = None  # the record says how it reads this printed unit ("5.3 g/l" read as g/dL) and why
     if norm is not None:
@@ -148,7 +155,9 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
     window = quote[max(a, sa):min(sb, e + 40)]
     but = re.compile(r"\bbut\b", re.I).search(quote, e, sb)
     initially = T.INITIALLY_BUT.search(quote, sa, s) if but else None
-    cue = T.TIME_CUE.search(window) or T.STRONG_TIME_CUE.search(quote, sa, sb) or T.LATER_CUE.search(quote, sa, sb) or initially \
+    cue = next((m for m in T.TIME_CUE.finditer(window)
+                if not (m.start() > e - max(a, sa) and T.COMPARED.search(window, e - max(a, sa), m.start()))), None) \
+        or T.STRONG_TIME_CUE.search(quote, sa, sb) or T.LATER_CUE.search(quote, sa, sb) or initially \
         or T.context_cue(quote, sa, s) or next(
             (m for m in T.DATE.finditer(window) if not (m.start() <= s - max(a, sa) < m.end())), None)
     if cue is not None and not timepoint_stated(inp) and not age_of_patient:

@@ -42,7 +42,7 @@ INITIALLY_BUT = re.compile(r"\binitially\b", re.I)
 TREATMENT_EFFECT = re.compile(r"\b(?:resulting from|induced by|caused by|due to|secondary to)\b[^.;]{0,40}?\b(?:administration|"
                                r"infusion|injection|bolus|overdose)\b", re.I)
 # a value measured later than the presentation the definition asks about
-DAY_CUE = re.compile(r"\b(?:on (?:hospital )?day[- ]\d+|hospital day[- ]\d+|(?:on|by) (?:the )?(?:end of )?(?:the )?"
+DAY_CUE = re.compile(r"\b(?:on (?:hospital |hospitali[sz]ation )?day[- ]\d+|(?:hospital|hospitali[sz]ation) day[- ]\d+|(?:on|by) (?:the )?(?:end of )?(?:the )?"
                       r"(?:second|third|fourth|fifth|sixth|seventh|\d+(?:st|nd|rd|th)) (?:day|hospital day)|(?:on|by) "
                       r"(?:the end of )?day (?:two|three|four|five|six|seven|\d+)|day[- ]\d+ of (?:admission|"
                       r"hospitali[sz]ation))\b", re.I)
@@ -58,12 +58,13 @@ PAST_CUE = re.compile(r"\b(?:in the past|remote|(?<!-)old|PMH|past medical histo
 YEAR_OR_DATE = re.compile(r"\b(?:19|20)\d{2}\b|\b(?:on|in) (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}",
                           re.I)
 # inputs whose definition asks about a time window: a dated or past mention needs a stated timepoint
-WINDOW = re.compile(r"last month|within|recent|past 24 hours|previous 4 weeks|≤3 days|\bacute\b|\bcurrent\b|\bactive\b",
+WINDOW = re.compile(r"last month|within|recent|past 24 hours|previous 4 weeks|≤3 days|\bacute\b|\bcurrent\b|\bactive\b"
+                    r"|^neoplastic disease$",
                      re.I)
 NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|negative for|free of|free from|absence of|"
                               r"void of|escaped|pointing away from|"
                               r"(?:do|does|did|has|have|had|could|would|can)(?:n't| not)|cannot|none of|nor|"
-                              r"absent|ruled out|rules out|rule out|ruling out|r/o|unremarkable for|did not have|does not have|"
+                              r"absent|ruled out|rules out|ruling out|unremarkable for|did not have|does not have|"
                               r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
 NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
                              r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
@@ -294,6 +295,20 @@ BOUND_CUE = re.compile(r"(?:[<>≤≥]=?|\b(?:below|above|under|over|less than|g
                        r"up to|at least|at most))\s*$", re.I)
 # a signed number in parentheses or after a change word: "insulin (−26 uIU/ml)"
 SIGNED = re.compile(r"(?:^|[\s(\[])[−–+]\s*$")
+# a mass that is a loss or a gain, not the weight ("a 30 lb weight loss", "weight loss (2 kg per 3 months)")
+MASS_CHANGE = re.compile(r"\b(?:loss|lost|losing|gain|gained|gaining|reduction|decrease|increase)\b", re.I)
+# a saturation measured on supplemental oxygen, not on room air
+ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|litres?)\b|nasal cannula|supplemental oxygen|"
+                       r"non-?rebreather|face ?mask|high-flow|FiO2|oxygen therapy|on oxygen|with oxygen)", re.I)
+# a multiplier printed as a unit that no unit table knows ("13.7 x 104/L": a garbled power of ten)
+POWER_OF_TEN = re.compile(r"^10\s*\^?\s*\d{1,2}\s*/", re.I)
+# a test or an examination in the clause of a negated term: it states the finding absent now, not a history's absence
+TEST_CONTEXT = re.compile(r"\b(?:CT|angiograph\w*|ultrasound|ultrasonograph\w*|scan|x-ray|radiograph\w*|MRI|"
+                          r"echocardiograph\w*|Doppler|testing|tests?|swabs?|cultures?)\b", re.I)
+# a sentence that states the presentation: a date in it is the presentation's, not an earlier event's
+PRESENTED = re.compile(r"\b(?:present(?:ed|s|ing)|admitted|arrived|was brought|came to|visited)\b", re.I)
+# a time cue after a number that dates another value it is compared with ("1.22 compared to her previous 0.8")
+COMPARED = re.compile(r"\b(?:compared (?:to|with)|than|versus|vs\.?|from)\b", re.I)
 # a value at birth, not now
 BIRTH_CUE = re.compile(r"\b(?:born|at birth|birth ?weight|birth length|neonatal weight)\b", re.I)
 # an age at an event, not the patient's age now: "at age 45", "at the age of 45", "diagnosed at 45"
