@@ -76,3 +76,14 @@ def test_an_input_the_derivation_does_not_use_is_left_out():
     ents = {"age": [72, "years"], "sex": "Female", "Hypertension history": True, "Diabetes history": True}
     names = {i.name for i in certify_row(4, ents, NOTE) if i.verdict == "contradicts"}
     assert "Hypertension" not in names and "Diabetes mellitus" not in names
+
+
+def test_a_question_input_is_not_read_from_the_note_and_another_option_needs_the_inputs_name():
+    note = "Patient has taken 40 mg of PredniSONE PO."
+    target = _by_name(certify_row(24, {"input steroid": ["PredniSONE PO", 40, "mg"], "target steroid": "Cortisone PO"},
+                                  note))["target steroid"]
+    assert (target.verdict, target.rule) == ("not_addressed", "question-input")
+    heart = ("A 50-year-old man with chest pain. The ECG showed ST depression. "
+             "The rest of the laboratories were within normal limits including a TSH level.")
+    items = _by_name(certify_row(18, {"Initial troponin": "greater than three times normal limit"}, heart))
+    assert items["Initial troponin"].verdict != "contradicts"

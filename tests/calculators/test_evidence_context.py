@@ -189,3 +189,11 @@ def test_a_test_to_rule_out_states_nothing_absent_and_silence_does_not_state_a_f
     assert verify(20, silence, silent).rule == "absent-by-missing-keyword"
     stated = "A 30-year-old man presented with sore throat and fever. He denies cough."
     assert _judge(20, stated, "He denies cough", "Cough Absent", True).supports
+
+
+def test_a_thousands_dot_and_a_negation_whose_scope_a_new_subject_ends():
+    note = "Laboratory tests revealed leukopenia and thrombocytopenia (127.000/μL), with a prolonged PT."
+    assert _judge(43, note, note, "Platelet count", 127000, "µL").supports
+    scope = "Although she does not have a central line, her genetic tests revealed a positive Factor V Leiden mutation."
+    assert _judge(36, scope, scope, "Positive Factor V Leiden", True).supports
+    assert not _judge(36, scope, scope, "Positive Factor V Leiden", False).supports

@@ -34,6 +34,7 @@ from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 
 VERDICTS = ("supports", "contradicts", "not_addressed")
 READABLE = ("quantity", "number", "flag", "choice", "date")  # the accessors the verifier reads
+QUESTION_INPUTS = frozenset({"target steroid"})  # inputs the question states, not the note
 MAX_NUMBERS = 12  # numbers of one sentence tried as the note's other value
 
 
@@ -125,6 +126,9 @@ def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, so
     if spec.accessor not in READABLE:
         return InputEvidence(spec.name, value, unit, source, "not_addressed", None,
                              rule="not-read", reason=f"the verifier does not read a {spec.accessor} input")
+    if spec.name.lower() in QUESTION_INPUTS:
+        return InputEvidence(spec.name, value, unit, source, "not_addressed", None,
+                             rule="question-input", reason="the question states this input, not the note")
     named = [s for s, _ in L.term_spans(text, names + ((str(value),) if isinstance(value, str) else ()), masks, patterns)]
     if spec.accessor == "choice":
         named += [s for s, _ in L.term_spans(text, phrases)]
@@ -169,10 +173,12 @@ def _other_value(cid: int, spec: InputSpec, value: Any, unit: Any, note: Note, p
         return None
     if spec.accessor == "choice":
         want = str(value).strip().lower() if value is not None else None
-        for opt in spec.options:
+        names, masks, patterns, _ = _terms(spec)
+        named = [span for span in proposals if L.term_spans(text[span[0]:span[1]], names, masks, patterns)]
+        for opt in spec.options:  # another option, in a sentence that names the input ("within normal limits" alone names nothing)
             if opt.lower() == want:
                 continue
-            for span in proposals:
+            for span in named:
                 if verify(cid, _input(spec, opt, None, span, text), text).supports:
                     return opt, opt, {"start": span[0], "end": span[1], "text": text[span[0]:span[1]]}, False
         return None

@@ -21,6 +21,9 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
     quote = text[qs:qe]
     hits = [(qs + s, qs + e, False) for s, e, v in T.numbers(quote) if T.same_number(v, value)]
     hits += [(qs + s, qs + e, False) for s, e in T.spelled_numbers(quote, value)]
+    if spec.kind == "count_per_ul":  # "127.000/µL": a thousands separator, not a decimal point
+        hits += [(qs + s, qs + e, False) for s, e, _ in T.numbers(quote)
+                 if T.THOUSANDS_DOT.match(quote[s:e]) and T.same_number(float(quote[s:e].replace(".", "")), value)]
     hits += [(qs + s, qs + e, True) for s, e, v in T.numbers(quote)
              if not T.same_number(v, value) and _converts_to(spec, v, T.unit_after(quote, e)[0], value, unit)]
     if not hits:

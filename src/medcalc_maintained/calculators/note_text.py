@@ -265,7 +265,7 @@ def negation_cue(text: str, s: int, e: int) -> str | None:
     ``negative`` / ``within normal limits`` right after it), or ``None``."""
     ca, cb = clause(text, s)
     before = list(NEGATION_BEFORE.finditer(text, ca, s))
-    if before:
+    if before and not NEW_SUBJECT.search(text, before[-1].end(), s):
         return before[-1].group(0)
     after = NEGATION_AFTER.match(text[e:cb])
     if after:
@@ -302,6 +302,10 @@ ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|lit
                        r"non-?rebreather|face ?mask|high-flow|FiO2|oxygen therapy|on oxygen|with oxygen)", re.I)
 # a multiplier printed as a unit that no unit table knows ("13.7 x 104/L": a garbled power of ten)
 POWER_OF_TEN = re.compile(r"^10\s*\^?\s*\d{1,2}\s*/", re.I)
+# a comma and a new subject end a negation's scope ("she does not have a catheter, her tests revealed X")
+NEW_SUBJECT = re.compile(r",\s+(?:and\s+)?(?:her|his|their|the patient's|she|he|they|it|which|who)\s+\w+", re.I)
+# a European thousands separator in a count ("127.000/µL" is 127,000 per µL)
+THOUSANDS_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
 # a test or an examination in the clause of a negated term: it states the finding absent now, not a history's absence
 TEST_CONTEXT = re.compile(r"\b(?:CT|angiograph\w*|ultrasound|ultrasonograph\w*|scan|x-ray|radiograph\w*|MRI|"
                           r"echocardiograph\w*|Doppler|testing|tests?|swabs?|cultures?)\b", re.I)
