@@ -104,16 +104,13 @@ def policy_ledger(campaign_records, real_instances, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def evidence_ledger(policy_ledger, real_instances, tmp_path_factory) -> Path:
-    """The evidence reverts of release 2.2.0 (stage ``harmonize``) for the policy records."""
-    from medcalc_maintained import ledger
-    from medcalc_maintained.ledger import harmonize
+def evidence_ledger(tmp_path_factory) -> Path:
+    """The evidence reverts of release 2.2.0 as stage ``harmonize`` writes them: as 2.2.0 published them
+    (``data/released/evidence-2.2.0.yaml``, ``harmonize.evidence_published``), whatever today's verifier says."""
+    import shutil
 
-    policy = [r.data for r in ledger.load([policy_ledger])]
-    records = harmonize.revert_records(policy, real_instances, release="2.2.0", id_prefix="evidence2026",
-                                       decided_at="2026-11-27")
     path = tmp_path_factory.mktemp("harmonize-evidence") / "evidence-2.2.0.yaml"
-    path.write_text(ledger.dump(records, path), encoding="utf-8")
+    shutil.copy(ROOT / "data" / "released" / "evidence-2.2.0.yaml", path)
     return path
 
 
@@ -215,6 +212,7 @@ def repro_project(tmp_path_factory) -> Path:
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "expectations", root / "expectations")
     shutil.copytree(ROOT / "data" / "corrections", root / "data" / "corrections")
+    shutil.copytree(ROOT / "data" / "released", root / "data" / "released")
     for rel in UPSTREAM_INPUTS:
         dst = root / "data" / "upstream" / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
