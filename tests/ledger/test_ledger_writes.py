@@ -98,6 +98,8 @@ BOMB = ("corrections:\n- &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     ("corrections:\n- id: C-1\n  uid: 41\n  uid: 42\n", "line 4, column 3: duplicate key 'uid' (first at line 3)"),
     ("corrections:\n- id: C-1\n  decided_at: 2026-02-30\n", "line 3, column 15: '2026-02-30' is not a valid date"),
     ("base: &b {uid: 1}\ncorrections:\n- {<<: *b, id: C-1}\n", "line 3, column 4: merge keys (<<) are not allowed"),
+    # 200 KB nested 100,000 deep: the parser recursed once per level and the process died (exit 139, no message)
+    ("corrections:\n- " + "[" * 100_000 + "]" * 100_000 + "\n", "line 2, column 102: nesting deeper than 100 levels"),
 ])
 def test_hostile_yaml_is_refused_naming_file_and_line(root, text, words):
     bad = root / "data" / "corrections" / "bad.yaml"

@@ -12,6 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+# YAML's rules live in core/yaml_text.py; the ledger's readers import them from here
+from medcalc_maintained.core.yaml_text import YAML_MAX_BYTES, YAML_MAX_DEPTH, dump_yaml, load_yaml  # noqa: F401
+
 
 def located(path: str, *places: tuple[str, object]) -> str:
     """``path, <label> <value>, ...`` for each place that is known (not ``None`` or ``""``): where a
@@ -270,70 +273,6 @@ def write_parquet(path: os.PathLike | str, df) -> Path:
 def write_json(path: os.PathLike | str, obj) -> Path:
     """``obj`` as indented JSON text to ``path`` atomically."""
     return write_text_atomic(path, json.dumps(obj, indent=2) + "\n")
-
-
-# The largest YAML text :func:`load_yaml` reads: 8x the 0.65 MB campaign ledger of 887 records. A
-# safety bound against hostile files (not a tuning knob), so it lives here rather than in defaults.yaml.
-YAML_MAX_BYTES = 16 * 1024 * 1024
-
-
-def _strict_loader():
-    """A safe YAML loader (libyaml's C parser when PyYAML has it: ~7x faster on the campaign ledger)
-    that refuses aliases and merge keys (a few hundred bytes of aliases can expand to gigabytes),
-    duplicate mapping keys (the last one would silently win) and impossible dates, naming the line."""
-    import yaml
-    from yaml.constructor import ConstructorError
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    def refuse(problem: str, node) -> ConstructorError:
-        return ConstructorError(None, None, problem, node.start_mark)
-
-    class Strict(base):
-        def construct_object(self, node, deep=False):
-            if node in self.constructed_objects or node in self.recursive_objects:
-                raise refuse("aliases (*name) are not allowed: the value anchored here is reused; write it out", node)
-            return super().construct_object(node, deep=deep)
-
-        def flatten_mapping(self, node):
-            seen: dict[object, int] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    raise refuse("merge keys (<<) are not allowed; write the keys out", key_node)
-                key = (key_node.tag, key_node.value) if isinstance(key_node.value, str) else id(key_node)
-                if key in seen:
-                    raise refuse(f"duplicate key {key_node.value!r} (first at line {seen[key]}); "
-                                 "each key may appear once", key_node)
-                seen[key] = key_node.start_mark.line + 1
-            super().flatten_mapping(node)
-
-        def construct_yaml_timestamp(self, node):
-            try:
-                return super().construct_yaml_timestamp(node)
-            except (ValueError, OverflowError) as exc:
-                raise refuse(f"{node.value!r} is not a valid date ({exc})", node) from None
-
-    Strict.add_constructor("tag:yaml.org,2002:timestamp", Strict.construct_yaml_timestamp)
-    return Strict
-
-
-def load_yaml(text: str, where: str | None = None):
-    """YAML text to Python objects, safely and strictly (see :func:`_strict_loader`); text over
-    :data:`YAML_MAX_BYTES` is refused before parsing. Problems raise ``yaml.YAMLError`` with the line
-    in ``problem_mark``; ``where`` (the file) is only used in the size message."""
-    import yaml
-
-    if len(text) > YAML_MAX_BYTES:
-        raise yaml.YAMLError(f"{where or 'YAML text'}: {len(text)} characters, over the {YAML_MAX_BYTES}-byte "
-                             "limit for a YAML file")
-    return yaml.load(text, Loader=_strict_loader())
-
-
-def dump_yaml(obj, **options) -> str:
-    """Python objects to YAML text, safely (libyaml's C emitter when available; same text)."""
-    import yaml
-
-    return yaml.dump(obj, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), **options)
 
 
 # -- CSV files meant to be opened by people in a spreadsheet ---------------------------------
