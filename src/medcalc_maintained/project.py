@@ -340,6 +340,11 @@ class Project:
         return self._dir("release.releases")
 
     @property
+    def published(self) -> Path:
+        """What each published release carried, frozen (``ledger/published.py``)."""
+        return self._dir("release.published")
+
+    @property
     def card_template(self) -> Path:
         return self._dir("release.card")
 

@@ -197,16 +197,21 @@ def validate(
 ) -> None:
     """Evaluate the data contracts (GX suites in expectations/) on the pipeline outputs or a release.
 
-    Suites: schema, label_invariants, ledger, qc_gates (blocking or warning per params.yaml), and
-    manifest (release directories only). Prints every failed expectation with its suite and the
+    Suites: schema, label_invariants, ledger, qc_gates (blocking or warning per params.yaml), history
+    (no ledger record rewrites a published release, data/released/published.json; a release's every
+    config equals, row for row, what the pipeline builds for its version from upstream and the ledger),
+    and manifest and release (release directories only). Prints every failed expectation with its suite and the
     offending uids, writes Data Docs, and exits 1 when a blocking expectation fails.
     """
     from medcalc_maintained.contracts import validate as stage
+    from medcalc_maintained.release.build import pipeline_tables
 
     project = Project.load()
     docs_dir = None if no_docs else (docs or project.data_docs)
     try:
-        rep = stage.validate(target, project=project, docs_dir=docs_dir)
+        # a release is compared with what the pipeline builds for its version (built here when not current)
+        expected = pipeline_tables(project, target) if target is not None and (Path(target) / "manifest.json").is_file() else None
+        rep = stage.validate(target, project=project, docs_dir=docs_dir, expected=expected)
     except DataError as exc:
         fail(exc)
     for f in rep.failures:

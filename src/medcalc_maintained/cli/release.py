@@ -1,4 +1,4 @@
-"""Commands ``release tables|build|publish|next-version|list``."""
+"""Commands ``release tables|build|publish|freeze|next-version|list``."""
 
 from __future__ import annotations
 
@@ -126,20 +126,23 @@ def publish_cmd(
     Refuses, leaving the target unchanged, when the release fails its manifest, when its tag
     already exists (tags are never moved), when a later version is already published, when an
     earlier release of releases.yaml is not published yet, when its declared kind is not the bump
-    derived against the previous release on the target, or when it fails the data contracts
-    (`validate`); the contracts, the slowest check, run last. The Hub token is read from HF_TOKEN
+    derived against the previous release on the target, when its release feed's entry for an earlier
+    release differs from what the target published at that tag (a published release is never
+    rewritten), or when it fails the data contracts (`validate`, which also compares every config with
+    what the pipeline builds for the version); the contracts, the slowest check, run last. The Hub token is read from HF_TOKEN
     and never printed.
     """
     from medcalc_maintained.contracts import validate as contracts
     from medcalc_maintained.release import publish
+    from medcalc_maintained.release.build import pipeline_tables
 
     try:
         project = Project.load()
         release_dir = Path(release_dir or project.release_build).resolve()
         with console.status("checking the release (manifest, target and data contracts)"):
             # the gate: run by publish after its manifest and target checks, before anything is written
-            res = publish.publish(release_dir, target, lambda: contracts.validate_release(release_dir),
-                                  dry_run=dry_run, releases=project.releases_file)
+            res = publish.publish(release_dir, target, lambda: contracts.validate_release(
+                release_dir, expected=pipeline_tables(project, release_dir)), dry_run=dry_run, releases=project.releases_file)
     except publish.PublishRefused as exc:
         _fail(exc, code=1)
     except DataError as exc:
@@ -154,6 +157,36 @@ def publish_cmd(
     else:
         console.print(f"published {res.version} to {res.target} as commit {str(res.commit)[:12]} "
                       f"(tags {', '.join(res.tags)})", highlight=False, soft_wrap=True)
+
+
+@release_app.command("freeze")
+def freeze_cmd(
+    version: str = typer.Argument(..., help="The published release, e.g. 2.2.0."),
+    source: Path = typer.Option(..., "--from", help="What was published: the built release directory (or a checkout of its tag), or its release-tables directory data/releases/<version>."),
+) -> None:
+    """Freeze a published release: record, in params.release.published (data/released/published.json),
+    the ledger records it carried (each by a fingerprint of its ledger data) and the evidence
+    verifier's verdict on every recorded input it published.
+
+    From then on `apply`, the release tables and `validate` refuse any record that claims this
+    release without being one of them, differs from the one it published, or was decided after its
+    date, and any published record the ledger lost; the release's derivations keep the verdicts it
+    published whatever the verifier says later. Run it once, after `release publish`. Refuses to
+    change an entry already frozen (exit 2); an identical one is left as it is.
+    """
+    from medcalc_maintained.ledger import LedgerError
+    from medcalc_maintained.release.freeze import freeze
+
+    try:
+        project = Project.load()
+        entry, new = freeze(project, version, source)
+    except LedgerError as exc:
+        fail_ledger(exc)
+    except DataError as exc:
+        _fail(exc)
+    what = "froze" if new else "already frozen, unchanged:"
+    console.print(f"{what} release {version} ({entry.date}): {len(entry.records)} record(s), "
+                  f"{len(entry.verdicts)} input verdict(s) -> {project.published}", highlight=False)
 
 
 @release_app.command("next-version")

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.contracts import release_views
+from medcalc_maintained.contracts import release_pipeline, release_views
 from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import layout
+from medcalc_maintained.release.tables import Tables
 
 if TYPE_CHECKING:  # pragma: no cover
     from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
@@ -37,6 +38,7 @@ ID_COLUMNS = {
     "ledger": ["id"],
     "calculators": ["split", "Calculator ID", "Calculator Name"],
     **release_views.ID_COLUMNS,
+    **release_pipeline.ID_COLUMNS,
 }
 
 
@@ -112,13 +114,19 @@ def release_gates(release: Path, project: Project) -> dict[str, Any] | None:
     return gates_of(project.releases_file, version) if version else None
 
 
-def load_target(target: Path | None, project: Project) -> Target:
+def load_target(target: Path | None, project: Project, expected: Tables | None = None) -> Target:
+    """The views' inputs of ``target``; ``expected``: the tables the pipeline builds for a release
+    target (default: stage ``release-tables``'s when current, :mod:`.release_pipeline`)."""
     if target is not None and (Path(target) / layout.MANIFEST).is_file():
         release = Path(target)
         data, views = release_views.release_views(release)
         files = views.pop("files")
         # the release's data is turned into an instance view by build_views
         release_only: dict[str, pd.DataFrame | release_views.ReleaseData] = {**views, "instances@default": data}
+        release_only["pipeline"] = release_pipeline.pipeline_view(
+            data.configs, expected if expected is not None else release_pipeline.stored_tables(project, data.manifest),
+            data.manifest.get("version"))
+        release_only["published"] = release_pipeline.published_view(data.config("corrections"), project)
         return Target(str(release), data.config("full"), data.config("original"), data.config("corrections"),
                       files, release_gates(release, project), release_only, previous_calculators(data.manifest))
     if target is not None and not Path(target).is_dir():
@@ -134,7 +142,21 @@ def load_target(target: Path | None, project: Project) -> Target:
     frame = ledger.records_frame(records)
     if problems and frame.empty:
         raise DataError(problems[0].path, problems[0].problem)
-    return Target("pipeline outputs", maintained, upstream, frame, calculators=upstream)
+    return Target("pipeline outputs", maintained, upstream, frame, calculators=upstream,
+                  release={"published": _history_view(records, project)})
+
+
+def _history_view(records: list[Any], project: Project) -> pd.DataFrame:
+    """The ledger's records with ``history_problem``: null, or why one rewrites a published release
+    (:func:`medcalc_maintained.ledger.published.published_problems`)."""
+    from medcalc_maintained.ledger.published import load_published, published_problems
+
+    bad: dict[str, str] = {}
+    for p in published_problems(records, load_published(project.published)):
+        bad.setdefault(str(p.record), p.problem)
+    ids = [r.id for r in records] + [i for i in bad if i not in {r.id for r in records}]
+    return pd.DataFrame({"id": ids, "release": [str(r.get("release") or "") for r in records] + [""] * (len(ids) - len(records)),
+                         "history_problem": [bad.get(i) for i in ids]})
 
 
 def previous_calculators(manifest: dict[str, Any]) -> pd.DataFrame | None:
@@ -339,10 +361,12 @@ def run(views: dict[str, pd.DataFrame], suites: list[dict[str, Any]], gates: dic
 
 
 def validate(target: Path | None = None, *, project: Project | None = None, suites_dir: Path | None = None,
-             docs_dir: Path | None = None, gate_overrides: dict[str, Any] | None = None) -> ValidationReport:
-    """Validate ``target`` (``None`` = pipeline outputs) against every suite in ``expectations/``."""
+             docs_dir: Path | None = None, gate_overrides: dict[str, Any] | None = None,
+             expected: Tables | None = None) -> ValidationReport:
+    """Validate ``target`` (``None`` = pipeline outputs) against every suite in ``expectations/``;
+    ``expected``: the pipeline's tables of a release target (:func:`load_target`)."""
     project = project or Project.load()
-    t = load_target(target, project)
+    t = load_target(target, project, expected)
     gates = _gates(project.param("validate.gates"), gate_overrides if gate_overrides is not None else t.gates)
     suites = load_suites(suites_dir or project.expectations_dir)
     views = build_views(t, gates)

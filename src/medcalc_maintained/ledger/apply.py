@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 
@@ -275,10 +275,18 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
 
 
 def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | None = None, *,
-          collected: tuple[list[Record], list[LedgerProblem]] | None = None) -> pd.DataFrame:
+          collected: tuple[list[Record], list[LedgerProblem]] | None = None,
+          history: Mapping[str, Any] | None = None, whole_ledger: bool = True) -> pd.DataFrame:
     """Maintained instances from the ledger files (or their records as :func:`collect` read them, for
-    a caller that needs the records too); raises :class:`LedgerError` listing every problem."""
+    a caller that needs the records too); raises :class:`LedgerError` listing every problem.
+    ``history``: the published releases (:func:`medcalc_maintained.ledger.published.load_published`),
+    which no record may rewrite (:func:`medcalc_maintained.ledger.published.published_problems`; a
+    published record missing counts only when ``ledger_paths`` are the ``whole_ledger``)."""
     records, problems = collected if collected is not None else collect(ledger_paths)
+    if history is not None:
+        from medcalc_maintained.ledger.published import published_problems
+
+        problems = [*problems, *published_problems(records, history, complete=whole_ledger)]
     out = check_and_apply(instances, records, upto=upto, prior=problems)
     drop = [c for c in ("entities", "gt_kind", "gt_value", "gt_date") if c in out.columns]
     return out.drop(columns=drop)

@@ -210,14 +210,14 @@ class LabelDerivation:
 
 def label_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any, lower: Any, upper: Any,
                      output_type: str, record: Mapping[str, Any] | None, *, note: str | None = None,
-                     evidence: bool = False) -> LabelDerivation:
+                     evidence: bool = False, frozen: Mapping[str, Mapping[str, Any]] | None = None) -> LabelDerivation:
     """How ``label`` (with its limits) derives from the row's upstream ``entities`` and its applied
     ledger ``record`` (its inputs, definition, override, justification): the definition the record
     names (else the declared one) applied to the entities patched by the inputs must grade the label
     correct; an ``N/A`` derives when the definition gives no value or the record states why the note
     cannot answer."""
     if evidence:
-        return evidenced_derivation(calculator_id, entities, label, lower, upper, output_type, record, note)
+        return evidenced_derivation(calculator_id, entities, label, lower, upper, output_type, record, note, frozen)
     rec = record or {}
     inputs = [dict(i) for i in rec.get("inputs") or []]
     d = derive(calculator_id, entities, inputs, rec.get("definition"))
@@ -241,7 +241,8 @@ def label_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any
 
 
 def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any, lower: Any, upper: Any,
-                         output_type: str, record: Mapping[str, Any] | None, note: str | None) -> LabelDerivation:
+                         output_type: str, record: Mapping[str, Any] | None, note: str | None,
+                         frozen: Mapping[str, Mapping[str, Any]] | None = None) -> LabelDerivation:
     """:func:`label_derivation` under the evidence gate (releases from ``EVIDENCE_FROM`` on):
 
     * every input states its ``source`` (:func:`input_source`) and the verifier's ``verdict``
@@ -249,11 +250,12 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
     * inputs that change nothing (:func:`inert_inputs`) are set aside under ``inert_inputs``;
     * a label derives from recorded inputs only where the verifier accepts every one of them: an
       input it rejects makes the label ``unexplained`` (kept, listed, never derived), the reason
-      naming input, quote and rule;
+      naming input, quote and rule; ``frozen`` holds the verdicts a published release published
+      (:func:`medcalc_maintained.ledger.published.verdict_key`), which a later verifier never changes;
     * an N/A label carries no numeric ``value``: what the definition would compute from upstream's
       entities sits under ``value_from_upstream_entities``.
     """
-    from medcalc_maintained.calculators.evidence import describe, verify
+    from medcalc_maintained.calculators.evidence import describe
 
     rec = dict(record or {})
     inputs = [{**{k: v for k, v in i.items() if k != "reconstructed"}, "source": input_source(record, i)}
@@ -264,7 +266,7 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
     extra: dict[str, Any] = {}
     if inert:
         extra["inert_inputs"] = [inputs[n]["name"] for n in inert]
-    verdicts = [verify(calculator_id, i, note) for i in kept]
+    verdicts = [_verdict(calculator_id, i, note, frozen) for i in kept]
     for i, v in zip(kept, verdicts):
         i["verdict"] = v.document()
     base = label_derivation(calculator_id, entities, label, lower, upper, output_type,
@@ -283,8 +285,20 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
     return LabelDerivation(base.status, base.definition, kept, value, reason, extra or None)
 
 
-def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *,
-                    evidence: bool = False) -> list[dict[str, Any] | None]:
+def _verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
+             frozen: Mapping[str, Mapping[str, Any]] | None) -> Any:
+    """The verdict on one input: as its published release published it, else the verifier's."""
+    from medcalc_maintained.calculators.evidence import Verdict, verify
+    from medcalc_maintained.ledger.published import verdict_key
+
+    doc = (frozen or {}).get(verdict_key(calculator_id, note, inp))
+    if doc is not None:
+        return Verdict(bool(doc["supports"]), str(doc["rule"]), str(doc["reason"]))
+    return verify(calculator_id, inp, note)
+
+
+def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, evidence: bool = False,
+                    frozen: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any] | None]:
     """The ``Derivation`` document (:meth:`LabelDerivation.document`) of every verified row of a
     maintained frame (``None`` for an unverified row): its label against the derivation its last
     applied record states. ``instances`` gives each row's upstream ``entities``; ``records`` are
@@ -302,7 +316,7 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *,
         d = label_derivation(int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
                              r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]),
                              by_id.get(ids[-1]) if ids else None, evidence=evidence,
-                             note=notes.get((str(r["split"]), int(r["uid"]))))
+                             note=notes.get((str(r["split"]), int(r["uid"]))), frozen=frozen)
         out.append(d.document())
     return out
 

@@ -29,7 +29,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, has_evidence_gate
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import deferred, feed, score_shift, unverified_estimate
+from medcalc_maintained.release import deferred, feed, layout, score_shift, unverified_estimate
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.croissant import write_croissant
@@ -265,6 +265,24 @@ def proposed_of(project: Project, t: Tables) -> pd.DataFrame:
              for s, u, n in zip(t.tables["full"][sp]["split"], t.tables["full"][sp]["uid"],
                                 t.tables["full"][sp]["Calculator Name"])}
     return deferred.proposed_frame(ledger.load(project.ledger_paths), names)
+
+
+def pipeline_tables(project: Project, release_dir: Path) -> Tables | None:
+    """The tables the pipeline builds for the release in ``release_dir`` (by its manifest's version:
+    stage ``release-tables``'s when current, else built now; a draft's with the unreleased records
+    under its version), which ``validate`` and ``publish`` compare the release with. ``None`` for a
+    directory that is no release or names no release of releases.yaml (its own contracts say so)."""
+    man = layout.manifest_or_empty(Path(release_dir))
+    version = str(man.get("version"))
+    plan = follow.plan_for(project)
+    if man.get("draft"):
+        latest = plan.latest
+        rel = Release(version, str(man.get("date")), str(man.get("kind") or "patch"), str(man.get("description") or ""),
+                      str(man.get("default_rows") or latest.default_rows), None, latest.upstream)
+        return build_tables(project, rel, plan.path, include_unreleased=True)
+    if version not in {r.version for r in plan.releases}:
+        return None
+    return load_tables(project, plan.get(version), plan.path)
 
 
 def _in_pipeline(project: Project, out: Path) -> bool:

@@ -17,7 +17,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, version_key
-from medcalc_maintained.release.layout import MANIFEST, read_full
+from medcalc_maintained.release.layout import FEED, MANIFEST, config_of, manifest_listing, read_full
 from medcalc_maintained.release.state import derive_bump
 
 SHOWN = 5  # rows named per reason
@@ -95,6 +95,31 @@ def kind_problem(version: str, declared: str, previous_state: dict[str, Any], cu
     return f"release {version} is declared {declared} but {what}: a {derived} change since {against}{why}"
 
 
+def history_problem(release_dir: Path, earlier: list[str], fetch: Callable[[str, str], bytes]) -> str | None:
+    """Why the release feed (``releases.json``) of ``release_dir`` rewrites an earlier release: its
+    entry for a version already published on the target names other data files than the target's
+    manifest at that tag (a published release is never replaced, as a Hub tag or a PyPI file)."""
+    path = Path(release_dir) / FEED
+    try:
+        feed = json.loads(path.read_text(encoding="utf-8"))
+        entries = {str(e["version"]): e for e in feed["releases"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{path} is not a release feed with an entry per release: rebuild the release"
+    for version in earlier:
+        entry = entries.get(version)
+        mine = {str(f): str(h) for c in ((entry or {}).get("configs") or {}).values()
+                for f, h in ((c or {}).get("files") or {}).items()}
+        tag = full_tag(version)
+        published = {f: h for f, h in manifest_listing(json.loads(fetch(tag, MANIFEST).decode("utf-8"))).items()
+                     if config_of(f)}
+        if mine != published:
+            f = next((f for f in sorted(set(mine) | set(published)) if mine.get(f) != published.get(f)), "")
+            return (f"{path}: the entry for {version} differs from what the target published at {tag} ({f}: sha256 "
+                    f"{str(mine.get(f))[:12]} here, {str(published.get(f))[:12]} there): a published release is never "
+                    "rewritten; restore the ledger and verdicts it was built from (`release freeze` records them)")
+    return None
+
+
 def publish_problem(man: dict[str, Any], release_dir: Path, tags: set[str],
                     fetch: Callable[[str, str], bytes]) -> str | None:
     """Why publishing the release of manifest ``man`` to a target holding ``tags`` is refused:
@@ -113,6 +138,9 @@ def publish_problem(man: dict[str, Any], release_dir: Path, tags: set[str],
                 f"publish releases in order: {', '.join(missing)} before {version}")
     if not earlier:
         return None
+    rewritten = history_problem(release_dir, earlier, fetch)
+    if rewritten:
+        return rewritten
     prev, tag = earlier[-1], full_tag(earlier[-1])
     prev_man = json.loads(fetch(tag, MANIFEST).decode("utf-8"))
     prev_full = read_full(list(prev_man.get("files") or {}), lambda f: fetch(tag, f))

@@ -36,6 +36,7 @@ from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED, has_derivations, has_evidence_gate, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
+from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import explanations, git, mini, proposals
 from medcalc_maintained.release import upstream as follow
@@ -187,12 +188,13 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     with ledger_at(project, release, releases_path or project.releases_file) as paths:
         collected = ledger.collect(paths)  # read once: applied, and the corrections config
         maintained = apply.build(instances, paths, upto=None if include_unreleased else release.version,
-                                 collected=collected)
+                                 collected=collected, history=None if release.ledger_ref else load_published(project.published))
         records = collected[0]
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
-    docs = row_derivations(maintained, instances, records, evidence=has_evidence_gate(release.version)) \
-        if has_derivations(release.version) else None
+    published = load_published(project.published).get(release.version)
+    docs = row_derivations(maintained, instances, records, evidence=has_evidence_gate(release.version),
+                           frozen=published.verdicts if published else None) if has_derivations(release.version) else None
     texts, sources = explanations.explain(maintained, corrections, docs)
     maintained["Ground Truth Explanation"] = texts
     maintained[SOURCE_COLUMN] = sources

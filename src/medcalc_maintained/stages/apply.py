@@ -19,6 +19,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import DataError, read_parquet, write_parquet
 from medcalc_maintained.ledger.apply import build
+from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.project import Project
 
 
@@ -27,7 +28,8 @@ def run(project: Project, *, ledger: list[Path] | None = None, instances: Path |
     if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
         raise DataError(out_dir, "exists and is not a directory (--out names the output directory); nothing written")
     inst = read_parquet(instances or project.instances, "instances", "ingest")
-    maintained = build(inst, ledger or project.ledger_paths, upto=upto)
+    maintained = build(inst, ledger or project.ledger_paths, upto=upto, history=load_published(project.published),
+                       whole_ledger=ledger is None)
     target = Path(out_dir) / "instances.parquet" if out_dir else project.maintained
     if target.is_dir():
         raise DataError(target, "is a directory; nothing written")

@@ -285,14 +285,18 @@ def test_patch_release_gets_no_short_tag(project, builds, published, tmp_path, v
     assert git(repo, "rev-parse", "v2.2^{commit}") == git(repo, "rev-parse", "v2.2.0^{commit}")
     assert git(repo, "rev-parse", "v2.2.1^{commit}") == git(repo, "rev-parse", "main")
     assert git(repo, "rev-parse", "v2.2.1^{commit}") != git(repo, "rev-parse", "v2.2^{commit}")
-    # same labels in both: only the card and the manifest differ between the two commits
+    # same labels in both: the card, the manifest, and the verdicts of today's evidence verifier differ
+    # (2.2.0 keeps the verdicts it published, data/released/published.json; 2.2.1 is verified today:
+    # its explanations and derivations, never its labels)
     changed = set(git(repo, "diff", "--name-only", "v2.2.0", "v2.2.1").split())
     # croissant: version, description, and the feed's sha256; the feed: the entry of 2.2.1
-    assert changed == {"README.md", "CHANGELOG.md", "manifest.json", "croissant.json", "releases.json"}
+    annotated = {f"data/{c}/test-00000-of-00001.parquet" for c in ("default", "full", "mini")}
+    assert changed == {"README.md", "CHANGELOG.md", "manifest.json", "croissant.json", "releases.json", *annotated}
     entry = json.loads((out / "releases.json").read_text())["releases"][-1]
     assert entry["version"] == "2.2.1" and entry["tags"] == ["v2.2.1"] and entry["comparable"] is True
-    assert {c: d["class"] for c, d in entry["configs"].items()} == dict.fromkeys(
-        ("default", "full", "original", "corrections", "mini"), "identical")
+    assert {c: d["class"] for c, d in entry["configs"].items()} == {
+        "default": "labels-unchanged", "full": "labels-unchanged", "mini": "labels-unchanged",
+        "original": "identical", "corrections": "identical"}
 
 
 def test_hub_target_refuses_an_existing_tag_without_printing_the_token(hub, project, builds, tmp_path):
