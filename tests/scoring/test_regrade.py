@@ -246,3 +246,25 @@ def test_foreign_ambiguous_and_repeated_rows_are_refused(real, upstream_results,
     twice = tmp_path / "twice.jsonl"
     twice.write_text(json.dumps(lines[0]) + "\n")
     assert f"{twice}, line 1: uid 1 is given twice (also {path}, line 1)" in refused(real, tmp_path, path, twice)
+
+
+def test_a_file_saved_into_out_during_the_run_is_kept(real, tmp_path):
+    """`regrade --out rg --force` over an earlier regrade, step by step: ``out`` is checked before the
+    work; a file the user saves into it meanwhile keeps it from being replaced at the swap (issue 46:
+    it was deleted with the old set)."""
+    from medcalc_maintained.core.io import OutRefused
+    from medcalc_maintained.scoring import regrade as rg
+    from medcalc_maintained.scoring.results_harness import read_results
+
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"uid": 1, "output": "<answer>25.238</answer>"}) + "\n")
+    out, against = tmp_path / "rg", [str(real["v1"])]
+    assert cli("regrade", str(preds), "--against", against[0], "--out", str(out)).exit_code == 0
+    rg.check_out(out, force=True)  # an earlier regrade: --force replaces it
+    report = rg.regrade_results([read_results(preds)], resolve_against(Project.load(), against), n_boot=100, seed=1)
+    (out / "notes.md").write_text("mine")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(OutRefused, match=r"is not an earlier output of `regrade` \(holds 1 entry .*'notes.md'"):
+        rg.write_regrade(report, out, force=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl", "rg"]  # no scratch folder left

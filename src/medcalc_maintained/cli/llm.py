@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, err, fail, guarded
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, OutRefused
 from medcalc_maintained.core.redact import redact
 
 
@@ -93,6 +93,8 @@ def _run_stage(stage: str, *, dry_run: bool, **options: Any) -> None:
         for o in exc.failed[:20]:
             err.print(f"  uid {o.task.uid} run {o.task.run}: {redact(o.error)}", highlight=False, soft_wrap=True)
         fail(f"{exc}; nothing written", code=1)
+    except OutRefused as exc:  # --out changed while the calls ran: kept as it is
+        fail(f"{exc}; completed calls are cached")
     except (FatalCallError, DataError) as exc:
         fail(f"{exc}; completed calls are cached; nothing written", code=1)
     except KeyboardInterrupt:

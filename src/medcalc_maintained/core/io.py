@@ -12,6 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+# JSON's bounds live in core/json_text.py
+from medcalc_maintained.core.json_text import MAX_JSON_DEPTH, DuplicateKey, _unique_keys, json_depth  # noqa: F401
+
 # YAML's rules live in core/yaml_text.py; the ledger's readers import them from here
 from medcalc_maintained.core.yaml_text import YAML_MAX_BYTES, YAML_MAX_DEPTH, dump_yaml, load_yaml  # noqa: F401
 
@@ -144,29 +147,79 @@ def _exchange(a: Path, b: Path) -> bool:
     return True
 
 
-def swap_in_dir(new: Path, target: Path) -> None:
-    """Put the complete directory ``new`` at ``target`` (replacing it as a whole) and remove the old one."""
+class OutRefused(DataError):
+    """An output directory a command may not write: neither new, empty nor the command's own earlier
+    output, or changed while the command wrote its new set. Exit 2; nothing was written."""
+
+
+#: ``check(target)``: raises :class:`DataError` when ``target`` may not be replaced (now)
+Check = Callable[[Path], None]
+
+
+def swap_in_dir(new: Path, target: Path, *, check: Check | None = None) -> None:
+    """Put the complete directory ``new`` at ``target`` (replacing it as a whole) and remove the old one.
+    ``check(target)`` runs at the moment of the swap (and, after an exchange, on the set swapped out,
+    which is swapped back when a file was saved into it meanwhile): a target that is no longer the
+    command's own output is refused and kept; ``new`` is left to the caller."""
     import shutil
 
     new, target = Path(new), Path(target)
     os.chmod(new, 0o755)
-    if not target.exists():
+    restore_interrupted(target)
+    if check is not None:
+        check(target)
+    if not target.exists() and not target.is_symlink():
         os.replace(new, target)
         return
     if _exchange(new, target):
+        if check is not None:
+            _recheck_swapped_out(new, target, check)
         shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old set
         return
     old = target.parent / f".{target.name}.old-{os.getpid()}"
-    os.replace(target, old)
-    os.replace(new, target)
+    os.replace(target, old)  # a kill here leaves ``old``: the next writer puts it back (restore_interrupted)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        os.replace(old, target)
+        raise
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _recheck_swapped_out(swapped: Path, target: Path, check: Check) -> None:
+    """After an exchange: when the old set (now at ``swapped``) fails ``check`` (a file was saved into
+    it between the check and the exchange), exchange back and raise the check's error."""
+    try:
+        check(swapped)
+    except DataError as exc:
+        _exchange(swapped, target)
+        check(target)  # names the target
+        raise exc
+
+
+def restore_interrupted(target: Path) -> Path | None:
+    """When ``target`` is missing and a swap of a process that is gone left the old set aside
+    (``.<name>.old-<pid>``, killed between the two renames of :func:`swap_in_dir`'s fallback), put it
+    back at ``target``; returns it then."""
+    target = Path(target)
+    if target.exists() or target.is_symlink() or not target.parent.is_dir():
+        return None
+    pat = re.compile(rf"^{re.escape(f'.{target.name}.old-')}(\d+)$")
+    left = [p for p in target.parent.iterdir() if (m := pat.match(p.name)) and not _alive(int(m.group(1)))
+            and p.is_dir() and not p.is_symlink()]
+    if not left:
+        return None
+    os.replace(max(left, key=lambda p: p.stat().st_mtime_ns), target)
+    return target
+
+
 def scratch_dir(target: Path) -> Path:
-    """A new scratch directory beside ``target`` (``.<name>.<pid>-XXXX``), after removing the scratch
-    directories of earlier runs whose process no longer exists."""
+    """A new scratch directory beside ``target`` (``.<name>.<pid>-XXXX``), after restoring an old set a
+    killed swap left aside (:func:`restore_interrupted`) and removing the scratch directories of
+    earlier runs whose process no longer exists."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    restore_interrupted(target)
     clean_stale(target.parent, f".{target.name}.")
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", dir=target.parent))
 
@@ -198,23 +251,53 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def replace_files(directory: Path, writers: dict[str, Callable[[Path], object]]) -> list[Path]:
+def _carried(directory: Path, written: set[str]) -> dict[str, tuple[int, int, int]]:
+    """The entries of ``directory`` that :func:`replace_files` carries over (every one not in
+    ``written``), by name -> (inode, size, mtime); refused (:class:`OutRefused`) when one is a folder
+    or any entry but a plain file or a link (replacing the directory would lose it)."""
+    import stat
+
+    found: dict[str, tuple[int, int, int]] = {}
+    for p in sorted(directory.iterdir()) if directory.is_dir() else []:
+        st = p.lstat()
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)) or (p.name in written and stat.S_ISLNK(st.st_mode)):
+            raise OutRefused(directory, f"holds {'the folder ' if stat.S_ISDIR(st.st_mode) else ''}{p.name!r}, which "
+                                        "replacing the directory would lose; nothing written (choose another directory)")
+        if p.name not in written:
+            found[p.name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return found
+
+
+def replace_files(directory: Path, writers: dict[str, Callable[[Path], object]], *,
+                  check: Check | None = None) -> list[Path]:
     """Write the set of files ``writers`` (name -> ``writer(path)``) into ``directory`` as a whole:
-    every other file already there is carried over, and the directory is swapped in at once."""
+    every other entry already there (a plain file or a link) is carried over, and the directory is
+    swapped in at once. A directory holding a folder is refused, and so is one whose entries change
+    while the files are written (what was saved into it would be lost); ``check(directory)`` runs
+    first and again at the moment of the swap."""
     import shutil
 
     directory = Path(directory)
+    if check is not None:
+        check(directory)
+    carried = _carried(directory, set(writers))
     tmp = scratch_dir(directory)
     try:
-        if directory.is_dir():
-            for p in directory.iterdir():
-                if p.name not in writers and p.is_file():
-                    shutil.copy2(p, tmp / p.name)
+        for name in carried:
+            shutil.copy2(directory / name, tmp / name, follow_symlinks=False)
         for name, writer in writers.items():
             with naming_target(directory / name):
                 writer(tmp / name)
             os.chmod(tmp / name, 0o666 & ~_UMASK)
-        swap_in_dir(tmp, directory)
+
+        def unchanged(target: Path) -> None:
+            if check is not None:
+                check(target)
+            if _carried(target, set(writers)) != carried:
+                raise OutRefused(directory, "changed while the new files were written (an entry was added, removed "
+                                            "or saved); nothing written, run the command again")
+
+        swap_in_dir(tmp, directory, check=unchanged)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -350,40 +433,6 @@ def _bounded_lines(path: Path, max_line_bytes: int | None):
                 yield n, body.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}, line {n}", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-
-
-# The deepest nesting of arrays and objects a JSON text given by a user may have (predictions, traces,
-# export records, reward ground truths are 1-3 deep). A hostile-input bound, not a tuning knob: 2,000
-# nested ``[`` (8 KB) would otherwise end in a RecursionError of the json module.
-MAX_JSON_DEPTH = 64
-# possessive (``*+``): no backtracking state is kept per character (a 1 MB string cost 115 MB before)
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"?')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
-    """The nesting depth of arrays and objects in the JSON ``text`` (brackets inside strings do not
-    count), counted up to one past ``limit``."""
-    depth = deepest = 0
-    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
-        depth += 1 if m.group() in "[{" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                break
-    return deepest
-
-
-class DuplicateKey(ValueError):
-    """A JSON object that names one key twice."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        raise DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
-    return out
 
 
 def loads_json(text: str | bytes, where: os.PathLike | str, *, max_depth: int = MAX_JSON_DEPTH):

@@ -17,6 +17,7 @@ Standard library and PyYAML only (this runs in the project's venv, not in ``.ven
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -112,15 +113,16 @@ def write_model_dir(out: os.PathLike | str, model: os.PathLike | str, name: str 
     HELM's request cache (``cache/*.sqlite``), which goes with it."""
     from medcalc_maintained.project import check_replace
 
-    files = model_files(model, name, dtype)
     out = Path(out)
-    check_replace(out, command="harness helm-model", writes=set(files), required=set(files), force=force,
-                  caches={"cache": ".sqlite"})
+    check = functools.partial(check_replace, command="harness helm-model", writes=set(FILES), required=set(FILES),
+                              force=force, caches={"cache": ".sqlite"})
+    check(out)  # before the model is read, and again at the moment of the swap
+    files = model_files(model, name, dtype)
     tmp = scratch_dir(out)
     try:
         for file, text in files.items():
             (tmp / file).write_text(text, encoding="utf-8")
-        swap_in_dir(tmp, out)
+        swap_in_dir(tmp, out, check=check)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [out / file for file in FILES]

@@ -24,6 +24,7 @@ max_gen_toks=N`` overrides the budget). Offline, after ``make run``::
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -176,20 +177,23 @@ def write_task_dir(out: os.PathLike | str, revision: str | None = None, *, relea
     scratch sibling, then swapped in); an existing non-empty ``out`` is refused unless ``force`` and
     it is an earlier task directory (its four files and lm_eval's ``__pycache__``, nothing else:
     ``project.py: check_replace``). Returns the files."""
+    out = Path(out)
+    names = {*(f"{TASKS[c]}.yaml" for c in CONFIGS), "utils.py"}
+    # --force replaces only an earlier task directory: these files and lm_eval's bytecode of utils.py,
+    # checked before the release is read and again at the moment of the swap
+    check = functools.partial(check_replace, command="harness lm-eval", writes=names, required=names, force=force,
+                              caches={"__pycache__": ".pyc"})
+    check(out)
     rel = resolve_release(None if release is None else str(release), revision, dataset=dataset)
     for config in CONFIGS:
         check_files(rel, config)
-    out = Path(out)
     files = {f"{TASKS[c]}.yaml": task_yaml(c, rel) for c in CONFIGS}
     files["utils.py"] = UTILS
-    # --force replaces only an earlier task directory: these files and lm_eval's bytecode of utils.py
-    check_replace(out, command="harness lm-eval", writes=set(files), required=set(files), force=force,
-                  caches={"__pycache__": ".pyc"})
     tmp = scratch_dir(out)
     try:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
-        swap_in_dir(tmp, out)
+        swap_in_dir(tmp, out, check=check)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [out / name for name in sorted(files)]

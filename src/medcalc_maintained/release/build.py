@@ -26,7 +26,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import DataError, naming_target, scratch_dir, sha256_file, swap_in_dir
+from medcalc_maintained.core.io import DataError, OutRefused, naming_target, scratch_dir, sha256_file, swap_in_dir
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, has_evidence_gate
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, feed, layout, score_shift, unverified_estimate
@@ -203,10 +203,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
     score shift, :func:`score_shift.measure`)."""
     rel, reasons = t.release, list(reasons or [])
     out = Path(out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
-        raise DataError(out, "exists and is not a release build (no manifest.json); refusing to replace it")
-    if out.is_dir() and (out / MANIFEST).is_file():
-        _check_replaceable(out)
+    check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = scratch_dir(out)  # also removes the scratch directories of killed builds
     try:
@@ -238,11 +235,21 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         manifest = _manifest(plan, rel, t, files, state, draft, reasons, previous)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                                     encoding="utf-8")
-        swap_in_dir(tmp, out)  # one atomic exchange: out is always a complete build
+        swap_in_dir(tmp, out, check=check_out)  # one atomic exchange: out is always a complete build
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return BuildResult(out, rel, t.rows(), files, state, draft, reasons, proposed)
+
+
+def check_out(out: Path) -> None:
+    """Refuse (:class:`OutRefused`) an ``out`` that is neither missing, empty nor an earlier build (a
+    symbolic link, a file, a folder without manifest.json, or one holding what no build writes):
+    checked before the build and again at the moment of the swap."""
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file()))):
+        raise OutRefused(out, "exists and is not a release build (no manifest.json); refusing to replace it")
+    if out.is_dir() and (out / MANIFEST).is_file():
+        _check_replaceable(out)
 
 
 def _check_replaceable(out: Path) -> None:
@@ -251,11 +258,11 @@ def _check_replaceable(out: Path) -> None:
     try:
         listed = read_manifest(out).get("files") or {}
     except DataError as exc:
-        raise DataError(out, f"exists and is not a release build ({exc.problem}); refusing to replace it") from None
+        raise OutRefused(out, f"exists and is not a release build ({exc.problem}); refusing to replace it") from None
     known = {MANIFEST} | {str(f).split("/", 1)[0] for f in listed}
     other = sorted(p.name for p in out.iterdir() if p.name not in known or p.is_symlink())
     if other:
-        raise DataError(out, f"holds {', '.join(repr(n) for n in other[:3])}{', ...' if len(other) > 3 else ''}, "
+        raise OutRefused(out, f"holds {', '.join(repr(n) for n in other[:3])}{', ...' if len(other) > 3 else ''}, "
                              "which no release build writes; refusing to replace it (choose another --out)")
 
 
@@ -306,6 +313,7 @@ def build(project: Project, out: Path, *, version: str | None = None, draft: boo
     if draft and _in_pipeline(project, out):
         raise DataError(f"--out {out}", f"is the pipeline's output {project.release_build} or another path it "
                                         f"writes; a draft goes elsewhere (default {project.release_draft})")
+    check_out(Path(out))  # before any work
     say = progress or (lambda _msg: None)
     plan = follow.plan_for(project)
     template = read_card(project)

@@ -315,13 +315,14 @@ def regrade_results(results: list[Results], sources, *, n_boot: int, seed: int,
     return RegradeReport(report, inputs, reproductions, compliance(uids, ref, report.graded), ref.name)
 
 
-def write_regrade(report: RegradeReport, out: Path) -> Path:
+def write_regrade(report: RegradeReport, out: Path, *, force: bool = False) -> Path:
     """Write ``report`` into ``out`` as a whole (a scratch sibling swapped in; nothing partial is left).
-    The caller has checked ``out`` with :func:`check_out` before any work."""
+    ``out`` is checked with :func:`check_out` again at the moment of the swap (the caller checked it
+    before any work): a file saved into it meanwhile keeps it from being replaced."""
     tmp = scratch_dir(out)
     try:
         report.write(tmp)
-        swap_in_dir(tmp, out)
+        swap_in_dir(tmp, out, check=lambda target: check_out(target, force))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -358,4 +359,4 @@ def regrade(project, paths: list[Path], against: list[str] | None, *, out_dir: P
     results = [read_results(p, fmt, max_line_bytes=limit) for p in paths]
     report = regrade_results(results, sources, n_boot=params["n_boot"] if n_boot is None else n_boot,
                              seed=params["seed"] if seed is None else seed, graders=graders)
-    return report, write_regrade(report, out_dir)
+    return report, write_regrade(report, out_dir, force=force)

@@ -20,7 +20,7 @@ from typing import Any, Callable, ContextManager
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, read_parquet, replace_files, sha256_file
-from medcalc_maintained.project import Project
+from medcalc_maintained.project import Project, check_replace
 from medcalc_maintained.verifiers import prompts, runner
 from medcalc_maintained.verifiers import settings as settings_mod
 from medcalc_maintained.verifiers.base import Backend, Task
@@ -83,6 +83,8 @@ def plan(project: Project, kind: StageKind, *, backend: str | None = None, runs:
     """Settings, rows, backend and tasks of one run of ``kind.stage``; raises on bad options."""
     stage = kind.stage
     settings = settings_mod.load(project, stage)
+    out_dir = out or project.llm_out(stage)
+    check_out(out_dir, kind)  # before any work
     name = backend or settings.backend
     n_runs = settings.runs if runs is None else runs
     if n_runs < 1:
@@ -105,7 +107,7 @@ def plan(project: Project, kind: StageKind, *, backend: str | None = None, runs:
     if made.deterministic and n_runs != 1:
         notes.append(f"{name} is deterministic: one run per row is a complete record (runs=1)")
     return Plan(kind, settings, made, rows, kind.tasks(rows, made, n_runs), n_runs, chosen_split,
-                out or project.llm_out(stage), project.path(cache_dir) if cache_dir else project.llm_cache(stage),
+                out_dir, project.path(cache_dir) if cache_dir else project.llm_cache(stage),
                 concurrency, batch, notes)
 
 
@@ -139,8 +141,22 @@ def execute(p: Plan, progress: ProgressFactory | None = None) -> LLMRun:
         "run.json": lambda path: path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8"),
         METRICS: lambda path: path.write_text(json.dumps(headline(info["rows"], own), indent=2) + "\n",
                                               encoding="utf-8")}
-    written = replace_files(p.out_dir, writers)  # the tables and their run record replace the old set as a whole
+    # the tables and their run record replace the old set as a whole, re-checked at the moment of the swap
+    written = replace_files(p.out_dir, writers, check=lambda out: check_out(out, p.kind))
     return LLMRun(p, tables, info, written, execution_log(eng.stats, p, elapsed))
+
+
+def own_files(kind: StageKind) -> set[str]:
+    """The files ``kind.stage`` writes into its directory."""
+    return {*(f"{stem}.parquet" for stem in kind.outputs), "run.json", METRICS}
+
+
+def check_out(out: Path, kind: StageKind) -> None:
+    """Refuse (:class:`~medcalc_maintained.core.io.OutRefused`) an ``--out`` that is neither missing,
+    empty nor an earlier output of the stage: only its own files, and the ``.gitignore`` DVC writes
+    beside its outputs (carried over). Never a folder (``.git``, ``src``, a user's)."""
+    check_replace(out, command=kind.stage, writes=own_files(kind) | {".gitignore"}, required=(), force=True,
+                  force_option=None)
 
 
 def _parquet_writer(df: pd.DataFrame) -> Callable[[Path], object]:

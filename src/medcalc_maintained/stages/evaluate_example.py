@@ -14,13 +14,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, write_atomic, write_json
+from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir, write_atomic, write_json
 from medcalc_maintained.project import Project, check_replace
 from medcalc_maintained.scoring.evaluate import EvaluationReport
 from medcalc_maintained.scoring.evaluate import evaluate as grade
@@ -89,29 +88,17 @@ def check_run_dir(out: Path, force: bool) -> None:
 
 
 def write_run(report: EvaluationReport, out: Path, *, force: bool = False) -> Path:
-    """Write ``report`` into ``out`` as a whole: into a temporary sibling first, then renamed (so
-    nothing partial is left); an existing non-empty ``out`` is refused unless ``force`` and it
-    holds an earlier evaluation (:func:`check_run_dir`)."""
+    """Write ``report`` into ``out`` as a whole: into a scratch sibling first (``.<name>.<pid>-*``,
+    removed by the next run when a kill left it), then swapped in (``core/io.py: swap_in_dir``: a kill
+    leaves the old set or the new); an existing non-empty ``out`` is refused unless ``force`` and it
+    holds an earlier evaluation (:func:`check_run_dir`), checked again at the moment of the swap."""
     check_run_dir(out, force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    old = out.parent / f"{tmp.name}.old"
+    tmp = scratch_dir(out)
     try:
         report.write(tmp)
-        if out.exists():
-            out.rename(old)
-        try:
-            tmp.rename(out)
-        except OSError:
-            if old.exists():
-                old.rename(out)
-            raise
+        swap_in_dir(tmp, out, check=lambda target: check_run_dir(target, force))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old.is_dir():
-            shutil.rmtree(old, ignore_errors=True)
-        elif old.exists():
-            old.unlink()
     return out
 
 
