@@ -310,16 +310,24 @@ def shown(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
+def check_size(path: os.PathLike | str, max_bytes: int, what: str) -> int:
+    """The size of a file a user names, refused (:class:`DataError`) when missing, not a regular file or
+    over ``max_bytes``, before a byte of it is read."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, f"{what}: no such file")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise DataError(path, f"{what}: {size} bytes, over the {max_bytes}-byte limit; refused unread")
+    return size
+
+
 def read_text_bounded(path: os.PathLike | str, max_bytes: int, what: str) -> str:
     """The UTF-8 text of a file a user names, refused (:class:`DataError`) when missing, not a
     regular file, over ``max_bytes`` (by its size, before a byte is read) or not UTF-8."""
     path = Path(path)
-    if not path.is_file():
-        raise DataError(path, f"{what}: no such file")
+    check_size(path, max_bytes, what)
     with path.open("rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > max_bytes:
-            raise DataError(path, f"{what}: {size} bytes, over the {max_bytes}-byte limit; refused unread")
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise DataError(path, f"{what}: over the {max_bytes}-byte limit; refused")

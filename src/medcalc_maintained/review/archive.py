@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.zip_bounds import ZipBounds, open_bounded
 from medcalc_maintained.review.layout import COLUMNS, META, META_ROWS, REVIEW
 
 # Safety bounds on a returned packet, checked before openpyxl reads it (a packet of 50 rows is ~0.1 MB
@@ -19,6 +20,8 @@ from medcalc_maintained.review.layout import COLUMNS, META, META_ROWS, REVIEW
 MAX_PACKET_BYTES = 20 * 1024 * 1024      # the .xlsx file itself
 MAX_UNPACKED_BYTES = 200 * 1024 * 1024   # all its members, unpacked
 MAX_RATIO = 100                          # unpacked / packed size of any member over 1 MiB
+MAX_MEMBERS = 10_000                     # parts (a packet has about 10)
+PACKET = ZipBounds("a review packet", MAX_PACKET_BYTES, MAX_UNPACKED_BYTES, max_members=MAX_MEMBERS, max_ratio=MAX_RATIO)
 MAX_ROWS = 5000                          # sheet rows when the export's row count is not known
 MAX_PART_BYTES = 1 << 20                 # the package and workbook parts that name the sheets
 OTHER_COLUMNS = 26                       # columns of a sheet other than Review and Packet (A..Z)
@@ -39,22 +42,8 @@ def _check_archive(path: Path, max_rows: int) -> None:
     whose sheets reaches beyond the rows and columns a packet is exported with (``max_rows`` rows
     and a header in Review), before it is loaded: every sheet's XML is streamed through a
     size-bounded parser, so a bomb or a far-away cell is refused without being unpacked or built."""
-    size = path.stat().st_size
-    if size > MAX_PACKET_BYTES:
-        raise DataError(path, f"{size} bytes, over the {MAX_PACKET_BYTES}-byte limit for a review packet")
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise DataError(path, f"not a readable .xlsx workbook ({exc})") from None
-    with zf:
+    with open_bounded(path, PACKET, "not a readable .xlsx workbook") as zf:
         infos = zf.infolist()
-        total = sum(i.file_size for i in infos)
-        if total > MAX_UNPACKED_BYTES:
-            raise DataError(path, f"unpacks to {total} bytes, over the {MAX_UNPACKED_BYTES}-byte limit (a zip bomb?)")
-        for i in infos:
-            if i.file_size > (1 << 20) and i.file_size > MAX_RATIO * max(i.compress_size, 1):
-                raise DataError(path, f"member {i.filename} is compressed {i.file_size // max(i.compress_size, 1)}:1, "
-                                      f"over the {MAX_RATIO}:1 limit (a zip bomb?)")
         names = _sheet_names(path, zf)
         for i in infos:
             if i.is_dir():

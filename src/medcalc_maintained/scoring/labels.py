@@ -25,7 +25,7 @@ from typing import Callable
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, check_size
 from medcalc_maintained.core.versions import looks_like_version
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import layout
@@ -39,14 +39,42 @@ def release_labels(project: Project, version: str, config: str = "full") -> pd.D
     return load_config(project, version, config)
 
 
+# What a label file may hold, checked before it is read (pandas holds a CSV at ~7x its size: a 1 GiB
+# CSV took 7.4 GB). Measured: release 2.2.0's full config (1,047 rows, every column) is 4.2 MB as CSV
+# and 0.8 MB as parquet; upstream v1.0's test_data.csv is 4.0 MB. Hostile-file bounds with headroom.
+LABEL_FILE_MAX_BYTES = 64 << 20         # the file: 15x the full config as CSV
+LABEL_MAX_ROWS = 100_000                # a parquet file's rows (its footer): ~100x the 1,047 test rows
+LABEL_UNPACKED_MAX_BYTES = 256 << 20    # a parquet file's columns uncompressed (its footer)
+
+
+def _check_parquet(path: Path) -> None:
+    """Refuse a parquet file whose footer declares more rows or uncompressed bytes than a label file holds."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+    except Exception as exc:  # pyarrow raises several types for a non-parquet file
+        raise DataError(path, f"not a readable parquet file ({exc})") from None
+    unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if meta.num_rows > LABEL_MAX_ROWS:
+        raise DataError(path, f"label file: {meta.num_rows} rows, over the {LABEL_MAX_ROWS}-row limit; refused unread")
+    if unpacked > LABEL_UNPACKED_MAX_BYTES:
+        raise DataError(path, f"label file: unpacks to {unpacked} bytes, over the {LABEL_UNPACKED_MAX_BYTES}-byte "
+                              "limit; refused unread")
+
+
 def read_label_file(path: os.PathLike | str) -> pd.DataFrame:
-    """A label set from a parquet (or CSV) file; a CSV is read with every column as text."""
+    """A label set from a parquet (or CSV) file; a CSV is read with every column as text. A file over
+    :data:`LABEL_FILE_MAX_BYTES` (a parquet file declaring more than :data:`LABEL_MAX_ROWS` rows or
+    :data:`LABEL_UNPACKED_MAX_BYTES` unpacked) is refused before it is read."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "label file not found (expected a release version or tag, a built release "
                         "directory, or a parquet/CSV label file)")
+    check_size(path, LABEL_FILE_MAX_BYTES, "label file")
     if path.suffix.lower() == ".csv":
         return pd.read_csv(path, dtype=str, keep_default_na=False)
+    _check_parquet(path)
     try:
         return pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises several types for a non-parquet file

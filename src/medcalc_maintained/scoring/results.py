@@ -53,7 +53,6 @@ UPSTREAM_KEYS = ("Row Number", "Calculator ID", "Note ID", "LLM Answer", "Ground
 UPSTREAM_RESULTS = {"Correct": True, "Incorrect": False}
 # upstream's run.py writes this when it extracted no answer (its check then fails): no answer, not an abstention
 UPSTREAM_NOT_FOUND = "N/A"
-MAX_JSON_BYTES = 1 << 30  # a HELM scenario_state.json of the 1,047 rows is ~30 MB
 
 
 @dataclass

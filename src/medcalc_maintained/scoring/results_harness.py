@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from medcalc_maintained.core.io import DataError, loads_json, read_jsonl, read_text_bounded, shown
+from medcalc_maintained.core.io import DataError, check_size, loads_json, read_jsonl, read_text_bounded, shown
+from medcalc_maintained.core.zip_bounds import ZipBounds, check_unpacked, open_bounded
 from medcalc_maintained.scoring.results import (
     FORMATS,
-    MAX_JSON_BYTES,
     ResultRow,
     Results,
     detect_format,
@@ -32,9 +32,25 @@ HELM_STATS = {"medcalc_correct": "ours", "medcalc_bench_accuracy": "helm"}  # ou
 HELM_UID = re.compile(r"^uid(\d+)$")
 VERIFIERS_METRIC = "correct"
 
+# What a harness run's files may weigh, checked before a byte is read: json.loads costs up to ~27x a
+# file's size (a 100 MB scenario_state.json took 2.7 GB) and inspect-ai unpacks a log whole. Hostile-
+# file bounds with headroom, not tuning knobs. Measured: HELM's run of upstream's 1,047 rows (one-line
+# outputs) wrote scenario_state.json 6.4 MB, per_instance_stats.json 0.38 MB, stats.json 1.2 KB; an
+# output of MAX_NEW_TOKENS (1,024) tokens adds ~4 KB of text and ~45 KB of HELM's per-token record to a
+# row, ~50 MB over the 1,047 rows. verifiers' metadata.json 0.8 KB; lm-eval's results_<date>.json 9 KB.
+HELM_STATE_MAX_BYTES = 128 << 20    # 20x the measured run; 2x a run whose every output is 1,024 tokens
+HELM_STATS_MAX_BYTES = 32 << 20     # per_instance_stats.json, stats.json: 80x (room for HELM's ~20 general stats a row)
+SUMMARY_MAX_BYTES = 16 << 20        # verifiers' metadata.json, lm-eval's results_<date>.json: a run's summary
+# An Inspect .eval log of 519 rows (mini, one-line outputs) measured 2.9 MB, 567 members, 12.4 MB
+# unpacked, its largest member summaries.json 1.9 MB (the largest sample 42 KB), compressed at most
+# 11:1 (zstd); for 1,047 rows about 5.8 MB, 1,100 members, 25 MB unpacked. A .json log is the unpacked
+# log in one file: bounded as the .eval's unpacked total.
+INSPECT_LOG = ZipBounds("an Inspect log", max_bytes=128 << 20, max_unpacked=256 << 20, max_member=64 << 20,
+                        max_members=20_000, max_ratio=100)
 
-def _json_file(path: Path, what: str) -> Any:
-    return loads_json(read_text_bounded(path, MAX_JSON_BYTES, what), path, max_depth=64)
+
+def _json_file(path: Path, what: str, max_bytes: int) -> Any:
+    return loads_json(read_text_bounded(path, max_bytes, what), path, max_depth=64)
 
 
 # -- lm-evaluation-harness ------------------------------------------------------------------------
@@ -57,7 +73,7 @@ def _lm_eval_recorded(path: Path, metric: str, filt: str) -> tuple[float | None,
     agg = path.with_name(f"results_{m['date']}.json")
     if not agg.is_file():
         return None, ""
-    doc = _json_file(agg, "lm-eval results")
+    doc = _json_file(agg, "lm-eval results", SUMMARY_MAX_BYTES)
     value = doc.get("results", {}).get(m["task"], {}).get(f"{metric},{filt}") if isinstance(doc, dict) else None
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise DataError(agg, f"no numeric results[{m['task']!r}][{metric + ',' + filt!r}] for the samples {path.name}")
@@ -95,6 +111,13 @@ def read_lm_eval(path: Path, max_line_bytes: int | None) -> Results:
 # -- Inspect --------------------------------------------------------------------------------------
 
 def _inspect_log(path: Path):
+    """The log read with inspect-ai, once its size (a .eval: its members, their sizes and compression
+    ratios, and what each really unpacks to) is within :data:`INSPECT_LOG`."""
+    if path.suffix.lower() == ".eval":
+        with open_bounded(path, INSPECT_LOG, "not a readable Inspect log") as zf:
+            check_unpacked(path, zf)
+    else:
+        check_size(path, INSPECT_LOG.max_unpacked, "an Inspect log (JSON)")
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
@@ -118,9 +141,9 @@ def _inspect_scorer(log, path: Path) -> tuple[str, float | None]:
 
 def read_inspect(path: Path, max_line_bytes: int | None = None) -> Results:
     """An Inspect log (``.eval`` or ``.json``), read with inspect-ai."""
+    log = _inspect_log(path)  # bounded before inspect-ai is imported
     from inspect_ai.scorer import value_to_float
 
-    log = _inspect_log(path)
     scorer, recorded = _inspect_scorer(log, path)
     if not log.samples:
         raise DataError(path, "the log holds no samples (was it written with log_samples=False?)")
@@ -194,10 +217,13 @@ def read_helm(run: Path, max_line_bytes: int | None = None) -> Results:
         if not p.is_file():
             raise DataError(p, "missing: a HELM run directory holds scenario_state.json, per_instance_stats.json "
                                "and stats.json")
-    stat, recorded = _helm_stat(_json_file(files["stats"], "HELM stats"), files["stats"])
-    verdicts = _helm_verdicts(_json_file(files["per_instance_stats"], "HELM per-instance stats"), stat,
-                              files["per_instance_stats"])
-    state = _json_file(files["scenario_state"], "HELM scenario state")
+    for name, limit in (("scenario_state", HELM_STATE_MAX_BYTES), ("per_instance_stats", HELM_STATS_MAX_BYTES),
+                        ("stats", HELM_STATS_MAX_BYTES)):
+        check_size(files[name], limit, f"HELM {name}.json")  # all three, before any is read
+    stat, recorded = _helm_stat(_json_file(files["stats"], "HELM stats", HELM_STATS_MAX_BYTES), files["stats"])
+    verdicts = _helm_verdicts(_json_file(files["per_instance_stats"], "HELM per-instance stats",
+                                         HELM_STATS_MAX_BYTES), stat, files["per_instance_stats"])
+    state = _json_file(files["scenario_state"], "HELM scenario state", HELM_STATE_MAX_BYTES)
     states = state.get("request_states") if isinstance(state, dict) else None
     if not isinstance(states, list):
         raise DataError(files["scenario_state"], "no request_states list")
@@ -215,7 +241,7 @@ def read_verifiers(run: Path, max_line_bytes: int | None) -> Results:
     """A verifiers results directory (``results.jsonl`` and ``metadata.json``)."""
     from medcalc_maintained.scoring.reward import completion_text
 
-    meta = _json_file(run / "metadata.json", "verifiers metadata")
+    meta = _json_file(run / "metadata.json", "verifiers metadata", SUMMARY_MAX_BYTES)
     avg = meta.get("avg_metrics", {}) if isinstance(meta, dict) else {}
     recorded = avg.get(VERIFIERS_METRIC) if isinstance(avg, dict) else None
     rows, rewards = [], []
