@@ -340,8 +340,7 @@ class Project:
         return self._dir("release.releases")
 
     @property
-    def published(self) -> Path:
-        """What each published release carried, frozen (``ledger/published.py``)."""
+    def published(self) -> Path:  # what each published release carried, frozen (ledger/published.py)
         return self._dir("release.published")
 
     @property
