@@ -10,7 +10,7 @@ import pytest
 
 from medcalc_maintained.calculators.severity import LEVELS
 from medcalc_maintained.core.answers import OUTPUT_TYPES
-from medcalc_maintained.core.labels import RECORD_STATUSES, UNVERIFIED
+from medcalc_maintained.core.labels import DISPUTED, RECORD_STATUSES, UNVERIFIED
 from medcalc_maintained.ledger import derivation, reconstruct, records
 from medcalc_maintained.release import fields
 from medcalc_maintained.release.explanations import SOURCES as EXPLANATION_SOURCES
@@ -155,11 +155,11 @@ def test_the_code_enums_are_the_schema_enums():
 def test_the_label_status_docstring_lists_every_status():
     from medcalc_maintained.core import labels
 
-    assert re.findall(r"^\* ``([a-z]+)``", labels.__doc__, flags=re.M) == [*RECORD_STATUSES, UNVERIFIED]
+    assert re.findall(r"^\* ``([a-z]+)``", labels.__doc__, flags=re.M) == [*RECORD_STATUSES, UNVERIFIED, DISPUTED]
 
 
 def test_the_card_columns_list_the_values_the_code_writes():
-    assert CARD["Label Status"] == sorted([*RECORD_STATUSES, UNVERIFIED])
+    assert CARD["Label Status"] == sorted([*RECORD_STATUSES, UNVERIFIED, DISPUTED])
     assert CARD["Error Type"] == sorted(records.ERROR_TYPES)
     assert CARD["Explanation Source"] == sorted(EXPLANATION_SOURCES)
     assert CARD["Change Severity"] == list(LEVELS)

@@ -98,7 +98,7 @@ def test_a_value_the_card_does_not_document_stops_the_build():
 
 def test_every_declared_value_of_the_schema_and_the_code_is_documented():
     from medcalc_maintained.calculators.severity import LEVELS
-    from medcalc_maintained.core.labels import RECORD_STATUSES, UNVERIFIED
+    from medcalc_maintained.core.labels import DISPUTED, RECORD_STATUSES, UNVERIFIED
     from medcalc_maintained.ledger.derivation import DERIVED, UNDERIVED
     from medcalc_maintained.release.explanations import SOURCES
 
@@ -108,7 +108,7 @@ def test_every_declared_value_of_the_schema_and_the_code_is_documented():
         if col == "change_severity":  # a record may omit it; `corrections` then carries the computed level
             declared.discard(fields.NULL)
         assert declared <= set(fields.VALUES[col]), col
-    assert set(fields.VALUES["Label Status"]) == {*RECORD_STATUSES, UNVERIFIED}
+    assert set(fields.VALUES["Label Status"]) == {*RECORD_STATUSES, UNVERIFIED, DISPUTED}
     assert set(fields.VALUES["Explanation Source"]) == set(SOURCES)
     assert set(fields.VALUES["Derivation Status"]) == {*DERIVED, *UNDERIVED, fields.NULL}
     assert set(fields.VALUES["Change Severity"]) == set(LEVELS)

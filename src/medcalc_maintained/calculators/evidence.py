@@ -91,28 +91,7 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
     if _is_absent(value):
         if quote.strip():
             return _absent_quoted(spec, entry, text, qs, qe, spans, history)
-        if spec.accessor in ("quantity", "number") and note is not None:
-            stated = Q.stated_value(spec, note)
-            if stated is not None and timepoint_stated(inp):
-                tp = inp["timepoint"]
-                return _ok(f"the note prints {spec.name} {note[stated[0]:stated[1]]!r} only at another time than the "
-                           f"definition asks ({tp['when']}: {tp['why']})")
-            if stated is not None:
-                return _no("absent-but-named", f"the note states {spec.name} {note[stated[0]:stated[1]]!r} at "
-                                               f"{stated[0]}..{stated[1]}")
-            return _ok(f"the note prints no value of {spec.name}: the measurement is absent")
-        if not (spec.accessor == "flag" or not spec.required):
-            return _no("absent-by-missing-keyword", f"{spec.name} is required by the definition: silence does not "
-                                                    "make it absent")
-        if absence_claimed:  # the criterion is a finding's absence: silence leaves it unmet, never met
-            return _no("absent-by-missing-keyword", f"{spec.name} is met only where the note states the finding "
-                                                    "absent; silence states neither")
-        for s, e in L.term_spans(note or "", terms, entry.masks, entry.patterns):
-            if not T.negated(note or "", s, e) and not T.planned(note or "", s, e) and (family_input or not T.family(note or "", s)):
-                return _no("absent-but-named", f"the note names {note[s:e]!r} at {s}..{e} without negating it"
-                                               if note else f"the note names {spec.name}")
-        return _ok(f"the note does not name {spec.name} without negation; the definition scores an unmentioned "
-                   f"criterion as absent")
+        return _absent_silent(spec, entry, inp, note, terms, absence_claimed, family_input, timeless)
     if not quote.strip():
         return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
     if not spans:
@@ -148,6 +127,39 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             return _ok(f"{quote!r} states {term!r}")
     assert failure is not None
     return failure
+
+def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note: str | None, terms: tuple[str, ...],
+                   absence_claimed: bool, family_input: bool, timeless: bool) -> Verdict:
+    """An absent input that quotes nothing: a measurement the note never prints (or prints only at a
+    stated other time), a criterion the note never names unnegated (or names only at a stated other
+    time); a required input or a finding's absence is never met by silence."""
+    if spec.accessor in ("quantity", "number") and note is not None:
+        stated = Q.stated_value(spec, note)
+        if stated is not None and timepoint_stated(inp):
+            tp = inp["timepoint"]
+            return _ok(f"the note prints {spec.name} {note[stated[0]:stated[1]]!r} only at another time than the "
+                       f"definition asks ({tp['when']}: {tp['why']})")
+        if stated is not None:
+            return _no("absent-but-named", f"the note states {spec.name} {note[stated[0]:stated[1]]!r} at "
+                                           f"{stated[0]}..{stated[1]}")
+        return _ok(f"the note prints no value of {spec.name}: the measurement is absent")
+    if not (spec.accessor == "flag" or not spec.required):
+        return _no("absent-by-missing-keyword", f"{spec.name} is required by the definition: silence does not "
+                                                "make it absent")
+    if absence_claimed:  # the criterion is a finding's absence: silence leaves it unmet, never met
+        return _no("absent-by-missing-keyword", f"{spec.name} is met only where the note states the finding "
+                                                "absent; silence states neither")
+    for s, e in L.term_spans(note or "", terms, entry.masks, entry.patterns):
+        if not T.negated(note or "", s, e) and not T.planned(note or "", s, e) and (family_input or not T.family(note or "", s)):
+            if timepoint_stated(inp) and not timeless:  # as for a measurement printed only at another time
+                tp = inp["timepoint"]
+                return _ok(f"the note names {note[s:e]!r} only at another time than the definition asks "
+                           f"({tp['when']}: {tp['why']})" if note else f"{spec.name} at another time")
+            return _no("absent-but-named", f"the note names {note[s:e]!r} at {s}..{e} without negating it"
+                                           if note else f"the note names {spec.name}")
+    return _ok(f"the note does not name {spec.name} without negation; the definition scores an unmentioned "
+               f"criterion as absent")
+
 
 def _absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int, spans: list[tuple[int, int]],
                    history: bool) -> Verdict:

@@ -204,13 +204,12 @@ def derive_cmd(
 
 
 def _applied_derivation(records: list, ids: str) -> dict:
-    """``inputs``, ``definition`` and ``justification`` of the last record applied to a row (``{}``
-    when none)."""
-    last = [i for i in ids.split(";") if i.strip()][-1:]
-    if not last:
-        return {}
-    hit = [r for r in records if r.valid and r.id == last[0]]
-    return {k: hit[-1].get(k) for k in ("inputs", "definition", "justification")} if hit else {}
+    """``inputs``, ``definition`` and ``justification`` of the last record applied to a row's label
+    (``{}`` when none): a ``disputed`` record leaves the label, so the one before it."""
+    by_id = {r.id: r for r in records if r.valid}
+    applied = [by_id[i] for i in ids.split(";") if i.strip() and i in by_id]
+    applied = [r for r in applied if r.get("decision") != "disputed"][-1:]
+    return {k: applied[0].get(k) for k in ("inputs", "definition", "justification")} if applied else {}
 
 
 def _stage_rebase() -> None:

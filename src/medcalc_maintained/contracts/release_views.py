@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from medcalc_maintained.contracts import release_content as rc
 from medcalc_maintained.contracts import release_feed, severity_views
 from medcalc_maintained.core.io import sha256_file
+from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.release import layout
 from medcalc_maintained.release.layout import config_of, manifest_listing
@@ -215,7 +216,7 @@ def default_rows_view(data: ReleaseData) -> pd.DataFrame:
     elif rule == "all":
         selected = set(zip(full["split"].astype(str), full["uid"].astype(int)))
     elif rule == "verified":
-        v = full[full["Label Status"].astype(str) != "unverified"]
+        v = full[full["Label Status"].map(in_default)]
         selected = set(zip(v["split"].astype(str), v["uid"].astype(int)))
     else:
         selected = set()

@@ -26,7 +26,7 @@ from medcalc_maintained.core.rows import entities_or_empty, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED
 from medcalc_maintained.core.versions import release_key as _release_key
 from medcalc_maintained.ledger import rules
-from medcalc_maintained.ledger.apply import replay
+from medcalc_maintained.ledger.apply import APPLIED, replay, replayed_value
 
 REL_TOL = 1e-6
 
@@ -217,9 +217,9 @@ def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None 
     matches = [True] * len(df)
     once = [True] * len(df)
     decided = df["decided_at"] if "decided_at" in df.columns else pd.Series([None] * len(df))
-    order = sorted((i for i in range(len(df)) if df.at[i, "decision"] == "accepted"),
+    order = sorted((i for i in range(len(df)) if df.at[i, "decision"] in APPLIED),
                    key=lambda i: rules.accepted_order(_safe_release_key(release[i]), decided[i], i))
-    entries = ((i, keys[i], release[i], df.at[i, "old_value"], df.at[i, "new_value"]) for i in order)
+    entries = ((i, keys[i], release[i], df.at[i, "old_value"], replayed_value(df.loc[i])) for i in order)
     base: list[str | None] = [None] * len(df)
     for step in replay(entries, dict(labels), otypes):
         matches[step.pos] = step.matches_base

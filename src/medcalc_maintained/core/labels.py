@@ -5,7 +5,11 @@
 * ``corrected``  an accepted record replaced the upstream label with another value;
 * ``abstain``    the label is ``N/A``: the note cannot answer the question;
 * ``confirmed``  an accepted record checked the upstream label and kept it;
-* ``unverified`` no accepted record yet: the upstream label as published.
+* ``unverified`` no accepted record yet: the upstream label as published;
+* ``disputed``   a ``disputed`` record says a reading of the note contradicts the label and nothing
+  certifies it: the label is kept as it was (in ``full``, with the contradicting value and the reason
+  in its ``Derivation``), and the row leaves ``default`` until a record decides it (the uncertain tier
+  that HLE-Verified and MMLU-Redux publish).
 
 A record's status follows from its values (:func:`status_of`); the ledger checks that it does.
 """
@@ -18,12 +22,20 @@ from medcalc_maintained.core.answers import Answer, format_answer, labels_agree,
 
 RECORD_STATUSES = ("corrected", "abstain", "confirmed")
 UNVERIFIED = "unverified"
+DISPUTED = "disputed"
+NOT_IN_DEFAULT = (UNVERIFIED, DISPUTED)  # the statuses a `default_rows: verified` release leaves out
+DISPUTED_DECISION = "disputed"  # the ledger decision that marks a row disputed (its label unchanged)
 ERROR_STATUSES = ("corrected", "abstain")  # statuses that mean the upstream label was wrong
 GESTATIONAL_AGE = "gestational_age"
 
 # the maintained columns added to v1.0's columns by `apply`
 MAINTAINED_COLUMNS = ["Label Status", "Original Ground Truth Answer", "Label Source", "Correction IDs", "Error Type",
                       "Guideline Version", "Change Severity"]
+
+
+def in_default(status: Any) -> bool:
+    """Whether a row of ``Label Status`` ``status`` belongs to a ``default_rows: verified`` release's ``default``."""
+    return str(status) not in NOT_IN_DEFAULT
 
 
 def status_of(new: Answer | Any, old: Any, output_type: str) -> str:

@@ -27,6 +27,9 @@ EVIDENCE_FROM = "2.2.0"
 # --limit N``, ``datasets`` slicing) cover min(N, calculators) calculators; earlier releases keep the
 # ``Row Number`` order they were published with.
 MINI_INTERLEAVED_FROM = "2.2.0"
+# From this release on, a `disputed` ledger record leaves a row's label as it was and takes the row out of
+# ``default`` (``Label Status`` and ``Derivation Status`` ``disputed``); earlier releases' cards do not name the value.
+DISPUTED_FROM = "2.3.0"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -56,6 +59,14 @@ def has_interleaved_mini(version: object) -> bool:
     if str(version) == UNRELEASED:
         return True
     return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(MINI_INTERLEAVED_FROM)
+
+
+def at_least(version: object, first: str) -> bool:
+    """Whether ``version`` (or ``unreleased``, after every version) is ``first`` or later; ``False`` for
+    a value that is not a version."""
+    if str(version) == UNRELEASED:
+        return True
+    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(first)
 
 
 def release_key(release: str) -> tuple:

@@ -3,7 +3,7 @@
 The output keeps every v1.0 column (a drop-in replacement) with ``Ground Truth Answer`` set to the
 maintained label and ``Lower Limit``/``Upper Limit`` recomputed from it (±5% for decimals, equal to
 the answer otherwise, ``N/A`` for abstentions), and adds ``Label Status`` (corrected | abstain |
-confirmed | unverified), ``Original Ground Truth Answer``, ``Label Source``, ``Correction IDs`` and
+confirmed | unverified | disputed), ``Original Ground Truth Answer``, ``Label Source``, ``Correction IDs`` and
 ``Error Type`` and ``Guideline Version`` (the definition version the label assumes: the applied
 record's ``guideline_version``, else the definition policy's version of the calculator) and
 ``Change Severity`` (``L0``-``L3`` of the change from the original to the maintained label,
@@ -27,7 +27,7 @@ import pandas as pd
 from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.answers import format_answer, labels_agree, limits, parse_answer, same_value
-from medcalc_maintained.core.labels import MAINTAINED_COLUMNS, label_style
+from medcalc_maintained.core.labels import DISPUTED, DISPUTED_DECISION, MAINTAINED_COLUMNS, label_style
 from medcalc_maintained.core.rows import Row, rows_of
 from medcalc_maintained.core.versions import SEMVER, UNRELEASED, release_key
 from medcalc_maintained.ledger import rules
@@ -84,6 +84,15 @@ def replay(entries: Iterable[tuple[int, tuple[str, int], str, Any, Any]], labels
 
 
 
+APPLIED = ("accepted", DISPUTED_DECISION)  # the decisions replayed over the labels, in release order
+
+
+def replayed_value(rec: Any) -> Any:
+    """The label a record leaves: its ``new_value`` when accepted; its ``old_value`` when disputed
+    (the label stays; the row is marked ``disputed``)."""
+    return rec.get("old_value") if rec.get("decision") == DISPUTED_DECISION else rec.get("new_value")
+
+
 def _row_key(rec: Record) -> tuple[str, int] | None:
     """``(split, uid)`` of a record, ``None`` when either has the wrong type (the schema says so)."""
     split, uid = rec.get("split"), rec.get("uid")
@@ -96,7 +105,7 @@ def _replayable(rec: Record) -> bool:
     """An accepted record the replay can place: its row, release and both values are there (a record
     that failed the schema otherwise is replayed as if it were fixed, so that its ``old_value`` and
     duplicate problems are named too, but it is never applied)."""
-    return (rec.get("decision") == "accepted" and _row_key(rec) is not None and rec.get("old_value") is not None
+    return (rec.get("decision") in APPLIED and _row_key(rec) is not None and rec.get("old_value") is not None
             and rec.get("new_value") is not None and (rec.release == UNRELEASED or bool(SEMVER.match(rec.release))))
 
 
@@ -193,6 +202,21 @@ def _label_text(new: Any, original: str, otype: str, style: str | None) -> str:
     return original if str(new) == original else format_answer(new, otype, style)
 
 
+def _step_problem(step: Step, accepted: list[Record]) -> LedgerProblem | None:
+    """Why a replayed record cannot apply: a second one for its row and release (the later is
+    blamed), or an ``old_value`` that is not the row's label at that point."""
+    rec = accepted[step.pos]
+    if not step.first_in_release:
+        other = accepted[step.first_pos]
+        return LedgerProblem(rec.path, rules.duplicate_problem(
+            step.key[0], step.key[1], rec.release, (rec.id, rec.path, rec.get("decided_at")),
+            (other.id, other.path, other.get("decided_at"))), rec.id, "decision")
+    if not step.matches_base:
+        return LedgerProblem(rec.path, f"old_value {rec['old_value']!r} does not match the current label "
+                                       f"{step.base!r}", rec.id, "old_value")
+    return None
+
+
 def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
                     prior: list[LedgerProblem] | None = None) -> pd.DataFrame:
     """Apply accepted records, in release order, to upstream ``instances``; return maintained rows.
@@ -231,22 +255,20 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
                       key=lambda r: rules.accepted_order(release_key(r.release), r.get("decided_at"), positions[id(r)]))
     current = {key: labels[i] for key, i in index.items()}
     row_types = {key: otypes[i] for key, i in index.items()}
-    entries = ((n, (r["split"], int(r["uid"])), r.release, r["old_value"], r["new_value"]) for n, r in enumerate(accepted))
+    entries = ((n, (r["split"], int(r["uid"])), r.release, r["old_value"], replayed_value(r.data)) for n, r in enumerate(accepted))
     for step in replay(entries, current, row_types):
         rec = accepted[step.pos]
-        if not step.first_in_release:
-            other = accepted[step.first_pos]
-            problems.append(LedgerProblem(rec.path, rules.duplicate_problem(
-                step.key[0], step.key[1], rec.release, (rec.id, rec.path, rec.get("decided_at")),
-                (other.id, other.path, other.get("decided_at"))), rec.id, "decision"))
-            continue
-        if not step.matches_base:
-            problems.append(LedgerProblem(
-                rec.path, f"old_value {rec['old_value']!r} does not match the current label {step.base!r}", rec.id, "old_value"))
+        if (problem := _step_problem(step, accepted)) is not None:
+            problems.append(problem)
             continue
         if not step.applied or not rec.valid:
             continue
         i = index[step.key]
+        if rec.get("decision") == DISPUTED_DECISION:  # the label stays; the row leaves `default`
+            status[i] = DISPUTED
+            source[i] = rec["source"]
+            ids[i].append(rec.id)
+            continue
         labels[i] = _label_text(rec["new_value"], upstream[i].label, otypes[i], styles[i])
         status[i] = rec["label_status"]
         source[i] = rec["source"]

@@ -35,6 +35,7 @@ from medcalc_maintained.calculators.alternatives import compute_alternative
 from medcalc_maintained.calculators.base import Result
 from medcalc_maintained.calculators.policy import known_version, load_policy
 from medcalc_maintained.core.answers import is_correct, parse_answer
+from medcalc_maintained.core.labels import DISPUTED
 from medcalc_maintained.core.rows import entities_or_empty
 
 
@@ -187,7 +188,7 @@ def inert_inputs(calculator_id: int, entities: Mapping[str, Any], inputs: list[d
 
 # How a shipped verified label derives (``Derivation Status`` of releases from 2.1.0 on).
 DERIVED = ("reproduced", "inputs-recorded", "alternative", "na-justified")  # the label is its derivation
-UNDERIVED = ("override", "unexplained")                                     # listed, never derived
+UNDERIVED = ("override", "unexplained", DISPUTED)                           # listed, never derived
 
 
 @dataclass(frozen=True)
@@ -297,6 +298,16 @@ def _verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
     return verify(calculator_id, inp, note)
 
 
+def disputed_document(doc: dict[str, Any], record: Mapping[str, Any], label: Any) -> dict[str, Any]:
+    """The ``Derivation`` of a ``disputed`` row: status ``disputed``, the value the disputing record's
+    reading gives and why, and the label's own derivation status (``label_status``) beside it."""
+    return {**doc, "status": DISPUTED, "label_status": doc["status"],
+            "disputed": {"value": record.get("new_value"), "record": record.get("id"),
+                         "reason": record.get("rationale")},
+            "reason": f"disputed: a reading of the note gives {record.get('new_value')}, not the label {label} "
+                      f"({record.get('id')}); the label stays until a record decides it"}
+
+
 def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, evidence: bool = False,
                     frozen: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any] | None]:
     """The ``Derivation`` document (:meth:`LabelDerivation.document`) of every verified row of a
@@ -313,11 +324,14 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, 
             out.append(None)
             continue
         ids = [i for i in str(r.get("Correction IDs") or "").split(";") if i]
+        dispute = by_id.get(ids[-1]) if ids and str(r["Label Status"]) == DISPUTED else None
+        if dispute is not None:
+            ids = ids[:-1]  # the label's own derivation is its last applied record's
         d = label_derivation(int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
                              r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]),
                              by_id.get(ids[-1]) if ids else None, evidence=evidence,
                              note=notes.get((str(r["split"]), int(r["uid"]))), frozen=frozen)
-        out.append(d.document())
+        out.append(d.document() if dispute is None else disputed_document(d.document(), dispute, r["Ground Truth Answer"]))
     return out
 
 

@@ -57,7 +57,7 @@ from medcalc_maintained.core.labels import RECORD_STATUSES
 from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.versions import UNRELEASED
 
-DECISIONS = ("accepted", "rejected", "deferred")
+DECISIONS = ("accepted", "rejected", "deferred", "disputed")
 STATUSES = RECORD_STATUSES
 ERROR_TYPES = ("extraction", "aggregation", "unanswerable", "underspecified", "other")
 SOURCES = ("pipeline", "physician", "contributor", "policy")

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.core.labels import DISPUTED
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import has_derivations, has_evidence_gate
 from medcalc_maintained.ledger.derivation import DERIVED, UNDERIVED
@@ -70,7 +71,7 @@ def share_text(full: pd.DataFrame, version: str) -> str:
     total = sum(counts.values())
     derived = sum(n for s, n in counts.items() if s in DERIVED)
     table = md_table(["Derivation Status", "verified rows"],
-                     [[s, counts.get(s, 0)] for s in (*DERIVED, *UNDERIVED)], ["l", "r"])
+                     [[s, counts.get(s, 0)] for s in (*DERIVED, *UNDERIVED) if counts.get(s) or s != DISPUTED], ["l", "r"])
     pct = f"{100 * derived / total:.1f}%" if total else "n/a"
     if has_evidence_gate(version):
         return (f"**{derived} of {total} verified labels ({pct}) derive**, counting only derivations whose every "

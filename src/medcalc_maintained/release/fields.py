@@ -24,6 +24,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
+from medcalc_maintained.core.versions import DISPUTED_FROM, at_least
 from medcalc_maintained.release.markdown import md_table
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
 
@@ -146,7 +147,10 @@ VALUES: dict[str, dict[str, str]] = {
     "Note Type": {"Extracted": "from a PubMed Central case report",
                   "Template": "written by the upstream authors from a template"},
     "Label Status": {**_STATUS, "unverified": "no accepted record yet: the upstream label as published (in `full` "
-                                              "only, unless the release's `default` holds every row)"},
+                                              "only, unless the release's `default` holds every row)",
+                     "disputed": "a reading of the note contradicts the label and nothing certifies it: the label "
+                                 "is kept as it was, in `full` only, with the contradicting value and the reason in "
+                                 "its `Derivation`, until a record decides it"},
     "Explanation Source": {"upstream": "the upstream explanation (the label is upstream's)",
                            "reference-calculator": "a derivation by the project's reference calculator that "
                                                    "reproduces the changed label",
@@ -162,9 +166,12 @@ VALUES: dict[str, dict[str, str]] = {
                           "na-justified": "an `N/A` label with the reason the note cannot answer",
                           "override": "a physician's value that no derivation gives, with its reason",
                           "unexplained": "no recorded derivation gives the label (kept, listed, routed by triage)",
+                          "disputed": "a `disputed` row: the label and the value a reading of the note gives instead",
                           NULL: "an `unverified` row"},
     "decision": {"accepted": "applied to the label", "rejected": "reviewed and not applied",
-                 "deferred": "waiting for another review; not applied"},
+                 "deferred": "waiting for another review; not applied",
+                 "disputed": "a reading of the note gives `new_value`, which contradicts the label `old_value`: "
+                             "the label stays, the row leaves `default` as `disputed`"},
     "label_status": _STATUS,
     "change_severity": _SEVERITY,
     "error_type": {**_ERROR, NULL: "a confirmation: the label stays"},
@@ -173,6 +180,10 @@ VALUES: dict[str, dict[str, str]] = {
     "reconstruction": _RECONSTRUCTION,
 }
 VALUES["output_type"] = VALUES["Output Type"]
+# (column, value) -> the first release whose card names the value: a release before it names it only
+# where its rows hold it (so that an earlier release's card stays as it was published)
+SINCE = {("Label Status", "disputed"): DISPUTED_FROM, ("Derivation Status", "disputed"): DISPUTED_FROM,
+         ("decision", "disputed"): DISPUTED_FROM}
 LISTED = ("Category", "split", "release", "reviewer_id", "reviewer_role", "reviewer_specialty", "proposed_by_id",
           "proposed_by_role", "proposed_by_specialty", "decided_at", "guideline_version", "ledger_file",
           "definition", "adjudicated_definition")
@@ -213,10 +224,11 @@ def check_values(t: Tables) -> None:
                                     "release/fields.py)", field=col)
 
 
-def values_cell(col: str, frame: pd.DataFrame) -> str:
+def values_cell(col: str, frame: pd.DataFrame, version: str) -> str:
     counts = _counts(frame[col])
     if col in VALUES:
-        return "; ".join(f"{_shown(v)} ({counts.get(v, 0):,}): {m}" for v, m in VALUES[col].items())
+        return "; ".join(f"{_shown(v)} ({counts.get(v, 0):,}): {m}" for v, m in VALUES[col].items()
+                         if counts.get(v) or at_least(version, SINCE.get((col, v), "0.0.0")))
     if col in LISTED:
         return ", ".join(f"{_shown(v)} ({n:,})" for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     if col in PER_CALCULATOR:
@@ -234,14 +246,14 @@ def fields_table(t: Tables) -> str:
     rows = []
     for col, configs in cols.items():
         frame = full if col in full.columns else t.combined(configs[0])
-        rows.append([f"`{col}`", ", ".join(configs), MEANINGS.get(col, ""), values_cell(col, frame)])
+        rows.append([f"`{col}`", ", ".join(configs), MEANINGS.get(col, ""), values_cell(col, frame, t.release.version)])
     return md_table(["field", "configs", "meaning", "values in this release (rows of `full`)"], rows)
 
 
 def corrections_table(t: Tables) -> str:
     records = t.tables["corrections"][t.splits[0]].columns
     frame = t.combined("corrections")
-    rows = [[f"`{col}`", MEANINGS.get(col, ""), values_cell(col, frame)] for col in records]
+    rows = [[f"`{col}`", MEANINGS.get(col, ""), values_cell(col, frame, t.release.version)] for col in records]
     return md_table(["field", "meaning", "values in this release (records)"], rows)
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 from medcalc_maintained import ledger
 from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED, has_derivations, has_evidence_gate, version_key
 from medcalc_maintained.ledger import apply
@@ -208,7 +209,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}
     for s in splits:
         full = maintained[maintained["split"] == s].reset_index(drop=True)
-        default = full if release.default_rows == "all" else full[full["Label Status"] != "unverified"]
+        default = full if release.default_rows == "all" else full[full["Label Status"].map(in_default)]
         tables["default"][s] = typed_frame(default[DEFAULT_COLUMNS])
         tables["full"][s] = typed_frame(full)
         tables["original"][s] = typed_frame(upstream.loc[upstream["split"] == s, UPSTREAM_COLUMNS])

@@ -1,0 +1,66 @@
+"""The evidence review of 2.2.0 (data/corrections/2026-12-evidence-review.yaml, unreleased): the
+labels a reading of the note showed wrong are corrected with evidence the verifier certifies, and no
+contradicted `unexplained` label of 2.2.0's `default` stays there: each is re-derived or leaves
+`default` as `disputed`, kept in `full` with both values and the reason. Built as the next release
+(every record applied, as `release build --draft` does) from the committed ledger."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medcalc_maintained.calculators.evidence import verify
+
+CORRECTED = {211: "8", 215: "9", 848: "10", 229: "-1", 200: "9", 428: "15", 748: "1.238", 221: "0"}
+DISPUTED = {435: ("11", "9"), 914: ("21", "22"), 919: ("18", "19"), 925: ("23", "22")}
+CONTRADICTED_UNEXPLAINED_IN_2_2 = (200, 221, 428, 435, 748, 914, 919, 925)
+
+
+@pytest.fixture(scope="module")
+def tables(repro_project):
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release.plan import Release
+    from medcalc_maintained.release.table_builder import build_tables
+
+    project = Project.load(repro_project)
+    draft = Release("2.3.0", "2026-12-02", "minor", "the next release", "verified", None)
+    return build_tables(project, draft, include_unreleased=True)
+
+
+@pytest.fixture(scope="module")
+def full(tables):
+    return tables.combined("full").set_index("uid")
+
+
+def test_the_labels_the_reading_showed_wrong_are_corrected(full):
+    assert {u: full.at[u, "Ground Truth Answer"] for u in CORRECTED} == CORRECTED
+    for uid in CORRECTED:
+        doc = json.loads(full.at[uid, "Derivation"])
+        assert doc["status"] in ("reproduced", "inputs-recorded"), (uid, doc["reason"])
+        for inp in doc["inputs"]:  # every recorded input is a quote the verifier certifies today
+            assert inp["verdict"]["supports"], (uid, inp)
+            assert verify(int(full.at[uid, "Calculator ID"]), inp, full.at[uid, "Patient Note"]).supports
+
+
+def test_the_evidence_of_each_corrected_input_is_the_note_read_as_a_clinician_does(full):
+    inputs = {u: {i["name"]: (i["value"], i["evidence"]["text"]) for i in json.loads(full.at[u, "Derivation"])["inputs"]}
+              for u in (215, 848)}
+    assert inputs[215]["Encephalopathy"] == (
+        "Grade 1-2", "On neurological examination, the patient was disoriented and exhibited asterixis")
+    assert inputs[848]["Best verbal response"][0] == "confused"
+
+
+def test_no_contradicted_unexplained_label_stays_in_default(tables, full):
+    default = tables.combined("default").set_index("uid")
+    for uid in CONTRADICTED_UNEXPLAINED_IN_2_2:
+        if uid in DISPUTED:
+            assert uid not in default.index
+        else:
+            assert json.loads(full.at[uid, "Derivation"])["status"] in ("reproduced", "inputs-recorded")
+    for uid, (label, reading) in DISPUTED.items():
+        doc = json.loads(full.at[uid, "Derivation"])
+        assert full.at[uid, "Label Status"] == "disputed" and full.at[uid, "Ground Truth Answer"] == label
+        assert doc["status"] == "disputed" and doc["disputed"]["value"] == reading and doc["disputed"]["reason"]
+    assert set(full.index[full["Label Status"] == "disputed"]) == set(DISPUTED)
+    assert len(default) == 887 - len(DISPUTED)
