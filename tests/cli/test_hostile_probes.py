@@ -95,7 +95,7 @@ def test_evaluate_force_replaces_its_own_earlier_output(eval_project):
 
 
 def test_check_replace_refuses_links_files_and_incomplete_sets(tmp_path):
-    from medcalc_maintained.project import check_replace
+    from medcalc_maintained.core.out_dirs import check_replace
 
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "a.json").write_text("{}")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from medcalc_maintained.core.io import OutRefused, replace_files, scratch_dir, swap_in_dir
-from medcalc_maintained.project import check_replace
+from medcalc_maintained.core.out_dirs import check_replace
 
 
 def tree(root: Path) -> dict[str, str]:

@@ -206,10 +206,10 @@ def derive_cmd(
 def _applied_derivation(records: list, ids: str) -> dict:
     """``inputs``, ``definition`` and ``justification`` of the last record applied to a row's label
     (``{}`` when none): a ``disputed`` record leaves the label, so the one before it."""
-    by_id = {r.id: r for r in records if r.valid}
-    applied = [by_id[i] for i in ids.split(";") if i.strip() and i in by_id]
-    applied = [r for r in applied if r.get("decision") != "disputed"][-1:]
-    return {k: applied[0].get(k) for k in ("inputs", "definition", "justification")} if applied else {}
+    from medcalc_maintained.ledger.derivation import label_record
+
+    rec = label_record({r.id: r.data for r in records if r.valid}, [i for i in ids.split(";") if i.strip()])
+    return {k: rec.get(k) for k in ("inputs", "definition", "justification")} if rec else {}
 
 
 def _stage_rebase() -> None:

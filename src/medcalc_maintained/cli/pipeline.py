@@ -147,6 +147,29 @@ def apply_cmd(
     console.print(maintained["Label Status"].value_counts().to_string())
 
 
+def certify_cmd(
+    workers: Optional[int] = typer.Option(None, "--workers", help="Processes (default: params.certify.workers)."),
+) -> None:
+    """Read every input of every verified label against its note (stage `certify`).
+
+    Each declared input of a verified row's calculator (upstream's extraction patched by the inputs its
+    ledger record recorded) gets a verdict: supports (a quote the evidence verifier accepts, or the
+    definition's convention for an unmentioned criterion), contradicts (the note states another value:
+    that value and its quote) or not addressed. Writes data/evidence/inputs.parquet (one row per input)
+    and summary.json (the rows every input of which is certified, with an input contradicted, with an
+    input not addressed); prints the shares. Stage `triage` routes the contradicted rows.
+    """
+    from medcalc_maintained.stages import certify as stage
+
+    try:
+        frame, summary = stage.run(Project.load(), workers=workers, progress=True)
+    except DataError as exc:
+        fail(exc)
+    v = summary["verified"]
+    console.print(f"certify: {summary['inputs']['total']} inputs of {v['rows']} verified rows in {summary['seconds']} s: "
+                  + ", ".join(f"{k} {v[k]['rows']} ({v[k]['share']:.1%})" for k in stage.ROW_VERDICTS), highlight=False)
+
+
 @report_app.command("physician-agreement")
 def physician_agreement(
     out: Optional[Path] = typer.Option(None, help="JSON output (default: params.report.physician_agreement.out); "
@@ -238,6 +261,7 @@ def register(app: typer.Typer) -> None:
     app.command("import-campaign")(import_campaign)
     app.command("harmonize")(harmonize_cmd)
     app.command("apply")(apply_cmd)
+    app.command("certify")(certify_cmd)
     app.command("validate")(validate)
     app.command("summary")(summary)
     app.add_typer(report_app, name="report")

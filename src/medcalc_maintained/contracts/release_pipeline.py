@@ -80,13 +80,13 @@ def stored_tables(project: Project, manifest: dict[str, Any]) -> Tables | None:
     current (a reader never applies the ledger: the command line builds them when they are not,
     ``release/build.py: pipeline_tables``); ``None`` otherwise, or for a draft."""
     from medcalc_maintained.core.io import DataError
-    from medcalc_maintained.release.plan import load_releases
+    from medcalc_maintained.release import upstream as follow
     from medcalc_maintained.release.tables import stored_state, tables_from_files
 
     if manifest.get("draft"):
         return None
     try:
-        rel = load_releases(project.releases_file).get(str(manifest.get("version")))
+        rel = follow.plan_for(project).get(str(manifest.get("version")))
     except DataError:
         return None
     doc = stored_state(project, rel)

@@ -111,7 +111,7 @@ def write_model_dir(out: os.PathLike | str, model: os.PathLike | str, name: str 
     """Write :func:`model_files` into folder ``out`` whole (a scratch sibling swapped in). An existing
     non-empty ``out`` is refused unless ``force`` and it is an earlier one: these three files and
     HELM's request cache (``cache/*.sqlite``), which goes with it."""
-    from medcalc_maintained.project import check_replace
+    from medcalc_maintained.core.out_dirs import check_replace
 
     out = Path(out)
     check = functools.partial(check_replace, command="harness helm-model", writes=set(FILES), required=set(FILES),

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir
+from medcalc_maintained.core.out_dirs import check_replace
 from medcalc_maintained.harnesses.common import (
     CONFIGS,
     DATASET,
@@ -46,7 +47,6 @@ from medcalc_maintained.harnesses.common import (
     system_prompt,
     user_prompt,
 )
-from medcalc_maintained.project import check_replace
 
 TASKS = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}
 # the task's version as lm-eval reports it: 2 from the chat prompt and the shared decoding on
@@ -176,7 +176,7 @@ def write_task_dir(out: os.PathLike | str, revision: str | None = None, *, relea
     the configs of a local release are checked against its manifest first. Written whole (into a
     scratch sibling, then swapped in); an existing non-empty ``out`` is refused unless ``force`` and
     it is an earlier task directory (its four files and lm_eval's ``__pycache__``, nothing else:
-    ``project.py: check_replace``). Returns the files."""
+    ``core/out_dirs.py: check_replace``). Returns the files."""
     out = Path(out)
     names = {*(f"{TASKS[c]}.yaml" for c in CONFIGS), "utils.py"}
     # --force replaces only an earlier task directory: these files and lm_eval's bytecode of utils.py,

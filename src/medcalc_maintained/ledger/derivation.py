@@ -298,6 +298,13 @@ def _verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
     return verify(calculator_id, inp, note)
 
 
+def label_record(by_id: Mapping[str, Mapping[str, Any]], correction_ids: Iterable[str]) -> Mapping[str, Any] | None:
+    """The record a row's label derives from: the last of its ``Correction IDs`` that set the label
+    (a ``disputed`` record leaves the label as it was, so the one before it); ``None`` for none."""
+    applied = [by_id[i] for i in correction_ids if i in by_id]
+    return next((r for r in reversed(applied) if r.get("decision") != DISPUTED), None)
+
+
 def disputed_document(doc: dict[str, Any], record: Mapping[str, Any], label: Any) -> dict[str, Any]:
     """The ``Derivation`` of a ``disputed`` row: status ``disputed``, the value the disputing record's
     reading gives and why, and the label's own derivation status (``label_status``) beside it."""
@@ -325,16 +332,14 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, 
             continue
         ids = [i for i in str(r.get("Correction IDs") or "").split(";") if i]
         dispute = by_id.get(ids[-1]) if ids and str(r["Label Status"]) == DISPUTED else None
-        if dispute is not None:
-            ids = ids[:-1]  # the label's own derivation is its last applied record's
         d = label_derivation(int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
                              r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]),
-                             by_id.get(ids[-1]) if ids else None, evidence=evidence,
+                             label_record(by_id, ids), evidence=evidence,
                              note=notes.get((str(r["split"]), int(r["uid"]))), frozen=frozen)
         out.append(d.document() if dispute is None else disputed_document(d.document(), dispute, r["Ground Truth Answer"]))
     return out
 
 
 __all__ = ["DERIVED", "SOURCES", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem",
-           "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_problems", "input_source",
+           "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_problems", "input_source", "label_record",
            "label_derivation", "patch", "reproduces", "row_derivations"]

@@ -1,9 +1,10 @@
 """Rows the triage queue sends back to physicians first, whatever their priority.
 
-Two kinds, in this order (:data:`MARKERS`): labels that contradict the declared definition
+Three kinds, in this order (:data:`MARKERS`): labels that contradict the declared definition
 (:func:`medcalc_maintained.quality.definitions.policy_contradictions`, read back from the stage
 ``recompute-report``'s report by :func:`requeue`), then verified labels no recorded derivation
-reproduces (stage ``triage``). Each is a boolean column of the queue set by :func:`mark_queue`.
+reproduces (stage ``triage``), then verified rows an input of which the note contradicts (stage
+``certify``: the note's value and its quote). Each is a boolean column of the queue set by :func:`mark_queue`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def requeue(contradictions: pd.DataFrame) -> dict[tuple[str, int], str]:
 
 # Marker columns of the triage queue, in the order their rows are re-reviewed first: labels that
 # contradict the declared definition, then verified labels no recorded derivation reproduces.
-MARKERS = ("policy_contradiction", "underived")
+MARKERS = ("policy_contradiction", "underived", "contradicted")
 
 
 def mark_queue(queue: pd.DataFrame, rows: dict[tuple[str, int], str], column: str = "policy_contradiction") -> pd.DataFrame:

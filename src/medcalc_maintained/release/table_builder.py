@@ -98,6 +98,15 @@ def _tracked(root: Path, ref: str, rel: str) -> bool:
     return proc.returncode == 0 and bool(proc.stdout.strip())
 
 
+def _history(project: Project, release: Release) -> dict | None:
+    """The published history the ledger of ``release`` must keep (:mod:`medcalc_maintained.ledger.published`):
+    none for a ledger read at a git ref or rebased onto another upstream version (its records are
+    derived from the ledger that keeps it)."""
+    if release.ledger_ref or follow.on_another_upstream(project, release):
+        return None
+    return load_published(project.published)
+
+
 def _records_table(records: list[ledger.Record], instances: pd.DataFrame, version: str, root: Path,
                    include_unreleased: bool = False) -> pd.DataFrame:
     key = version_key(version)
@@ -189,7 +198,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     with ledger_at(project, release, releases_path or project.releases_file) as paths:
         collected = ledger.collect(paths)  # read once: applied, and the corrections config
         maintained = apply.build(instances, paths, upto=None if include_unreleased else release.version,
-                                 collected=collected, history=None if release.ledger_ref else load_published(project.published))
+                                 collected=collected, history=_history(project, release))
         records = collected[0]
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)

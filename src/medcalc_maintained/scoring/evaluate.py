@@ -133,7 +133,7 @@ class EvaluationReport:
         }
 
     #: every file :meth:`write` may write, and those it always writes (what ``evaluate --force``
-    #: may replace: ``core/io.py: check_replace``)
+    #: may replace: ``core/out_dirs.py: check_replace``)
     FILES = frozenset({"evaluation.json", "per_calculator.csv", "per_status.csv", "graded.csv", "flips.csv",
                        "skipped.csv", "decomposition.csv", "accuracy.png"})
     ALWAYS = FILES - {"decomposition.csv"}

@@ -330,7 +330,7 @@ def write_regrade(report: RegradeReport, out: Path, *, force: bool = False) -> P
 
 def check_out(out: Path, force: bool) -> None:
     """Refuse an ``--out`` that is not empty, unless ``force`` and it holds an earlier regrade (only its files)."""
-    from medcalc_maintained.project import check_replace
+    from medcalc_maintained.core.out_dirs import check_replace
 
     check_replace(out, command="regrade", writes=FILES, required=ALWAYS, force=force)
 

@@ -20,7 +20,8 @@ from typing import Any, Callable, ContextManager
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, read_parquet, replace_files, sha256_file
-from medcalc_maintained.project import Project, check_replace
+from medcalc_maintained.core.out_dirs import check_replace
+from medcalc_maintained.project import Project
 from medcalc_maintained.verifiers import prompts, runner
 from medcalc_maintained.verifiers import settings as settings_mod
 from medcalc_maintained.verifiers.base import Backend, Task

@@ -20,7 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir, write_atomic, write_json
-from medcalc_maintained.project import Project, check_replace
+from medcalc_maintained.core.out_dirs import check_replace
+from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.evaluate import EvaluationReport
 from medcalc_maintained.scoring.evaluate import evaluate as grade
 from medcalc_maintained.scoring.labels import resolve_against, subset_uids

@@ -1,7 +1,9 @@
 """Stage ``triage``: rank every row by how likely its label is wrong and route the top to physicians.
 
 Reads the instances, the recompute audit, the relabel labels, the audit flags, the maintained
-labels and the ledger (for deferred physician reviews) from the project's paths; ranks by
+labels, the ledger (for deferred physician reviews) and the input verdicts of stage ``certify``
+(rows with a contradicted input are routed after the policy contradictions and the underived rows)
+from the project's paths; ranks by
 ``triage.ranking`` (:mod:`medcalc_maintained.planning.impact`: expected harm, or evidence only); writes, under
 ``project.triage_dir``, ``queue.csv`` (one row per instance: priority, evidence, in_budget and
 reviewer), ``summary.json`` (precision@k against the maintained labels' adjudicated changes next to
@@ -28,6 +30,7 @@ from medcalc_maintained.planning import impact, requeue
 from medcalc_maintained.planning import triage as tr
 from medcalc_maintained.planning.triage_metrics import metrics
 from medcalc_maintained.project import Project
+from medcalc_maintained.stages import certify
 
 QUEUE, SUMMARY, METRICS = "queue.csv", "summary.json", "metrics.json"
 CURVE, PLOT = "errors_found.csv", "errors_found.png"
@@ -63,6 +66,10 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
         contradictions = read_csv_for_people(project.policy_contradictions)
         queue = requeue.mark_queue(queue, requeue.requeue(contradictions))
     queue = requeue.mark_queue(queue, underived_rows(maintained, inst, records), "underived")
+    evidence = Path(project.path(project.param("certify.out"))) / certify.INPUTS
+    if evidence.is_file():  # stage certify's verdicts (a dep in dvc.yaml): rows with a contradicted input
+        queue = requeue.mark_queue(queue, certify.contradicted_rows(read_parquet(evidence, "input verdicts", "certify")),
+                                   "contradicted")
     queue = impact.rank(queue, inst, rec, icfg)  # triage.ranking: harm (expected harm) or evidence
     queue = tr.route(queue, maintained, cfg, deferred)
     # the ranking is judged in its own order: the re-reviews of policy contradictions routed first
@@ -73,6 +80,7 @@ def run(project: Project, *, out_dir: Path | None = None, budget: int | None = N
     summary["severity_found"] = impact.severity_metrics(queue, maintained, cfg.budget, icfg.ranking)
     summary["policy_contradictions_routed"] = int((queue.get("policy_contradiction", False) & queue["in_budget"]).sum())
     summary["underived_routed"] = int((queue.get("underived", False) & queue["in_budget"]).sum())
+    summary["contradicted_routed"] = int((queue.get("contradicted", False) & queue["in_budget"]).sum())
     paths = write_outputs(queue, summary, curve, Path(out_dir) if out_dir else project.triage_dir)
     return TriageRun(cfg, queue, summary, curve, paths)
 
