@@ -279,7 +279,7 @@ def extension(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng
     from medcalc_maintained.calculators.evidence import verify
 
     gold = ROOT / "tests" / "data" / "evidence_gold_v2"
-    used = {int(u) for p in ("dev", "sealed", "dev-extension", "dev-extension-2") if (gold / f"{p}.csv").is_file()
+    used = {int(u) for p in ("dev", "sealed", "dev-extension", "dev-extension-2", "dev-extension-3") if (gold / f"{p}.csv").is_file()
             for u in pd.read_csv(gold / f"{p}.csv", dtype=str)["uid"]}
     rest = rows[~rows["uid"].isin(used)].reset_index(drop=True)
     notes = dict(zip(rest["uid"], rest["Patient Note"]))

@@ -15,7 +15,10 @@ GOLD = TESTS / "data" / "evidence_gold_v2"
 
 @pytest.fixture(scope="module")
 def parts() -> dict[str, pd.DataFrame]:
-    return {p: pd.read_csv(GOLD / f"{p}.csv", dtype=str, keep_default_na=False) for p in ("dev", "sealed")}
+    return {p: pd.read_csv(GOLD / f"{p}.csv", dtype=str, keep_default_na=False) for p in PARTS}
+
+
+PARTS = ("dev", "sealed", "dev-extension", "dev-extension-2", "dev-extension-3")
 
 
 def test_sealed_part_has_its_committed_hash():
@@ -27,7 +30,9 @@ def test_sealed_part_has_its_committed_hash():
 def test_parts_split_by_row_and_large_enough(parts):
     dev, sealed = parts["dev"], parts["sealed"]
     assert len(dev) + len(sealed) >= 800
-    assert not set(dev["uid"]) & set(sealed["uid"])
+    for a in PARTS:  # every part holds rows of its own: no row of the sealed part is read for tuning
+        for b in PARTS[PARTS.index(a) + 1:]:
+            assert not set(parts[a]["uid"]) & set(parts[b]["uid"]), (a, b)
     rows = dev["uid"].nunique() + sealed["uid"].nunique()
     assert sealed["uid"].nunique() / rows >= 0.40
 
@@ -37,7 +42,10 @@ def test_labels_are_in_their_value_sets_and_quotes_are_the_notes(parts, v1_test_
                      .T.values))
     for name, df in parts.items():
         assert set(df["supports"]) <= {"yes", "no"}, name
-        assert set(df["verdict"]) <= {"supports", "contradicts", "not_addressed"}, name
+        verdicts = {"supports", "contradicts", "not_addressed"}  # an extension keeps readers' verdicts apart as `disputed`
+        assert set(df["verdict"]) <= verdicts | ({"disputed"} if name.startswith("dev-extension") else set()), name
+        if name.startswith("dev-extension"):
+            assert all(v != "disputed" or a != b for v, a, b in zip(df["verdict"], df["verdict_a"], df["verdict_b"])), name
         assert df["pair_id"].is_unique
         for r in df.itertuples():
             if r.quote:

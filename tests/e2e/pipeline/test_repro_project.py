@@ -36,8 +36,8 @@ def committed():
 
 
 def test_stage_outputs_are_the_committed_bytes(repro_project):
-    """Against the md5 that the committed dvc.lock records for each output (so it runs in CI too,
-    where the tests run before ``make run`` and the checkout holds no pipeline outputs)."""
+    """Against the md5 that the committed dvc.lock records for each output (so it needs no pipeline
+    output in the checkout)."""
     lock = yaml.safe_load((ROOT / "dvc.lock").read_text(encoding="utf-8"))
     recorded = {o["path"]: o.get("md5") for stage in lock["stages"].values() for o in stage.get("outs", [])}
     for rel in STAGE_OUTPUTS:
