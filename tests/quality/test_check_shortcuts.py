@@ -120,18 +120,19 @@ def test_change_guard_agrees_with_the_regex(real_instances):
     assert hits >= 4
 
 
-def test_occurrences_are_the_numbers_the_regex_reads(real_instances):
-    """Instance.occurrences looks a value up with str.find; on every v1.0 note and every value of its
-    entities (and a few more) it gives exactly the spans of the printed numbers equal to the value."""
+def test_occurrences_are_the_numbers_the_verifier_reads(real_instances):
+    """The checks read a note's numbers as the evidence verifier does (one reader of the note,
+    ``calculators/note_text.py``): on every v1.0 note and every value of its entities (and a few
+    more), Instance.occurrences gives exactly the spans of the numbers note_text reads equal to it."""
     import json
 
-    from medcalc_maintained.quality.checks.registry import _NUMBER
+    from medcalc_maintained.calculators.note_text import numbers as printed_numbers
 
     checked = 0
     for note, ents in zip(real_instances["Patient Note"].tolist(), real_instances["entities"].tolist()):
         numbers: dict[float, list] = {}
-        for m in _NUMBER.finditer(note):
-            numbers.setdefault(float(m.group(0)), []).append(m.span())
+        for s, e, v in printed_numbers(note):
+            numbers.setdefault(v, []).append((s, e))
         values = {float(v[0]) for v in json.loads(ents).values()
                   if isinstance(v, list) and len(v) == 2 and isinstance(v[0], (int, float)) and not isinstance(v[0], bool)}
         inst = Instance(note=note)

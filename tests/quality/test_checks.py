@@ -211,6 +211,7 @@ def test_triage_priority_uses_findings_per_severity():
     ("BMI 0.5 and .5", 0.5, [(4, 7)]),                              # ".5" is not a number of the note
     ("no numbers here", 3.0, []),
     ("minus -4 is printed as 4", -4.0, []),                         # signs are never part of a printed number
+    ("WBC 1,200 cells", 1200.0, [(4, 9)]),                          # a thousands comma (note_text's reading)
 ])
 def test_occurrences_of_a_value_in_the_note(note, value, spans):
     assert Instance(note=note).occurrences(value) == spans

@@ -127,8 +127,26 @@ def clause(text: str, pos: int) -> tuple[int, int]:
     return start, end
 
 
-def numbers(text: str) -> Iterator[tuple[int, int, float]]:
-    for m in NUMBER.finditer(text):
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Every sentence of ``text`` as ``(start, end)``, in order: the spans between the ends
+    :func:`sentence` reads, without the spaces around them; empty ones left out."""
+    spans, start = [], 0
+    for m in [*SENTENCE_END.finditer(text), None]:
+        a, b = start, (m.start() if m else len(text))
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            spans.append((a, b))
+        start = m.end() if m else len(text)
+    return spans
+
+
+def numbers(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, float]]:
+    """``(start, end, value)`` of each number printed in ``text`` (or in ``text[start:end]``, offsets
+    into ``text``): ``1,200`` is 1200; signs are never read."""
+    for m in NUMBER.finditer(text, start, len(text) if end is None else end):
         try:
             raw = m.group(0)
             decimal_comma = re.fullmatch(r"\d+,\d{1,2}", raw) is not None  # "12,35 mg/dL"
@@ -275,6 +293,12 @@ def negation_cue(text: str, s: int, e: int) -> str | None:
     if listed and len(rest[:listed.start()].split()) <= 12 and LIST_SEPARATOR.search(rest[:listed.start()]):
         return listed.group(1)
     return None
+
+
+def negation_in(text: str, start: int, end: int) -> bool:
+    """Whether a negation cue (:data:`NEGATION_BEFORE`) stands anywhere in ``text[start:end]``, whatever
+    it negates: the unscoped reading of a whole sentence (:func:`negated` scopes a cue to a term)."""
+    return NEGATION_BEFORE.search(text, start, end) is not None
 
 
 def negated(text: str, s: int, e: int) -> bool:

@@ -175,7 +175,7 @@ def _evidence_problem(r: dict[str, Any], doc: dict[str, Any]) -> str | None:
 
 def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     from medcalc_maintained.core.versions import has_derivations, has_evidence_gate
-    from medcalc_maintained.ledger.derivation import DERIVED
+    from medcalc_maintained.ledger.derivation import DERIVED, parse_document
     from medcalc_maintained.release.tables import DERIVATION, DERIVATION_STATUS
 
     cols = ["split", "uid", "derivation_recorded", "label_reproduces_definition", "derived", "evidence_supports_inputs",
@@ -187,11 +187,9 @@ def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     for r in row_dicts(full):
         if str(r.get("Label Status")) == "unverified":
             continue
-        try:
-            doc = json.loads(cell_text(r.get(DERIVATION)) or "null")
-        except json.JSONDecodeError:
-            doc = None
-        recorded = isinstance(doc, dict) and doc.get("status") == cell_text(r.get(DERIVATION_STATUS))
+        parsed = parse_document(cell_text(r.get(DERIVATION)))
+        recorded = parsed is not None and parsed.get("status") == cell_text(r.get(DERIVATION_STATUS))
+        doc = parsed or {}
         problem = _evidence_problem(r, doc) if gated and recorded else None
         rows.append({"split": str(r["split"]), "uid": int(r["uid"]), "derivation_recorded": recorded,
                      "label_reproduces_definition": recorded and _derivation_ok(r, doc, gated),

@@ -44,6 +44,7 @@ from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import reconstruct as R
+from medcalc_maintained.ledger.derivation import input_text
 from medcalc_maintained.ledger.error_types import TIMEPOINT, classify_error, explain, gather, input_findings
 from medcalc_maintained.ledger.records import state_change_severity
 
@@ -255,8 +256,7 @@ def reconstruction_table(records: list[dict[str, Any]], instances: pd.DataFrame 
     for rec in records:
         cid, note = rows_by_uid.get(int(rec["uid"]), (None, None))
         reason = next((e.split(": ", 1)[1] for e in rec.get("evidence", []) if e.startswith(DERIVATION_LINE)), "")
-        inputs = "; ".join(f"{i['name']} = {i['value']}{' ' + i['unit'] if i.get('unit') else ''} "
-                           f"[{i['evidence']['start']}:{i['evidence']['end']}] {i['evidence']['text']!r}"
+        inputs = "; ".join(f"{input_text(i)} [{i['evidence']['start']}:{i['evidence']['end']}] {i['evidence']['text']!r}"
                            for i in rec.get("inputs") or [])
         rows.append({"uid": rec["uid"], "label_status": rec["label_status"], "reconstruction": rec.get("reconstruction"),
                      "old_value": rec["old_value"], "new_value": rec["new_value"],

@@ -27,6 +27,7 @@ The one home of "what does this row's label derive from". A ledger record may ca
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -63,6 +64,31 @@ def entity_value(value: Any, unit: Any) -> Any:
     if unit is None or (isinstance(unit, str) and not unit.strip()) or isinstance(value, bool) or value is None:
         return value
     return [value, str(unit)]
+
+
+def parse_document(cell: Any) -> dict[str, Any] | None:
+    """The derivation document of a release table's ``Derivation`` cell (JSON text), or ``None``: a
+    missing or empty cell, text that is not JSON, JSON that is not an object."""
+    if not isinstance(cell, str) or not cell:
+        return None
+    try:
+        doc = json.loads(cell)
+    except json.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def input_text(inp: Mapping[str, Any]) -> str:
+    """A recorded input as people read it: ``name = value unit`` (no unit when it has none); each
+    output adds its quote in its own format (release card, CHANGELOG, ``reconstruction.csv``)."""
+    unit = f" {inp['unit']}" if inp.get("unit") else ""
+    return f"{inp.get('name')} = {inp.get('value')}{unit}"
+
+
+def input_entity_text(inp: Mapping[str, Any]) -> str:
+    """A recorded input as the entity it sets: ``name = <its Relevant Entities value>`` (``repr``:
+    ``[7.2, 'mg/dL']``), how a ledger problem or a reconstruction names a patch."""
+    return f"{inp.get('name')} = {entity_value(inp.get('value'), inp.get('unit'))!r}"
 
 
 def patch(entities: Mapping[str, Any], inputs: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
@@ -341,5 +367,6 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, 
 
 
 __all__ = ["DERIVED", "SOURCES", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem",
-           "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_problems", "input_source", "label_record",
-           "label_derivation", "patch", "reproduces", "row_derivations"]
+           "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_entity_text", "input_problems",
+           "input_source", "input_text", "label_record", "label_derivation", "parse_document", "patch", "reproduces",
+           "row_derivations"]

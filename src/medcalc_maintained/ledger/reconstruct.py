@@ -37,11 +37,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from medcalc_maintained.calculators import note_text as T
 from medcalc_maintained.calculators.inputs import declared_inputs
 from medcalc_maintained.calculators.policy import load_policy, reproducing_alternatives
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.ledger.derivation import derive, entity_value, reproduces
+from medcalc_maintained.ledger.derivation import derive, input_entity_text, reproduces
 
 INPUTS = "inputs-reconstructed"
 CONTRADICTION = "definition-contradiction"
@@ -57,8 +58,6 @@ MAX_SIZE = 3
 NUMBER_WINDOW = 40  # characters after an input's name in which its value is read
 MAX_CANDIDATES_FOR_3 = 24
 
-_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
-_NEGATION = re.compile(r"\b(?:no|not|denie[sd]|deny|without|negative|absent|absence|never|free of|unremarkable)\b", re.I)
 _WORD = re.compile(r"[a-z][a-z0-9]{3,}")
 _GENERIC = {"history", "criteria", "rule", "score", "with", "count", "level", "total", "rate", "type", "disease",
             "patient", "past", "days", "hours", "number", "dose", "present", "previous", "response", "best", "sign",
@@ -91,17 +90,6 @@ class _Candidate:
     def as_input(self) -> dict[str, Any]:
         return {"name": self.name, "value": self.value, "unit": self.unit,
                 "evidence": {"start": self.start, "end": self.end, "text": self.text}, "reconstructed": True}
-
-
-def _sentences(note: str) -> list[tuple[int, int]]:
-    spans, start = [], 0
-    for m in re.finditer(r"[.!?\n;]+(?:\s|$)", note):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
-    if start < len(note):
-        spans.append((start, len(note)))
-    return spans
 
 
 def _stems(name: str) -> list[str]:
@@ -138,9 +126,14 @@ def _unit_after(note: str, end: int, kind: str | None) -> tuple[str | None, int]
 
 
 def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> list[_Candidate]:
-    """Every single-input change the note supports, in a fixed order (declared inputs, then values)."""
+    """Every single-input change the note supports, in a fixed order (declared inputs, then values).
+    The note is read as the evidence verifier reads it (``calculators/note_text.py``: its sentences,
+    its numbers, its negation cues), but a cue negates every mention in its sentence: scoped to its
+    clause and term as the verifier scopes it (:func:`~medcalc_maintained.calculators.note_text.negated`),
+    it changes the patch of 4 campaign rows (uids 259, 273, 427, 435), records the published history
+    freezes."""
     low = note.lower()
-    sentences = _sentences(note)
+    sentences = T.sentences(note)
     out: list[_Candidate] = []
     seen_names: set[str] = set()
     lowered = {str(k).strip().lower(): k for k in entities}
@@ -154,8 +147,8 @@ def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> li
         mentions = [(a, b) for a, b, _ in named]
         if spec.accessor == "flag":
             now = bool(current) if isinstance(current, bool) else False
-            plain = [(a, b) for a, b in mentions if not _NEGATION.search(low, a, b)]
-            negated = [(a, b) for a, b in mentions if _NEGATION.search(low, a, b)]
+            plain = [(a, b) for a, b in mentions if not T.negation_in(note, a, b)]
+            negated = [(a, b) for a, b in mentions if T.negation_in(note, a, b)]
             if not now and plain:
                 a, b = plain[0]
                 out.append(_Candidate(key, True, None, a, b, note[a:b]))
@@ -170,9 +163,8 @@ def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> li
             seen_values: set[tuple[float, str | None]] = set()
             for a, b, named_end in named:
                 # a value is the number printed right after the input's name (within NUMBER_WINDOW characters)
-                for m in _NUMBER.finditer(note, named_end, min(b, named_end + NUMBER_WINDOW)):
-                    num = float(m.group(0))
-                    unit, end = _unit_after(note, m.end(), spec.kind if spec.accessor == "quantity" else None)
+                for start, stop, num in T.numbers(note, named_end, min(b, named_end + NUMBER_WINDOW)):
+                    unit, end = _unit_after(note, stop, spec.kind if spec.accessor == "quantity" else None)
                     if spec.accessor == "quantity":
                         unit = unit or cur_unit or spec.canonical_unit
                     else:
@@ -184,7 +176,7 @@ def candidates(calculator_id: int, entities: Mapping[str, Any], note: str) -> li
                         continue
                     seen_values.add((num, unit))
                     value: Any = int(num) if num.is_integer() else num
-                    out.append(_Candidate(key, value, unit, m.start(), end, note[m.start():end]))
+                    out.append(_Candidate(key, value, unit, start, end, note[start:end]))
         elif spec.accessor == "choice" and spec.options:
             for opt in spec.options:
                 if len(opt) < 4 or str(current).strip().lower() == opt.lower():
@@ -289,7 +281,7 @@ def reconstruct(calculator_id: int, entities: Mapping[str, Any], note: str, labe
                               f"{declared.value}", alternative=alt, declared_value=declared.value)
     inputs = search_inputs(cid, entities, note or "", label, lower, upper, output_type)
     if inputs is not None:
-        shown = "; ".join(f"{i['name']} = {entity_value(i['value'], i['unit'])!r}" for i in inputs)
+        shown = "; ".join(input_entity_text(i) for i in inputs)
         return Reconstruction(INPUTS, f"{declared.definition} gives {label} with {shown}", inputs=inputs,
                               declared_value=declared.value)
     return Reconstruction(UNEXPLAINED, f"no definition of calculators/definitions.yaml and no evidenced patch of up to "

@@ -163,8 +163,7 @@ def _derivable(inputs: Any) -> bool:
 def _shown(inputs: Any) -> str:
     if not inputs:
         return "no input changed"
-    return "inputs " + ", ".join(f"{i.get('name')} = {D.entity_value(i.get('value'), i.get('unit'))!r}"
-                                 for i in inputs if isinstance(i, Mapping))
+    return "inputs " + ", ".join(D.input_entity_text(i) for i in inputs if isinstance(i, Mapping))
 
 
 def underivable_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_type: str, entities: Any) -> str | None:

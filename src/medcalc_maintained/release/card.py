@@ -14,6 +14,7 @@ from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, short_tag, version_key
+from medcalc_maintained.ledger.derivation import input_text
 from medcalc_maintained.release.evidence_changes import share_text
 from medcalc_maintained.release.layout import data_file, split_front_matter
 from medcalc_maintained.release.markdown import md_table, uid_text
@@ -189,9 +190,8 @@ def _inputs_text(raw: Any) -> str:
     parts = []
     for i in inputs if isinstance(inputs, list) else []:
         ev = i.get("evidence") or {}
-        unit = f" {i['unit']}" if i.get("unit") else ""
         quote = f' ("{ev.get("text")}", characters {ev.get("start")}-{ev.get("end")})' if ev.get("text") else " (absent)"
-        parts.append(f"{i.get('name')} = {i.get('value')}{unit}{quote}")
+        parts.append(f"{input_text(i)}{quote}")
     return "; ".join(parts)
 
 

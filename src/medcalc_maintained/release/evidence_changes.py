@@ -18,7 +18,6 @@ Each verified row of ``full`` carries ``Derivation Status`` and the ``Derivation
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
@@ -26,28 +25,23 @@ import pandas as pd
 from medcalc_maintained.core.labels import DISPUTED
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import has_derivations, has_evidence_gate
-from medcalc_maintained.ledger.derivation import DERIVED, UNDERIVED
+from medcalc_maintained.ledger.derivation import DERIVED, UNDERIVED, input_text, parse_document
 from medcalc_maintained.release.markdown import md_table, uid_text
 
 STATUS, DOC = "Derivation Status", "Derivation"
 
 
 def _doc(raw: Any) -> dict[str, Any]:
-    try:
-        doc = json.loads(raw) if isinstance(raw, str) and raw else None
-    except json.JSONDecodeError:
-        return {}
-    return doc if isinstance(doc, dict) else {}
+    return parse_document(raw) or {}
 
 
 def _inputs(doc: dict[str, Any]) -> str:
     parts = []
     for i in doc.get("inputs") or []:
         ev = i.get("evidence") or {}
-        unit = f" {i['unit']}" if i.get("unit") else ""
         quote = f' "{ev.get("text")}"' if ev.get("text") else " (not mentioned)"
         verdict = (i.get("verdict") or {}).get("rule")
-        parts.append(f"{i.get('name')} = {i.get('value')}{unit}{quote}" + (f" [{verdict}]" if verdict else "")
+        parts.append(f"{input_text(i)}{quote}" + (f" [{verdict}]" if verdict else "")
                      + (f" ({i['source']})" if i.get("source") else ""))
     return "; ".join(parts) or "none (upstream's entities)"
 

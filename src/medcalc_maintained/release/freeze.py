@@ -20,6 +20,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import has_evidence_gate
+from medcalc_maintained.ledger.derivation import parse_document
 from medcalc_maintained.ledger.published import Published, fingerprint, load_published, verdict_key, write_published
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.layout import MANIFEST
@@ -69,10 +70,8 @@ def _verdicts(full: pd.DataFrame) -> dict[str, dict[str, Any]]:
     if "Derivation" not in full.columns:
         return out
     for row in row_dicts(full):
-        text = row.get("Derivation")
-        if not isinstance(text, str) or not text:
-            continue
-        for inp in json.loads(text).get("inputs") or []:
+        doc = parse_document(row.get("Derivation"))
+        for inp in (doc or {}).get("inputs") or []:
             if isinstance(inp, dict) and isinstance(inp.get("verdict"), dict):
                 out[verdict_key(int(row["Calculator ID"]), row.get("Patient Note"), inp)] = inp["verdict"]
     return out

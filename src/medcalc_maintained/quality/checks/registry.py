@@ -22,38 +22,11 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable
 
+from medcalc_maintained.calculators import note_text
 from medcalc_maintained.core.rows import Row
 from medcalc_maintained.quality.checks.prefilter import cannot_match
 
 SEVERITIES = ("error", "definition", "info")
-_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d])")
-
-
-def _occurrences(note: str, value: float) -> list[tuple[int, int]]:
-    """Spans of the numbers printed in ``note`` (as matched by :data:`_NUMBER`) equal to ``value``.
-    Each place ``str(int(value))`` is printed is a candidate; a digit right after it, or anything but
-    zeros between it and a digit or point before it, rules it out without running the regex."""
-    if not value >= 0 or value == float("inf"):
-        return []
-    digits = str(int(value))
-    out: list[tuple[int, int]] = []
-    i = note.find(digits)
-    while i >= 0:
-        j = i + len(digits)
-        if not (j < len(note) and note[j].isdecimal()):
-            start = i
-            while start and note[start - 1] == "0":
-                start -= 1
-            if not (start and (note[start - 1].isdecimal() or note[start - 1] == ".")):
-                m = _NUMBER.match(note, start)
-                if m and float(m.group(0)) == value:
-                    out.append(m.span())
-                    i = note.find(digits, m.end())
-                    continue
-        i = note.find(digits, i + 1)
-    return out
-
-
 _STOPS = ".!?\n"  # characters that end a sentence
 _ESCAPE = re.compile(r"\\.|\(\?P[<=]")  # escapes such as \S, and named groups: not letters of the text
 
@@ -171,14 +144,19 @@ class Instance:
             return iter(())
         return pattern.finditer(text[start:end] if start or end is not None else text)
 
+    @cached_property
+    def numbers(self) -> list[tuple[int, int, float]]:
+        """The numbers printed in the note as the evidence verifier reads them
+        (:func:`medcalc_maintained.calculators.note_text.numbers`), read once."""
+        return list(note_text.numbers(self.note))
+
     def occurrences(self, value: float) -> list[tuple[int, int]]:
         """Spans of the note where ``value`` is printed as a number (``7``, ``7.0``, ``07``; not inside
-        ``17`` or ``7.5``). Looked up per value with ``str.find`` and cached, so a note is never
-        scanned for every number it holds."""
+        ``17`` or ``7.5``), cached per value."""
         key = ("occ", float(value))
         got = self.memo.get(key)
         if got is None:
-            got = self.memo[key] = _occurrences(self.note, float(value))
+            got = self.memo[key] = [(s, e) for s, e, v in self.numbers if v == float(value)]
         return got
 
     @cached_property
