@@ -162,11 +162,11 @@ def certify_cmd(
     from medcalc_maintained.stages import certify as stage
 
     try:
-        frame, summary = stage.run(Project.load(), workers=workers, progress=True)
+        frame, summary, seconds = stage.run(Project.load(), workers=workers, progress=True)
     except DataError as exc:
         fail(exc)
     v = summary["verified"]
-    console.print(f"certify: {summary['inputs']['total']} inputs of {v['rows']} verified rows in {summary['seconds']} s: "
+    console.print(f"certify: {summary['inputs']['total']} inputs of {v['rows']} verified rows in {seconds:.1f} s: "
                   + ", ".join(f"{k} {v[k]['rows']} ({v[k]['share']:.1%})" for k in stage.ROW_VERDICTS), highlight=False)
 
 

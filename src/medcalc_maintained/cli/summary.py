@@ -102,6 +102,22 @@ def _maintained(project: Project, console: Console) -> bool:
     return True
 
 
+@section("evidence")
+def _evidence(project: Project, console: Console) -> bool:
+    import json
+
+    path = project.path(project.param("certify.out")) / "summary.json"
+    if not path.exists():
+        return False
+    v = json.loads(path.read_text(encoding="utf-8"))["verified"]
+    t = Table(title=f"every input of the {v['rows']} verified labels read against its note (stage certify)")
+    for c in ("every input certified", "an input contradicted", "an input not addressed"):
+        t.add_column(c, justify="right")
+    t.add_row(*(f"{v[k]['rows']} ({v[k]['share']:.1%})" for k in ("certified", "contradicted", "not_addressed")))
+    console.print(t)
+    return True
+
+
 @section("physician agreement")
 def _agreement(project: Project, console: Console) -> bool:
     import json

@@ -14,7 +14,7 @@ unmentioned criterion), ``contradicts`` (the note states another value, with tha
                     ``quote_end``, ``quote_text``), the verifier's ``rule`` and ``reason``
 ``summary.json``    the verified rows and the rows of ``default`` by row verdict (``certified``:
                     every input supported; ``contradicted``: an input contradicted; ``not_addressed``),
-                    inputs by source and verdict, the rules of the inputs not addressed, and seconds
+                    inputs by source and verdict, and the rules of the inputs not addressed
 
 Stage ``triage`` routes every row with a contradicted input for review (marker ``contradicted``).
 """
@@ -82,8 +82,9 @@ def _shares(verdicts: list[str]) -> dict[str, Any]:
     return {"rows": n, **{k: {"rows": counts[k], "share": round(counts[k] / n, 4) if n else None} for k in ROW_VERDICTS}}
 
 
-def summarize(rows: list[dict[str, Any]], docs: list[list[dict[str, Any]]], seconds: float) -> dict[str, Any]:
-    """The shares the card states, over the verified rows and over the rows of ``default``."""
+def summarize(rows: list[dict[str, Any]], docs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """The shares the card states, over the verified rows and over the rows of ``default`` (no
+    timing: the file is a pipeline output, the same bytes on every run)."""
     verdicts = [row_verdict(d) for d in docs]
     per_input = Counter(f"{d['source']} {d['verdict']}" + (" (convention)" if d.get("convention") else "")
                         for ds in docs for d in ds)
@@ -93,11 +94,12 @@ def summarize(rows: list[dict[str, Any]], docs: list[list[dict[str, Any]]], seco
             "inputs": {"total": sum(len(d) for d in docs), **{v: sum(1 for ds in docs for d in ds if d["verdict"] == v)
                                                               for v in VERDICTS}},
             "inputs_by_source": dict(sorted(per_input.items())),
-            "not_addressed_rules": dict(rules.most_common()), "seconds": round(seconds, 1)}
+            "not_addressed_rules": dict(rules.most_common())}
 
 
-def run(project: Project, *, workers: int | None = None, progress: bool = False) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Certify every input of every verified row; write ``inputs.parquet`` and ``summary.json``."""
+def run(project: Project, *, workers: int | None = None, progress: bool = False) -> tuple[pd.DataFrame, dict[str, Any], float]:
+    """Certify every input of every verified row; write ``inputs.parquet`` and ``summary.json``;
+    return them and the seconds the certification took."""
     instances = read_parquet(project.instances, "instances", "ingest")
     maintained = read_parquet(project.maintained, "maintained instances", "apply")
     by_id = {r.id: r.data for r in load(project.ledger_paths) if r.valid}
@@ -111,11 +113,12 @@ def run(project: Project, *, workers: int | None = None, progress: bool = False)
     n = workers if workers is not None else int(project.param("certify.workers"))
     t0 = time.perf_counter()
     docs = map_chunks(_certify, items, workers=n, progress="certifying the inputs" if progress else None, chunk=16)
-    frame, summary = _frame(rows, docs), summarize(rows, docs, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    frame, summary = _frame(rows, docs), summarize(rows, docs)
     out = Path(project.path(project.param("certify.out")))
     replace_files(out, {INPUTS: lambda p: write_parquet(p, frame),
                         SUMMARY: lambda p: p.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")})
-    return frame, summary
+    return frame, summary, seconds
 
 
 def contradicted_rows(frame: pd.DataFrame) -> dict[tuple[str, int], str]:
