@@ -71,7 +71,8 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     """The maintained rows plus one boolean column per label invariant."""
     df = maintained.copy()
     up = upstream.set_index(["split", "uid"])["Ground Truth Answer"].astype(str)
-    accepted = records[records.get("decision", pd.Series(dtype=str)) == "accepted"] if len(records) else records
+    # the records a row's Correction IDs name: accepted ones, and the disputed ones that mark a label (APPLIED)
+    accepted = records[records.get("decision", pd.Series(dtype=str)).isin(APPLIED)] if len(records) else records
     rationale_by_id = dict(zip(accepted["id"], accepted["rationale"].fillna(""))) if len(accepted) else {}
     styles = [label_style(o, t) for o, t in zip(df["Original Ground Truth Answer"].astype(str), df["Output Type"])]
     facts = [answer_facts(str(o), str(a), str(lo), str(hi), st) for o, a, lo, hi, st in

@@ -178,7 +178,7 @@ def _stale_stages(project: Path) -> set[str]:
             and line.rstrip().endswith(":")}
 
 
-ALL_STAGES = {"ingest", "upstream-diff", "ledger-rebase", "recompute", "import-campaign", "apply", "physician-agreement",
+ALL_STAGES = {"ingest", "upstream-diff", "ledger-rebase", "recompute", "import-campaign", "apply", "certify", "physician-agreement",
               "recompute-report", "audit", "relabel", "triage", "triage-simulate", "release-tables", "compare",
               "evaluate-example", "release", "harmonize", "compare-report"}
 
