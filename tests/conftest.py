@@ -198,14 +198,14 @@ UPSTREAM_INPUTS = ("medcalc-bench/v1.0/test_data.csv", "validate-medcalc-labels/
 
 @pytest.fixture(scope="session")
 def repro_project(tmp_path_factory) -> Path:
-    """A project root as ``dvc repro`` makes it, up to stage apply: this checkout's params.yaml,
+    """A project root as ``dvc repro`` makes it, up to stage certify: this checkout's params.yaml,
     releases.yaml, card, expectations and hand-written ledger (``data/corrections``), the upstream
-    inputs, and the stages ingest, recompute, import-campaign, harmonize and apply run on them.
+    inputs, and the stages ingest, recompute, import-campaign, harmonize, apply and certify run on them.
     Its releases are the committed ones (tests/e2e/pipeline/test_repro_project.py). Read-only."""
     import shutil
 
     from medcalc_maintained.project import Project
-    from medcalc_maintained.stages import apply, harmonize, import_campaign, ingest, recompute
+    from medcalc_maintained.stages import apply, certify, harmonize, import_campaign, ingest, recompute
 
     root = tmp_path_factory.mktemp("repro-project")
     for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
@@ -223,6 +223,7 @@ def repro_project(tmp_path_factory) -> Path:
     import_campaign.run(project)
     harmonize.run(project)
     apply.run(project)
+    certify.run(project)  # what a release from 2.3.0 on reads for its rows' `Evidence`
     return root
 
 

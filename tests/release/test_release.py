@@ -274,13 +274,18 @@ def test_next_version_of_the_working_tree(tmp_path, instances):
     assert r.exit_code == 0 and "next version: 2.1.0 (minor)" in r.output and "adds column(s)" in r.output, r.output
     write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
                                             entry("2.1.0", "minor")])
+    # after 2.1.0 the next release states each verified row's evidence (core/versions.EVIDENCE_ROWS_FROM)
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 1 and "nothing changed since 2.1.0" in r.output, r.output
+    assert r.exit_code == 0 and "next version: 2.2.0 (minor)" in r.output and "Evidence Status" in r.output, r.output
+    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
+                                            entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor")])
+    r = invoke(root, "release", "next-version")
+    assert r.exit_code == 1 and "nothing changed since 2.3.0" in r.output, r.output
     # an unreleased accepted correction of another row -> minor
     (root / "data" / "corrections" / "more.yaml").write_text(ledger.dump(
         [rec(id="T-0002", uid=2, release=None, old_value="38", new_value="40")], root))
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.2.0 (minor)" in r.output, r.output
+    assert r.exit_code == 0 and "next version: 2.4.0 (minor)" in r.output, r.output
 
 
 def test_draft_build_previews_the_next_release_and_cannot_be_published(tmp_path, instances):

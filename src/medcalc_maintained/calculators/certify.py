@@ -227,9 +227,10 @@ def derived_from_evidence(items: Iterable[InputEvidence]) -> bool:
     return all(i.verdict == "supports" for i in items)
 
 
-def row_verdict(items: Iterable[InputEvidence]) -> str:
-    """``certified`` (every input supported), ``contradicted`` (an input contradicted) or ``not_addressed``."""
-    verdicts = {i.verdict for i in items}
+def row_verdict(items: Iterable[InputEvidence | Mapping[str, Any]]) -> str:
+    """``certified`` (every input supported), ``contradicted`` (an input contradicted) or ``not_addressed``,
+    of a row's inputs (:class:`InputEvidence` or their documents)."""
+    verdicts = {i["verdict"] if isinstance(i, Mapping) else i.verdict for i in items}
     if verdicts <= {"supports"}:
         return "certified"
     return "contradicted" if "contradicts" in verdicts else "not_addressed"

@@ -136,11 +136,20 @@ def mentions(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
     return list(_mentions(text, a, b))
 
 
+@lru_cache(maxsize=4096)
+def _first_words(terms: tuple[str, ...]) -> tuple[str, ...]:
+    """The lower-cased first word of each term: a term matches only where its first word occurs."""
+    return tuple({t.split()[0].lower() for t in terms if t.split()})
+
+
 @lru_cache(maxsize=8192)  # a note's sentences are read for many inputs and many numbers: each once
 def _mentions(text: str, a: int, b: int) -> tuple[tuple[int, int, str], ...]:
     found: list[tuple[int, int, str]] = []
     piece = text[a:b]
+    low = piece.lower()
     for key, e in all_quantities():
+        if not e.patterns and not any(w in low for w in _first_words(e.names)):
+            continue  # no term of the entry can match: its first word is nowhere in the piece
         for s, t in term_spans(piece, e.names, e.masks, e.patterns):
             found.append((a + s, a + t, key))
     found.sort(key=lambda x: (x[0], -(x[1] - x[0])))

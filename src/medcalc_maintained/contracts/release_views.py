@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from medcalc_maintained.contracts import release_content as rc
-from medcalc_maintained.contracts import release_feed, severity_views
+from medcalc_maintained.contracts import release_evidence, release_feed, severity_views
 from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.rows import row_dicts
@@ -57,6 +57,7 @@ ID_COLUMNS = {
     "mini_rows": ["split", "uid"],
     "explanations": ["split", "uid"],
     "derivations": ["split", "uid"],
+    "evidence": ["split", "uid"],
     "proposals": ["split", "uid", "field"],
     "card_features": ["config"],
     "croissant": ["item"],
@@ -282,6 +283,7 @@ def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
                                         data.manifest.get("version")),
         "explanations": rc.explanations_view(data.config("full"), data.config("original")),
         "derivations": rc.derivations_view(data.config("full"), data.manifest.get("version")),
+        "evidence": release_evidence.evidence_view(data.config("full"), data.manifest.get("version")),
         "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
         "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),

@@ -30,6 +30,10 @@ MINI_INTERLEAVED_FROM = "2.2.0"
 # From this release on, a `disputed` ledger record leaves a row's label as it was and takes the row out of
 # ``default`` (``Label Status`` and ``Derivation Status`` ``disputed``); earlier releases' cards do not name the value.
 DISPUTED_FROM = "2.3.0"
+# From this release on, ``full`` states for every verified row what its note says of each input of its label
+# (``Evidence Status``, ``Evidence``: ``release/row_evidence.py``), the card's headline gives the three shares, and
+# the release contract ``evidence`` re-verifies every recorded verdict.
+EVIDENCE_ROWS_FROM = "2.3.0"
 
 
 def version_key(version: str) -> tuple[int, int, int]:

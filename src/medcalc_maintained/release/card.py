@@ -15,7 +15,7 @@ from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, short_tag, version_key
 from medcalc_maintained.ledger.derivation import input_text
-from medcalc_maintained.release.evidence_changes import share_text
+from medcalc_maintained.release.evidence_changes import headline_text, share_text
 from medcalc_maintained.release.layout import data_file, split_front_matter
 from medcalc_maintained.release.markdown import md_table, uid_text
 from medcalc_maintained.release.plan import Release, Releases
@@ -457,6 +457,7 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     ctx.update(fields.card_fields(t))  # every column and value, from the tables (release/fields.py)
     ctx.update({"score_shift": "", "feed_table": "", **(extra or {})})
     ctx["derivation_share"] = share_text(t.combined("full"), t.release.version)
+    ctx["score_shift"] += headline_text(t.combined("full"), t.release.version)  # the card's opening
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
     if unknown:
         raise DataError(path, f"unknown placeholder(s) {unknown}; known: {sorted(ctx)}")

@@ -22,13 +22,15 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.labels import DISPUTED
+from medcalc_maintained.core.labels import DISPUTED, in_default
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import has_derivations, has_evidence_gate
+from medcalc_maintained.core.versions import EVIDENCE_ROWS_FROM, at_least, has_derivations, has_evidence_gate
 from medcalc_maintained.ledger.derivation import DERIVED, UNDERIVED, input_text, parse_document
 from medcalc_maintained.release.markdown import md_table, uid_text
 
 STATUS, DOC = "Derivation Status", "Derivation"
+EVIDENCE_STATUS = "Evidence Status"  # release/row_evidence.py (not imported: it builds, this module only reads)
+EVIDENCE_VERDICTS = ("certified", "contradicted", "not_addressed")
 
 
 def _doc(raw: Any) -> dict[str, Any]:
@@ -67,6 +69,15 @@ def share_text(full: pd.DataFrame, version: str) -> str:
     table = md_table(["Derivation Status", "verified rows"],
                      [[s, counts.get(s, 0)] for s in (*DERIVED, *UNDERIVED) if counts.get(s) or s != DISPUTED], ["l", "r"])
     pct = f"{100 * derived / total:.1f}%" if total else "n/a"
+    if at_least(version, EVIDENCE_ROWS_FROM) and EVIDENCE_STATUS in full.columns:
+        docs = [(_doc(r.get(DOC)), str(r.get(STATUS))) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
+        recorded = [s for d, s in docs if d.get("inputs")]
+        accepted = sum(1 for s in recorded if s in DERIVED)
+        return (f"{len(recorded)} of the {total} verified labels derive from inputs a ledger record recorded; for "
+                f"{accepted} of them ({_pct(accepted, len(recorded))}) the evidence verifier accepts every recorded "
+                "input. The other labels derive from upstream's entities; what the note says of those is `Evidence "
+                "Status` (the headline at the top of this card). A label whose recorded inputs the verifier rejects "
+                "is `unexplained`: kept, listed, and routed to review by triage.\n\n" + table)
     if has_evidence_gate(version):
         return (f"**{derived} of {total} verified labels ({pct}) derive**, counting only derivations whose every "
                 "recorded input the evidence verifier accepts (`calculators/evidence.py`: the quote names the input "
@@ -75,6 +86,37 @@ def share_text(full: pd.DataFrame, version: str) -> str:
     return (f"{derived} of {total} verified labels ({pct}) derive as recorded. In this release a recorded input's quote "
             "was only checked to be the note's text, not to state the input (the evidence verifier applies from "
             "release 2.2.0 on).\n\n" + table)
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}%" if d else "n/a"
+
+
+def evidence_counts(full: pd.DataFrame, *, default_only: bool = False) -> dict[str, int]:
+    """Verified rows of ``full`` (or the rows of ``default``) per ``Evidence Status``."""
+    rows = full[full["Label Status"].astype(str) != "unverified"]
+    if default_only:
+        rows = rows[rows["Label Status"].astype(str).map(in_default)]
+    statuses = rows[EVIDENCE_STATUS].astype(str).tolist()
+    return {v: statuses.count(v) for v in EVIDENCE_VERDICTS}
+
+
+def headline_text(full: pd.DataFrame, version: str) -> str:
+    """The card's headline on the evidence of its labels (releases from ``EVIDENCE_ROWS_FROM`` on; empty
+    before): the three shares of ``Evidence Status`` over the rows of ``default`` and over every verified row."""
+    if not at_least(version, EVIDENCE_ROWS_FROM) or EVIDENCE_STATUS not in full.columns:
+        return ""
+    d, v = evidence_counts(full, default_only=True), evidence_counts(full)
+    nd, nv = sum(d.values()), sum(v.values())
+    return (f"\n\n**Evidence.** Of the {nd} labels of `default`, **{d['certified']} ({_pct(d['certified'], nd)}) are "
+            "derived from evidence**: every input their derivation uses is quoted from the note by a quote the "
+            "evidence verifier certifies, or is absent by the definition's convention for an unmentioned input. For "
+            f"**{d['contradicted']} ({_pct(d['contradicted'], nd)})** the note states another value of an input "
+            f"(`contradicted`), and for **{d['not_addressed']} ({_pct(d['not_addressed'], nd)})** the verifier "
+            "certifies no quote for an input (`not_addressed`). Over all "
+            f"{nv} verified labels (`full`): {v['certified']} ({_pct(v['certified'], nv)}) certified, {v['contradicted']} "
+            f"({_pct(v['contradicted'], nv)}) contradicted, {v['not_addressed']} ({_pct(v['not_addressed'], nv)}) not "
+            "addressed. `Evidence` in `full` gives every input's verdict and quote.")
 
 
 def _verified(full: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:

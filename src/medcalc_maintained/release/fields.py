@@ -75,6 +75,16 @@ MEANINGS = {
                   "`verdict` (`supports`, `rule`, `reason`); inputs that change nothing are named under "
                   "`inert_inputs`; an `N/A` label has no `value` (what the definition computes from upstream's "
                   "entities is under `value_from_upstream_entities`)",
+    "Evidence Status": "(from 2.3.0) what the note says of the inputs of a verified label: whether every input its "
+                       "derivation uses is certified by a quote of the note (the label is derived from evidence), "
+                       "one is contradicted, or one is not addressed (values below)",
+    "Evidence": "(from 2.3.0) JSON `{status, inputs}`: for every input of a verified label (upstream's entity or the "
+                "input its ledger record recorded; `source` `upstream`, `recorded`, or `default` for an input in "
+                "neither) its `value` and `unit`, the `verdict` (`supports`, `contradicts`, `not_addressed`), the "
+                "`quote` (`start`, `end`: character offsets into `Patient Note`, and `text`) that certifies it or "
+                "states the note's other value (`note_value`), `convention: true` where the definition's convention "
+                "for an unmentioned input decides it, and the evidence verifier's `rule` and `reason` "
+                "(`calculators/certify.py`, `calculators/evidence.py`)",
     "Proposed Answer": "for an `unverified` row with an `error` finding of the project's checks: the value the "
                        "declared definition gives on the upstream entities patched by the inputs the findings read "
                        "from the note (empty when none can be made, and on every other row). A proposal, never "
@@ -168,6 +178,14 @@ VALUES: dict[str, dict[str, str]] = {
                           "unexplained": "no recorded derivation gives the label (kept, listed, routed by triage)",
                           "disputed": "a `disputed` row: the label and the value a reading of the note gives instead",
                           NULL: "an `unverified` row"},
+    "Evidence Status": {"certified": "every input the label's derivation uses is supported by a quote of the note "
+                                     "the evidence verifier certifies, or absent by the definition's convention for "
+                                     "an unmentioned input: the label is derived from evidence",
+                        "contradicted": "the note states another value of an input at the time the definition asks "
+                                        "for (`Evidence` names it and quotes it); triage routes the row to review",
+                        "not_addressed": "no input is contradicted, but the verifier certifies no quote for one of "
+                                         "them (`Evidence` gives its rule)",
+                        NULL: "an `unverified` row"},
     "decision": {"accepted": "applied to the label", "rejected": "reviewed and not applied",
                  "deferred": "waiting for another review; not applied",
                  "disputed": "a reading of the note gives `new_value`, which contradicts the label `old_value`: "

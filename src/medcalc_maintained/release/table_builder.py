@@ -34,12 +34,19 @@ from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.io import DataError, read_parquet
 from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
-from medcalc_maintained.core.versions import UNRELEASED, has_derivations, has_evidence_gate, version_key
+from medcalc_maintained.core.versions import (
+    EVIDENCE_ROWS_FROM,
+    UNRELEASED,
+    at_least,
+    has_derivations,
+    has_evidence_gate,
+    version_key,
+)
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import explanations, git, mini, proposals
+from medcalc_maintained.release import explanations, git, mini, proposals, row_evidence
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release
 from medcalc_maintained.release.tables import (
@@ -213,6 +220,9 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         maintained[DERIVATION] = [None if d is None else json.dumps(d, sort_keys=True, ensure_ascii=False) for d in docs]
         answers, found = proposals.row_proposals(maintained, instances, _findings(project, release))
         maintained[proposals.PROPOSED_ANSWER], maintained[proposals.PROPOSAL] = answers, found
+    if docs is not None and at_least(release.version, EVIDENCE_ROWS_FROM):
+        maintained[row_evidence.EVIDENCE_STATUS], maintained[row_evidence.EVIDENCE] = \
+            row_evidence.columns(project, maintained, instances, records)
     upstream = instances.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     splits = sorted(str(s) for s in upstream["split"].unique())
     tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}

@@ -64,3 +64,36 @@ def test_no_contradicted_unexplained_label_stays_in_default(tables, full):
         assert doc["status"] == "disputed" and doc["disputed"]["value"] == reading and doc["disputed"]["reason"]
     assert set(full.index[full["Label Status"] == "disputed"]) == set(DISPUTED)
     assert len(default) == 887 - len(DISPUTED)
+
+
+def test_every_verified_row_states_what_its_note_says_of_each_input(repro_project, tables, full):
+    """2.3.0's `full` ships stage certify's reading of every verified row (`Evidence Status`,
+    `Evidence`), and its shares over `default` are the stage's."""
+    summary = json.loads((repro_project / "data" / "evidence" / "summary.json").read_text(encoding="utf-8"))
+    verified = full[full["Label Status"] != "unverified"]
+    assert full.loc[full["Label Status"] == "unverified", "Evidence Status"].isna().all()
+    assert set(verified["Evidence Status"]) <= {"certified", "contradicted", "not_addressed"}
+    default = tables.combined("default").set_index("uid")
+    in_default = verified.loc[verified.index.isin(default.index), "Evidence Status"].value_counts().to_dict()
+    assert in_default == {k: summary["default"][k]["rows"] for k in ("certified", "contradicted", "not_addressed")
+                          if summary["default"][k]["rows"]}
+    for uid in (215, 848):  # the corrected inputs are certified quotes of their notes
+        doc = json.loads(full.at[uid, "Evidence"])
+        recorded = [i for i in doc["inputs"] if i["source"] == "recorded"]
+        assert recorded and all(i["verdict"] == "supports" for i in recorded), (uid, recorded)
+
+
+def test_the_recorded_verdicts_reverify_and_the_card_states_the_shares(full):
+    from medcalc_maintained.contracts.release_evidence import evidence_view
+    from medcalc_maintained.release.evidence_changes import headline_text
+
+    sample = full.reset_index().iloc[::7]  # every 7th row: the contract runs on all of them in `validate`
+    view = evidence_view(sample, "2.3.0")
+    assert len(view) == int((sample["Label Status"] != "unverified").sum()) > 100
+    facts = ["evidence_recorded", "status_follows_verdicts", "inputs_complete", "quotes_are_note", "verdicts_reverify"]
+    assert view[facts].all().all(), view.loc[~view[facts].all(axis=1), "evidence_problem"].tolist()[:3]
+    text = headline_text(full.reset_index(), "2.3.0")
+    n = int((full["Label Status"] != "unverified").sum())
+    certified = int((full["Evidence Status"] == "certified").sum())
+    assert f"Over all {n} verified labels" in text and f"{certified} (" in text and "derived from evidence" in text
+    assert headline_text(full.reset_index(), "2.2.0") == ""

@@ -1,0 +1,151 @@
+"""Contract view ``evidence``: the verdicts a release records for the inputs of its verified labels,
+checked again against the row's own note (releases from ``core/versions.py: EVIDENCE_ROWS_FROM`` on).
+
+One row per verified row of ``full``:
+
+``evidence_recorded``        ``Evidence`` is a JSON document ``{status, inputs}`` whose status is the row's
+                             ``Evidence Status``
+``status_follows_verdicts``  that status is what the inputs' verdicts give (``certified``: every input
+                             supported; ``contradicted``: one contradicted; else ``not_addressed``)
+``inputs_complete``          every input is a declared input of the calculator, once; every value the
+                             label's derivation uses is listed with that value (each upstream entity of a
+                             declared input, each input the ledger record recorded)
+``quotes_are_note``          every quote is the note's text at its offsets
+``verdicts_reverify``        the evidence verifier (``calculators/evidence.py``), run again, accepts every
+                             ``supports`` (its quote, or the note's silence by convention) and the note's
+                             other value of every ``contradicts``
+
+``evidence_problem`` says what failed (input, quote, rule).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import pandas as pd
+
+from medcalc_maintained.core.rows import entities_or_empty, row_dicts
+
+COLUMNS = ["split", "uid", "evidence_recorded", "status_follows_verdicts", "inputs_complete", "quotes_are_note",
+           "verdicts_reverify", "evidence_problem"]
+
+
+def _text(v: Any) -> str | None:
+    return None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else str(v)
+
+
+def _parse(raw: str | None) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(raw) if raw else None
+    except json.JSONDecodeError:
+        return None
+    ok = isinstance(doc, dict) and set(doc) == {"status", "inputs"} and isinstance(doc["inputs"], list) \
+        and all(isinstance(i, dict) and {"name", "value", "verdict"} <= set(i) for i in doc["inputs"])
+    return doc if ok else None
+
+
+def _note_entity(value: Any) -> tuple[Any, Any]:
+    """(value, unit) of a ``note_value`` as :func:`calculators.certify.certify_input` shows it ("362 µmol/L")."""
+    if isinstance(value, str):
+        head, _, unit = value.partition(" ")
+        try:
+            return float(head), (unit or None)
+        except ValueError:
+            return value, None
+    return value, None
+
+
+def _reverify(cid: int, item: Mapping[str, Any], note: str) -> str | None:
+    from medcalc_maintained.calculators.evidence import verify
+
+    quote = item.get("quote") or {"start": None, "end": None, "text": ""}
+    if item["verdict"] == "supports":
+        value, unit = item.get("value"), item.get("unit")
+    elif item["verdict"] == "contradicts":
+        value, unit = _note_entity(item.get("note_value"))
+        unit = unit if unit is not None else item.get("unit")
+    else:
+        return None
+    v = verify(cid, {"name": item["name"], "value": value, "unit": unit, "evidence": quote}, note)
+    return None if v.supports else f"{item['name']} {item['verdict']} {value!r}: {v.rule} ({v.reason[:160]})"
+
+
+def _recorded(r: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """The inputs the row's ``Derivation`` records ({name: value}) and the names of the recorded inputs it sets
+    aside as changing nothing (``inert_inputs``), lower-cased."""
+    from medcalc_maintained.ledger.derivation import parse_document
+
+    doc = parse_document(_text(r.get("Derivation"))) or {}
+    values = {str(i.get("name")).strip().lower(): i.get("value") for i in doc.get("inputs") or [] if isinstance(i, dict)}
+    return values, {str(n).strip().lower() for n in doc.get("inert_inputs") or []}
+
+
+def _completeness(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]]) -> str | None:
+    from medcalc_maintained.calculators.certify import _entity
+    from medcalc_maintained.calculators.inputs import declared_inputs
+
+    specs = {s.name: s for s in declared_inputs(cid)}
+    names = [i["name"] for i in inputs]
+    if any(n not in specs for n in names) or len(set(names)) != len(names):
+        return f"inputs {names} are not the calculator's declared inputs, once each"
+    listed = {i["name"]: i for i in inputs}
+    recorded, inert = _recorded(r)
+    entities = entities_or_empty(r.get("Relevant Entities"))
+    for name, spec in specs.items():
+        keys = (name.lower(), *(a.lower() for a in spec.aliases))
+        if any(k in inert for k in keys):  # the record's reading, which changes nothing: listed as recorded
+            if (listed.get(name) or {}).get("source") != "recorded":
+                return f"{name}: an input the ledger record recorded is not listed as recorded"
+            continue
+        rec = next((k for k in keys if k in recorded), None)
+        found, value, _ = _entity(spec, entities)
+        if rec is None and not found:
+            continue
+        want = recorded[rec] if rec is not None else value
+        got = listed.get(name)
+        if got is None or got.get("value") != want:
+            return f"{name}: the derivation uses {want!r}, the evidence lists {None if got is None else got.get('value')!r}"
+    return None
+
+
+def _row(r: Mapping[str, Any]) -> dict[str, Any]:
+    from medcalc_maintained.calculators.certify import row_verdict
+
+    out = {"split": str(r["split"]), "uid": int(r["uid"]), "evidence_recorded": False, "status_follows_verdicts": False,
+           "inputs_complete": False, "quotes_are_note": False, "verdicts_reverify": False, "evidence_problem": None}
+    doc = _parse(_text(r.get("Evidence")))
+    if doc is None or doc["status"] != _text(r.get("Evidence Status")):
+        out["evidence_problem"] = "`Evidence` is not a {status, inputs} document whose status is `Evidence Status`"
+        return out
+    note, cid, inputs = _text(r.get("Patient Note")) or "", int(r["Calculator ID"]), doc["inputs"]
+    problems = []
+    out["evidence_recorded"] = True
+    out["status_follows_verdicts"] = row_verdict(inputs) == doc["status"]
+    if not out["status_follows_verdicts"]:
+        problems.append(f"status {doc['status']} is not what the verdicts give ({row_verdict(inputs)})")
+    missing = _completeness(cid, r, inputs)
+    out["inputs_complete"] = missing is None
+    problems += [missing] if missing else []
+    bad_quotes = [i["name"] for i in inputs if isinstance(i.get("quote"), dict)
+                  and note[i["quote"].get("start") or 0:i["quote"].get("end") or 0] != i["quote"].get("text")]
+    out["quotes_are_note"] = not bad_quotes
+    problems += [f"quote of {n} is not the note's text at its offsets" for n in bad_quotes]
+    failed = [p for p in (_reverify(cid, i, note) for i in inputs) if p]
+    out["verdicts_reverify"] = not failed
+    problems += failed
+    out["evidence_problem"] = "; ".join(problems) or None
+    return out
+
+
+def evidence_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
+    """The ``evidence`` view of a release's ``full`` config (empty before ``EVIDENCE_ROWS_FROM``)."""
+    from medcalc_maintained.core.versions import EVIDENCE_ROWS_FROM, at_least
+
+    if full.empty or not at_least(version, EVIDENCE_ROWS_FROM):
+        return pd.DataFrame(columns=COLUMNS)
+    rows = [_row(r) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+__all__ = ["COLUMNS", "evidence_view"]

@@ -1,0 +1,98 @@
+"""The certified inputs of verified rows as one table, and back as per-row documents.
+
+Stage ``certify`` writes one row per input of every verified row (``inputs.parquet``: the columns of
+:data:`COLUMNS`); a release from ``core/versions.py: EVIDENCE_ROWS_FROM`` on ships each verified row's
+inputs as the JSON document of its ``Evidence`` column (:func:`row_document`), built from that table
+where the release's row has the inputs stage ``certify`` read, and certified anew otherwise
+(:func:`certify_items`). One shape for both: an input's document is
+:meth:`calculators.certify.InputEvidence.document`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from medcalc_maintained.calculators.certify import certify_row, row_verdict
+from medcalc_maintained.core.parallel import map_chunks
+from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.ledger.derivation import label_record
+
+ROW_VERDICTS = ("certified", "contradicted", "not_addressed")
+COLUMNS = ["split", "uid", "Calculator ID", "name", "value", "unit", "source", "verdict", "convention", "quote_start",
+           "quote_end", "quote_text", "note_value", "rule", "reason"]
+Key = tuple[str, int]
+Item = tuple[int, Any, str, list]  # (calculator id, upstream entities, note, recorded inputs): what certify_row reads
+
+
+def row_items(rows: Iterable[Mapping[str, Any]], entities: Mapping[Key, Any], by_id: Mapping[str, Any]) -> list[Item]:
+    """What :func:`calculators.certify.certify_row` reads for each row: its calculator, upstream
+    entities, note and the inputs its label's ledger record recorded."""
+    out = []
+    for r in rows:
+        rec = label_record(by_id, [i for i in str(r.get("Correction IDs") or "").split(";") if i])
+        out.append((int(r["Calculator ID"]), entities_or_empty(entities.get((str(r["split"]), int(r["uid"])))),
+                    str(r["Patient Note"]), list((rec or {}).get("inputs") or [])))
+    return out
+
+
+def _certify(chunk: Sequence[Item]) -> list[list[dict[str, Any]]]:
+    return [[i.document() for i in certify_row(cid, ents, note, recorded)] for cid, ents, note, recorded in chunk]
+
+
+def certify_items(items: Sequence[Item], *, workers: int = 1, progress: str | None = None) -> list[list[dict[str, Any]]]:
+    """The input documents of every item, in order (forked over ``workers`` processes)."""
+    return map_chunks(_certify, items, workers=workers, progress=progress, chunk=16)
+
+
+def _json(v: Any) -> str | None:
+    return None if v is None else json.dumps(v, ensure_ascii=False, sort_keys=True)
+
+
+def _value(text: Any) -> Any:
+    return json.loads(text) if isinstance(text, str) else None
+
+
+def frame(rows: Sequence[Mapping[str, Any]], docs: Sequence[Sequence[Mapping[str, Any]]]) -> pd.DataFrame:
+    """One table row per input document (values as JSON text, quote offsets as nullable integers)."""
+    out = []
+    for r, ds in zip(rows, docs):
+        for d in ds:
+            q = d.get("quote") or {}
+            out.append({"split": r["split"], "uid": int(r["uid"]), "Calculator ID": int(r["Calculator ID"]),
+                        "name": d["name"], "value": _json(d["value"]), "unit": d.get("unit"), "source": d["source"],
+                        "verdict": d["verdict"], "convention": bool(d.get("convention")), "quote_start": q.get("start"),
+                        "quote_end": q.get("end"), "quote_text": q.get("text"), "note_value": _json(d.get("note_value")),
+                        "rule": d.get("rule") or "", "reason": d.get("reason") or ""})
+    table = pd.DataFrame(out, columns=COLUMNS)
+    for c in ("quote_start", "quote_end"):
+        table[c] = table[c].astype("Int64")
+    return table
+
+
+def documents(table: pd.DataFrame) -> dict[Key, list[dict[str, Any]]]:
+    """The input documents of every row of a :func:`frame` table, in its order: the inverse of :func:`frame`."""
+    out: dict[Key, list[dict[str, Any]]] = {}
+    for r in table.to_dict("records"):
+        start, end = r["quote_start"], r["quote_end"]
+        quote = None if pd.isna(start) else {"start": int(start), "end": int(end), "text": r["quote_text"]}
+        unit = r["unit"] if isinstance(r["unit"], str) else None
+        d: dict[str, Any] = {"name": r["name"], "value": _value(r["value"]), "unit": unit, "source": r["source"],
+                             "verdict": r["verdict"], "quote": quote, "rule": r["rule"], "reason": r["reason"]}
+        if r["verdict"] == "contradicts":
+            d["note_value"] = _value(r["note_value"])
+        if bool(r["convention"]):
+            d["convention"] = True
+        out.setdefault((str(r["split"]), int(r["uid"])), []).append(d)
+    return out
+
+
+def row_document(docs: Sequence[Mapping[str, Any]]) -> str:
+    """The ``Evidence`` cell of a verified row: ``{"status": certified | contradicted | not_addressed,
+    "inputs": [input documents]}`` as JSON text."""
+    return json.dumps({"status": row_verdict(docs), "inputs": list(docs)}, ensure_ascii=False, sort_keys=True)
+
+
+__all__ = ["COLUMNS", "ROW_VERDICTS", "certify_items", "documents", "frame", "row_document", "row_items"]

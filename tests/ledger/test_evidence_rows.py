@@ -1,0 +1,37 @@
+"""The certified inputs as one table and back (ledger/evidence_rows.py): stage certify's table and the
+``Evidence`` documents a release ships are one shape, on rows of the real v1.0 test split."""
+
+from __future__ import annotations
+
+import json
+
+from medcalc_maintained.calculators.certify import certify_row
+from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.ledger.evidence_rows import certify_items, documents, frame, row_document, row_items
+
+
+def _rows(instances, uids):
+    return [r for r in instances.to_dict("records") if int(r["uid"]) in uids]
+
+
+def test_a_table_of_input_documents_reads_back_as_the_same_documents(real_instances):
+    rows = _rows(real_instances, {1, 3, 47, 140})  # certified, not addressed, contradicted, absent by convention
+    docs = [[i.document() for i in certify_row(int(r["Calculator ID"]), entities_or_empty(r["entities"]),
+                                                r["Patient Note"])] for r in rows]
+    verdicts = {d["verdict"] for ds in docs for d in ds}
+    assert verdicts == {"supports", "contradicts", "not_addressed"}
+    table = frame(rows, docs)
+    assert len(table) == sum(len(d) for d in docs)
+    back = documents(table)
+    for r, ds in zip(rows, docs):
+        assert json.loads(json.dumps(back[("test", int(r["uid"]))])) == json.loads(json.dumps(ds))
+
+
+def test_the_row_document_states_the_row_verdict(real_instances):
+    rows = _rows(real_instances, {1, 47})
+    docs = certify_items(row_items(rows, {("test", int(r["uid"])): r["entities"] for r in rows}, {}))
+    cells = {int(r["uid"]): json.loads(row_document(d)) for r, d in zip(rows, docs)}
+    assert cells[1]["status"] == "certified" and all(i["verdict"] == "supports" for i in cells[1]["inputs"])
+    sex = next(i for i in cells[47]["inputs"] if i["name"] == "sex")
+    assert cells[47]["status"] == "contradicted"
+    assert (sex["value"], sex["verdict"], sex["note_value"]) == ("Female", "contradicts", "male")  # "a live male baby"
