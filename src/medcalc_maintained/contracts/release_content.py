@@ -174,15 +174,15 @@ def _evidence_problem(r: dict[str, Any], doc: dict[str, Any]) -> str | None:
 
 
 def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
-    from medcalc_maintained.core.versions import has_derivations, has_evidence_gate
+    from medcalc_maintained.core.versions import rules
     from medcalc_maintained.ledger.derivation import DERIVED, parse_document
     from medcalc_maintained.release.tables import DERIVATION, DERIVATION_STATUS
 
     cols = ["split", "uid", "derivation_recorded", "label_reproduces_definition", "derived", "evidence_supports_inputs",
             "evidence_problem"]
-    if full.empty or not has_derivations(version):
+    if full.empty or not rules(version).derivations:
         return pd.DataFrame(columns=cols)
-    gated = has_evidence_gate(version)
+    gated = rules(version).evidence_gate
     rows = []
     for r in row_dicts(full):
         if str(r.get("Label Status")) == "unverified":
@@ -235,11 +235,11 @@ def _proposal_derives(r: dict[str, Any], doc: dict[str, Any] | None) -> bool:
 
 def proposals_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     from medcalc_maintained.core.labels import UNVERIFIED
-    from medcalc_maintained.core.versions import has_derivations
+    from medcalc_maintained.core.versions import rules
     from medcalc_maintained.release.proposals import PROPOSAL, PROPOSED_ANSWER
 
     cols = ["split", "uid", "field", "well_formed", "only_unverified", "value_derives"]
-    if full.empty or not has_derivations(version):
+    if full.empty or not rules(version).derivations:
         return pd.DataFrame(columns=cols)
     rows = []
     for r in row_dicts(full):

@@ -140,9 +140,9 @@ def _row(r: Mapping[str, Any]) -> dict[str, Any]:
 
 def evidence_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
     """The ``evidence`` view of a release's ``full`` config (empty before ``EVIDENCE_ROWS_FROM``)."""
-    from medcalc_maintained.core.versions import EVIDENCE_ROWS_FROM, at_least
+    from medcalc_maintained.core.versions import rules
 
-    if full.empty or not at_least(version, EVIDENCE_ROWS_FROM):
+    if full.empty or not rules(version).evidence_rows:
         return pd.DataFrame(columns=COLUMNS)
     rows = [_row(r) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
     return pd.DataFrame(rows, columns=COLUMNS)

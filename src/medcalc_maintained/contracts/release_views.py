@@ -143,10 +143,10 @@ def layouts(manifest: dict[str, Any]) -> dict[str, list[str]]:
     tables' layouts; corrections with the derivation columns from 2.1.0 on), as recorded in the
     manifest's release state for full."""
     from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
-    from medcalc_maintained.core.versions import has_derivations
+    from medcalc_maintained.core.versions import rules
     from medcalc_maintained.release.tables import CORRECTION_COLUMNS, DEFAULT_COLUMNS, DERIVATION_RECORD_COLUMNS
 
-    derived = has_derivations(manifest.get("version"))
+    derived = rules(manifest.get("version")).derivations
 
     state_schema = (manifest.get("state") or {}).get("schema") or {}
     out = {c: [col for col, _t in (state_schema.get(c) or {}).get("columns") or []] for c in state_schema}

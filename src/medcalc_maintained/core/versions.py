@@ -7,6 +7,7 @@ yet part of any release); ``unreleased`` sorts after every version.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 KINDS = ("major", "minor", "patch")
@@ -43,34 +44,32 @@ def version_key(version: str) -> tuple[int, int, int]:
     return int(m[1]), int(m[2]), int(m[3])
 
 
-def has_derivations(version: object) -> bool:
-    """Whether release ``version`` ships derivations (:data:`DERIVATIONS_FROM` on); ``False`` for a
-    value that is not a version (a damaged manifest is reported by its own contract)."""
-    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(DERIVATIONS_FROM)
+@dataclass(frozen=True)
+class ReleaseRules:
+    """What a release does: one value per version (:func:`rules`), the only place that compares a version
+    with the release that introduced a behaviour. Each field is on from its release (the constants above
+    say what each does); ``unreleased`` (a record not yet in a release, a draft's probe) is the next
+    release, so every rule is on; a value that is not a version has none."""
+
+    derivations: bool = False       # DERIVATIONS_FROM
+    evidence_gate: bool = False     # EVIDENCE_FROM
+    interleaved_mini: bool = False  # MINI_INTERLEAVED_FROM
+    disputed: bool = False          # DISPUTED_FROM
+    evidence_rows: bool = False     # EVIDENCE_ROWS_FROM
 
 
-def has_evidence_gate(version: object) -> bool:
-    """Whether release ``version`` (or ``unreleased``) derives only from verifier-accepted inputs
-    (:data:`EVIDENCE_FROM` on)."""
+FIRST = {"derivations": DERIVATIONS_FROM, "evidence_gate": EVIDENCE_FROM, "interleaved_mini": MINI_INTERLEAVED_FROM,
+         "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM}  # each rule -> the release that introduced it
+
+
+def rules(version: object) -> ReleaseRules:
+    """The rules of release ``version`` (or ``unreleased``: every rule; not a version: none)."""
     if str(version) == UNRELEASED:
-        return True
-    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(EVIDENCE_FROM)
-
-
-def has_interleaved_mini(version: object) -> bool:
-    """Whether the ``mini`` rows of release ``version`` (or ``unreleased``) are interleaved by
-    calculator (:data:`MINI_INTERLEAVED_FROM` on); ``False`` for a value that is not a version."""
-    if str(version) == UNRELEASED:
-        return True
-    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(MINI_INTERLEAVED_FROM)
-
-
-def at_least(version: object, first: str) -> bool:
-    """Whether ``version`` (or ``unreleased``, after every version) is ``first`` or later; ``False`` for
-    a value that is not a version."""
-    if str(version) == UNRELEASED:
-        return True
-    return bool(SEMVER.match(str(version))) and version_key(str(version)) >= version_key(first)
+        return ReleaseRules(**{k: True for k in FIRST})
+    if not SEMVER.match(str(version)):
+        return ReleaseRules()
+    key = version_key(str(version))
+    return ReleaseRules(**{k: key >= version_key(v) for k, v in FIRST.items()})
 
 
 def release_key(release: str) -> tuple:

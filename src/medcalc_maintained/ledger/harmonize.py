@@ -42,7 +42,7 @@ from medcalc_maintained.calculators.inputs import declared_inputs
 from medcalc_maintained.core.answers import format_answer, labels_agree, parse_answer
 from medcalc_maintained.core.labels import label_style
 from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.core.versions import has_evidence_gate
+from medcalc_maintained.core.versions import rules
 from medcalc_maintained.ledger.derivation import Derivation, derive, patch
 
 POLICY_REVIEWER = {"id": "definition-policy", "role": "policy", "specialty": None}
@@ -185,7 +185,7 @@ def policy_records(records: Iterable[Mapping[str, Any]], instances: pd.DataFrame
             continue
         base = _base(rec, f"{id_prefix}-{len(out) + 1:05d}", release, decided_at)
         if rec.get("reconstruction") == "definition-contradiction":
-            if has_evidence_gate(release) and str(rec.get("new_value", "")).strip().upper() == "N/A" and \
+            if rules(release).evidence_gate and str(rec.get("new_value", "")).strip().upper() == "N/A" and \
                     unevidenced_inputs(int(row["Calculator ID"]), entities_or_empty(row.get("entities")),
                                        rec.get("inputs"), str(row.get("Patient Note") or "")):
                 continue

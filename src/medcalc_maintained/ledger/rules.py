@@ -24,7 +24,7 @@ from medcalc_maintained.calculators.ranges import label_problem
 from medcalc_maintained.core.answers import limits, parse_answer
 from medcalc_maintained.core.labels import fit_problem
 from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.core.versions import UNRELEASED, has_evidence_gate
+from medcalc_maintained.core.versions import UNRELEASED, rules
 from medcalc_maintained.ledger import derivation as D
 
 PHYSICIAN = "physician"
@@ -107,7 +107,7 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     inputs = rec.get("inputs")
     shape = D.input_problems(calculator_id, inputs, note)
     out += [("inputs", p) for p in shape]
-    if not shape and _derivable(inputs) and inputs and has_evidence_gate(rec.get("release", UNRELEASED)):
+    if not shape and _derivable(inputs) and inputs and rules(rec.get("release", UNRELEASED)).evidence_gate:
         out += [("inputs", p) for p in evidence_problems(calculator_id, inputs, note, entities, rec.get("definition"))]
     # nothing to derive: an override, no stated derivation, an unknown definition, malformed inputs
     if unknown or not _derivable(inputs) or rec.get("override") is not None or (

@@ -27,7 +27,7 @@ import pandas as pd
 
 from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError, OutRefused, naming_target, scratch_dir, sha256_file, swap_in_dir
-from medcalc_maintained.core.versions import UNRELEASED, full_tag, has_evidence_gate
+from medcalc_maintained.core.versions import UNRELEASED, full_tag, rules
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, feed, layout, score_shift, unverified_estimate
 from medcalc_maintained.release import upstream as follow
@@ -164,7 +164,7 @@ def release_history(plan: Releases, t: Tables, known: dict[str, Tables]
     (:func:`tables_upto`), for the changelog."""
     order = [r.version for r in plan.upto(t.release.version) if r.version in known]
     evidence = {b: evidence_sections(known[a].combined("full"), known[b].combined("full"), b, a)
-                for a, b in zip(order, order[1:]) if has_evidence_gate(b)}
+                for a, b in zip(order, order[1:]) if rules(b).evidence_gate}
     return ({v: x.rows() for v, x in known.items()}, {v: x.identities() for v, x in known.items()},
             {v: lines for v, lines in evidence.items() if lines})
 

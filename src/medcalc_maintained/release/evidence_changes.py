@@ -24,7 +24,7 @@ import pandas as pd
 
 from medcalc_maintained.core.labels import DISPUTED, in_default
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import EVIDENCE_ROWS_FROM, at_least, has_derivations, has_evidence_gate
+from medcalc_maintained.core.versions import rules
 from medcalc_maintained.ledger.derivation import DERIVED, UNDERIVED, input_text, parse_document
 from medcalc_maintained.release.markdown import md_table, uid_text
 
@@ -61,7 +61,7 @@ def derivation_counts(full: pd.DataFrame) -> dict[str, int]:
 
 def share_text(full: pd.DataFrame, version: str) -> str:
     """The card's sentence and table on how the verified labels derive."""
-    if not has_derivations(version) or STATUS not in full.columns:
+    if not rules(version).derivations or STATUS not in full.columns:
         return "This release ships no derivations (they start with release 2.1.0)."
     counts = derivation_counts(full)
     total = sum(counts.values())
@@ -69,7 +69,7 @@ def share_text(full: pd.DataFrame, version: str) -> str:
     table = md_table(["Derivation Status", "verified rows"],
                      [[s, counts.get(s, 0)] for s in (*DERIVED, *UNDERIVED) if counts.get(s) or s != DISPUTED], ["l", "r"])
     pct = f"{100 * derived / total:.1f}%" if total else "n/a"
-    if at_least(version, EVIDENCE_ROWS_FROM) and EVIDENCE_STATUS in full.columns:
+    if rules(version).evidence_rows and EVIDENCE_STATUS in full.columns:
         docs = [(_doc(r.get(DOC)), str(r.get(STATUS))) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
         recorded = [s for d, s in docs if d.get("inputs")]
         accepted = sum(1 for s in recorded if s in DERIVED)
@@ -78,7 +78,7 @@ def share_text(full: pd.DataFrame, version: str) -> str:
                 "input. The other labels derive from upstream's entities; what the note says of those is `Evidence "
                 "Status` (the headline at the top of this card). A label whose recorded inputs the verifier rejects "
                 "is `unexplained`: kept, listed, and routed to review by triage.\n\n" + table)
-    if has_evidence_gate(version):
+    if rules(version).evidence_gate:
         return (f"**{derived} of {total} verified labels ({pct}) derive**, counting only derivations whose every "
                 "recorded input the evidence verifier accepts (`calculators/evidence.py`: the quote names the input "
                 "and states its value). A label whose recorded inputs the verifier rejects is `unexplained`: kept, "
@@ -104,7 +104,7 @@ def evidence_counts(full: pd.DataFrame, *, default_only: bool = False) -> dict[s
 def headline_text(full: pd.DataFrame, version: str) -> str:
     """The card's headline on the evidence of its labels (releases from ``EVIDENCE_ROWS_FROM`` on; empty
     before): the three shares of ``Evidence Status`` over the rows of ``default`` and over every verified row."""
-    if not at_least(version, EVIDENCE_ROWS_FROM) or EVIDENCE_STATUS not in full.columns:
+    if not rules(version).evidence_rows or EVIDENCE_STATUS not in full.columns:
         return ""
     d, v = evidence_counts(full, default_only=True), evidence_counts(full)
     nd, nv = sum(d.values()), sum(v.values())
@@ -126,7 +126,7 @@ def _verified(full: pd.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
 
 def evidence_sections(previous: pd.DataFrame, full: pd.DataFrame, version: str, previous_version: str) -> list[str]:
     """The changelog lines of a release under the evidence rules (empty otherwise)."""
-    if not has_evidence_gate(version) or STATUS not in full.columns or STATUS not in previous.columns:
+    if not rules(version).evidence_gate or STATUS not in full.columns or STATUS not in previous.columns:
         return []
     before, after = _verified(previous), _verified(full)
     changed, withdrawn, rerecorded = [], [], []

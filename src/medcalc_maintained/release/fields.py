@@ -24,7 +24,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
-from medcalc_maintained.core.versions import DISPUTED_FROM, at_least
+from medcalc_maintained.core.versions import rules
 from medcalc_maintained.release.markdown import md_table
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
 
@@ -198,10 +198,10 @@ VALUES: dict[str, dict[str, str]] = {
     "reconstruction": _RECONSTRUCTION,
 }
 VALUES["output_type"] = VALUES["Output Type"]
-# (column, value) -> the first release whose card names the value: a release before it names it only
-# where its rows hold it (so that an earlier release's card stays as it was published)
-SINCE = {("Label Status", "disputed"): DISPUTED_FROM, ("Derivation Status", "disputed"): DISPUTED_FROM,
-         ("decision", "disputed"): DISPUTED_FROM}
+# (column, value) -> the rule (core/versions.py: ReleaseRules) from whose release on the card names the value; a
+# release before it names it only where its rows hold it (so that an earlier release's card stays as it was published)
+SINCE = {("Label Status", "disputed"): "disputed", ("Derivation Status", "disputed"): "disputed",
+         ("decision", "disputed"): "disputed"}
 LISTED = ("Category", "split", "release", "reviewer_id", "reviewer_role", "reviewer_specialty", "proposed_by_id",
           "proposed_by_role", "proposed_by_specialty", "decided_at", "guideline_version", "ledger_file",
           "definition", "adjudicated_definition")
@@ -246,7 +246,7 @@ def values_cell(col: str, frame: pd.DataFrame, version: str) -> str:
     counts = _counts(frame[col])
     if col in VALUES:
         return "; ".join(f"{_shown(v)} ({counts.get(v, 0):,}): {m}" for v, m in VALUES[col].items()
-                         if counts.get(v) or at_least(version, SINCE.get((col, v), "0.0.0")))
+                         if counts.get(v) or (col, v) not in SINCE or getattr(rules(version), SINCE[(col, v)]))
     if col in LISTED:
         return ", ".join(f"{_shown(v)} ({n:,})" for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     if col in PER_CALCULATOR:

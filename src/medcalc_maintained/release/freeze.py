@@ -19,7 +19,7 @@ import pandas as pd
 from medcalc_maintained import ledger
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import has_evidence_gate
+from medcalc_maintained.core.versions import rules
 from medcalc_maintained.ledger.derivation import parse_document
 from medcalc_maintained.ledger.published import Published, fingerprint, load_published, verdict_key, write_published
 from medcalc_maintained.project import Project
@@ -89,7 +89,7 @@ def freeze(project: Project, version: str, src: Path) -> tuple[Published, bool]:
             raise DataError(src / MANIFEST, f"is {'a draft of ' if man.get('draft') else 'release '}"
                                             f"{man.get('version')}, not the published release {version}")
     entry = Published(version, str(rel.date), _records(project, _config(src, "corrections"), version, src),
-                      _verdicts(_config(src, "full")) if has_evidence_gate(version) else {})
+                      _verdicts(_config(src, "full")) if rules(version).evidence_gate else {})
     history = load_published(project.published)
     if version in history:
         if history[version].document() != entry.document():

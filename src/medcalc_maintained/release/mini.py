@@ -34,7 +34,7 @@ import hashlib
 import pandas as pd
 
 from medcalc_maintained.core.labels import RECORD_STATUSES, UNVERIFIED
-from medcalc_maintained.core.versions import has_interleaved_mini
+from medcalc_maintained.core.versions import rules
 
 ORDER = tuple(RECORD_STATUSES)  # corrected, abstain, confirmed
 
@@ -64,7 +64,7 @@ def select(default: pd.DataFrame, split: str, per_calculator: int, version: str 
                 if q and len(picked) < per_calculator:
                     picked.append(q.pop(0))
         chosen.append(picked)
-    if version is not None and has_interleaved_mini(version):
+    if version is not None and rules(version).interleaved_mini:
         return default.loc[interleave(chosen)].reset_index(drop=True)
     out = default.loc[[i for picked in chosen for i in picked]]
     return out.sort_values("Row Number", key=lambda s: s.astype(int), kind="stable").reset_index(drop=True)
@@ -82,7 +82,7 @@ def rule_text(per_calculator: int, version: str | None = None) -> str:
             "within each status, rows are ranked by the sha256 of `<split>:<Row Number>`, so the choice "
             "never depends on row order and a row is chosen in every release where its calculator's "
             "verified rows and statuses are unchanged")
-    if version is not None and has_interleaved_mini(version):
+    if version is not None and rules(version).interleaved_mini:
         return text + (". Its rows are interleaved by calculator (round robin in `Calculator ID` order: the "
                        "first chosen row of every calculator, then the second, ...), so the first N rows "
                        "(`lm_eval --limit N`, `select(range(N))`) cover min(N, calculators) calculators")

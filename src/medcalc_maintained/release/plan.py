@@ -25,10 +25,12 @@ from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import (
     KINDS,
     SEMVER,
+    ReleaseRules,
     bump,
     from_tag,
     full_tag,
     resolve_tag,
+    rules,
     short_tag,
     version_key,
 )
@@ -52,6 +54,11 @@ class Release:
     @property
     def key(self) -> tuple[int, int, int]:
         return version_key(self.version)
+
+    @property
+    def rules(self) -> ReleaseRules:
+        """What this release does (``core/versions.py: rules``)."""
+        return rules(self.version)
 
 
 @dataclass

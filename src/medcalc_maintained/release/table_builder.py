@@ -34,14 +34,7 @@ from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core.io import DataError, read_parquet
 from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
-from medcalc_maintained.core.versions import (
-    EVIDENCE_ROWS_FROM,
-    UNRELEASED,
-    at_least,
-    has_derivations,
-    has_evidence_gate,
-    version_key,
-)
+from medcalc_maintained.core.versions import UNRELEASED, rules, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.ledger.published import load_published
@@ -122,7 +115,7 @@ def _records_table(records: list[ledger.Record], instances: pd.DataFrame, versio
         or (r.release != UNRELEASED and version_key(r.release) <= key))]
     names = {(str(s), int(u)): str(n) for s, u, n in zip(instances["split"], instances["uid"], instances["Calculator Name"])}
     rows_of = _severity_inputs(instances)
-    derived = has_derivations(version)
+    derived = rules(version).derivations
     columns = CORRECTION_COLUMNS + (DERIVATION_RECORD_COLUMNS if derived else [])
     rows = []
     frame = ledger.records_frame(chosen) if chosen else pd.DataFrame()
@@ -210,8 +203,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     published = load_published(project.published).get(release.version)
-    docs = row_derivations(maintained, instances, records, evidence=has_evidence_gate(release.version),
-                           frozen=published.verdicts if published else None) if has_derivations(release.version) else None
+    docs = row_derivations(maintained, instances, records, evidence=release.rules.evidence_gate,
+                           frozen=published.verdicts if published else None) if release.rules.derivations else None
     texts, sources = explanations.explain(maintained, corrections, docs)
     maintained["Ground Truth Explanation"] = texts
     maintained[SOURCE_COLUMN] = sources
@@ -220,7 +213,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         maintained[DERIVATION] = [None if d is None else json.dumps(d, sort_keys=True, ensure_ascii=False) for d in docs]
         answers, found = proposals.row_proposals(maintained, instances, _findings(project, release))
         maintained[proposals.PROPOSED_ANSWER], maintained[proposals.PROPOSAL] = answers, found
-    if docs is not None and at_least(release.version, EVIDENCE_ROWS_FROM):
+    if docs is not None and release.rules.evidence_rows:
         maintained[row_evidence.EVIDENCE_STATUS], maintained[row_evidence.EVIDENCE] = \
             row_evidence.columns(project, maintained, instances, records)
     upstream = instances.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from medcalc_maintained.core.io import DataError, sha256_file, write_atomic
 from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
-from medcalc_maintained.core.versions import has_derivations
+from medcalc_maintained.core.versions import rules
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import git
 from medcalc_maintained.release import upstream as follow
@@ -188,7 +188,7 @@ def inputs_fingerprint(project: Project, release: Release) -> str:
            "version": release.version,
            "default_rows": release.default_rows, "ledger_ref": release.ledger_ref, "ledger_commit": commit,
            "ledger": files, "mini_per_calculator": project.mini_per_calculator}
-    if has_derivations(release.version) and project.findings.is_file():
+    if rules(release.version).derivations and project.findings.is_file():
         doc["findings"] = sha256_file(project.findings)  # the proposals of unverified rows
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
 
