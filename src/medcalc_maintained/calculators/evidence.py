@@ -30,11 +30,12 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     paragraph, or of an earlier paragraph when a later time lies between them (``the following day``, ``repeated``,
     ``transferred to our hospital``), a value after a transfer to the reporting hospital that followed a stay of days
     in another (``admitted to a nearby hospital ... transferred to our hospital on day 27``)) needs a ``timepoint`` in
-    the record saying which and why; ``N-year-old`` is the age now.
+    the record saying which and why; ``N-year-old`` is the age now. An absent measurement is one the note prints no
+    value of, nor a range of (``creatinine 10–15``).
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
     ``without``, ``negative for``, ``void of``, ``was ruled out``, ``... is normal``, ``... were
-    negative``, a list that ends in ``were ruled out`` ...; a negation's scope ends at a relative clause that describes
+    negative``, ``... was not performed``, a list that ends in ``were ruled out`` ...; a negation's scope ends at a relative clause that describes
     another noun: ``never prescribed any medication known to accelerate bleeding`` negates no bleeding), not planned,
     suspected or a generic risk (``scheduled for``, ``rule out``, ``suspected``, ``known to cause``), not an event
     before the onset of the illness (``one day before the onset of symptoms``) or after the time asked (``later``,
@@ -49,9 +50,9 @@ Flags (criteria), categories and absent values
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
     names the criterion nowhere without negation; a category is named by its option's phrase (an option
     that states the finding absent, such as ``absent`` ascites, also by the finding negated); a best response (a GCS
-    component) is not stated by a sentence that states another of its options too (``speech was disjointed and
-    included inappropriate words`` is inappropriate words, not confused; ``unresponsive to verbal stimuli but
-    moaned``), and ``not testable`` is not stated by an examination that could not be done unless the quote names the
+    component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
+    response (``speech was disjointed and included inappropriate words`` is inappropriate words, not confused;
+    ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination that could not be done unless the quote names the
     component.
 
 A search may propose inputs; only this verifier certifies them (``ledger/reconstruct.py``,
@@ -234,12 +235,12 @@ UNTESTED = re.compile(r"(?:not testable|untestable|could not be (?:tested|assess
 
 def _option_problem(spec: InputSpec, entry: L.Entry | None, value: Any, text: str, qs: int, qe: int,
                     terms: tuple[str, ...]) -> Verdict | None:
-    """Why a quote that names a category's option does not state it: for a best response (a GCS component: one
-    observed response) the sentence states another option of the same input as well, unnegated and outside the
-    option's own phrase ("speech was disjointed and included inappropriate words" is inappropriate words, not
-    confused; "unresponsive to verbal stimuli but moaned" makes sounds), or the
-    option is "not testable" and the phrase ("could not be assessed") is said of an examination the quote does not
-    name as the component; ``None`` when neither."""
+    """Why a quote that names a category's option does not state it: for a best response (a GCS component, one
+    observed response) the sentence states, unnegated, another option's phrase that contains the option's own (the
+    more specific reading: "speech was disjointed and included inappropriate words" is inappropriate words, not
+    confused) or a better response than the recorded one (the best is what it records: "unresponsive to verbal
+    stimuli but moaned" makes sounds); or the option is "not testable" and the phrase ("could not be assessed") is
+    said of an examination the quote does not name as the component. ``None`` when neither."""
     if entry is None:
         return None
     low = str(value).strip().lower()
@@ -251,13 +252,19 @@ def _option_problem(spec: InputSpec, entry: L.Entry | None, value: Any, text: st
                                 f"{text[slice(*T.clause(text, own[0][0]))].strip()[:160]!r}, which names no term of {spec.name}")
     if not spec.name.lower().startswith("best "):  # one observed response (a GCS component), not a worst-of list
         return None
+    groups = list(dict.fromkeys(ps for _, ps in entry.options))  # options that share their phrases are one response
+    rank = {opt: groups.index(ps) for opt, ps in entry.options}
     mine = {p.lower() for p in terms}
-    others = tuple(p for opt, ps in entry.options if opt != low for p in ps if p.lower() not in mine)
-    for sa, sb in sorted({T.sentence(text, a) for a, _ in own}):
-        for a, b in ((sa + x, sa + y) for x, y in L.term_spans(text[sa:sb], others, entry.masks)):
-            if not any(x <= a and b <= y for x, y in own) and not T.negated(text, a, b):
-                return _no("other-option", f"{text[a:b]!r} in {text[sa:sb].strip()[:160]!r} states another option of "
-                                           f"{spec.name} than {value!r}")
+    for opt, ps in entry.options:
+        others = tuple(p for p in ps if p.lower() not in mine)
+        for sa, sb in sorted({T.sentence(text, a) for a, _ in own}) if others and opt != low else ():
+            for a, b in ((sa + x, sa + y) for x, y in L.term_spans(text[sa:sb], others, entry.masks)):
+                inside = any(x <= a and b <= y for x, y in own)
+                wider = any(a <= x and y <= b for x, y in own)
+                better = opt not in NOT_TESTABLE and rank[opt] < rank.get(low, len(groups))
+                if not inside and (wider or better) and not T.negated(text, a, b):
+                    return _no("other-option", f"{text[a:b]!r} in {text[sa:sb].strip()[:160]!r} states {opt!r}, "
+                                               f"{'a more specific reading' if wider else 'a better response'} than {value!r}")
     return None
 
 

@@ -245,7 +245,8 @@ def _terms(spec: InputSpec) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str
 
 
 def stated_value(spec: InputSpec, note: str) -> tuple[int, int] | None:
-    """Where the note prints a value of a quantity (a number attributed to the input), or ``None``."""
+    """Where the note prints a value of a quantity (a number attributed to the input, or a range of it:
+    "creatinine 10–15"), or ``None``."""
     keys = L.keys_of(spec.name) | {a.lower() for a in spec.aliases}
     by_sentence: dict[tuple[int, int], list[tuple[int, int, str]]] = {}  # the mentions of each sentence, once
     for s, e, v in T.numbers(note):
@@ -254,6 +255,17 @@ def stated_value(spec: InputSpec, note: str) -> tuple[int, int] | None:
             by_sentence[span] = L.mentions(note, *span)
         mentions = by_sentence[span]
         stub = {"name": spec.name, "value": v, "unit": None}
-        if _one_number(spec, keys, stub, note, 0, len(note), s, e, mentions, v, None).supports:
+        verdict = _one_number(spec, keys, stub, note, 0, len(note), s, e, mentions, v, None)
+        if verdict.supports or (verdict.rule == "range-endpoint" and _stated_range(spec, keys, note, s, e, mentions)):
             return s, e
     return None
+
+
+def _stated_range(spec: InputSpec, keys: set[str], note: str, s: int, e: int, mentions: list[tuple[int, int, str]]) -> bool:
+    """Whether the number at ``s`` opens a range the note prints as the quantity's value ("creatinine 10–15"): the
+    range attributed to the input, in no unit of another kind. A value printed as a range is stated, not absent."""
+    rng = next((m for m in T.RANGE.finditer(note, T.sentence(note, s)[0]) if m.start() == s), None)
+    if rng is None or T.attributed(note, s, e, mentions, keys)[0] not in keys:
+        return False
+    _, norm = T.unit_after(note, rng.end())
+    return norm is None or not spec.kind or norm in U.known_units(spec.kind)

@@ -81,7 +81,7 @@ NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|
                               r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
 NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
                              r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
-                             r"noted|observed|reported)|denied|unlikely|none|normal|within normal (?:limits|range))\b", re.I)
+                             r"noted|observed|reported|performed|done|undertaken|carried out)|denied|unlikely|none|normal|within normal (?:limits|range))\b", re.I)
 PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to)|will (?:undergo|have|be)|to undergo|"
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
