@@ -20,25 +20,40 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     sentence (``temperature 36.8, HR 90``; a ``respectively`` list and a slash list, ``BUN/creatinine
     21.9/1.98``, pair names and numbers in order; a length or a mass alone names height or weight), and
     that quantity is the input; it is no bound of a reference range, no endpoint of a range, no bound
-    (``below 10``), no change (``an increase of 2``, ``(−26)``), no denominator (``8/15``; a diastolic
+    (``below 10``), no change (``an increase of 2``, ``rose 8``, ``an 8 mEq/L rise``, ``(−26)``), no mass lost or gained
+    (``a 30 lb. weight loss``) or of an object (``lift a 2.3 kg weight``), no denominator (``8/15``; a diastolic
     pressure is the denominator of a blood pressure), no relative's age and no part of a date; a
     printed unit fits the input's unit kind and is the recorded one (``/µL`` and ``µL``, mmol/L and
     mEq/L of sodium are one unit; K/µL is not /µL), or the record declares how it reads it
     (``unit_reading: {printed, why}``: "5.3 g/l" read as g/dL); a value from another time (``two years
     ago``, ``baseline``, a date, at birth, an age at an event, a value after another one of the same
-    paragraph) needs a ``timepoint`` in the record saying which and why; ``N-year-old`` is the age now.
+    paragraph, or of an earlier paragraph when a later time lies between them (``the following day``, ``repeated``,
+    ``transferred to our hospital``), a value after a transfer to the reporting hospital that followed a stay of days
+    in another (``admitted to a nearby hospital ... transferred to our hospital on day 27``)) needs a ``timepoint`` in
+    the record saying which and why; ``N-year-old`` is the age now. An absent measurement is one the note prints no
+    value of, nor a range of (``creatinine 10–15``).
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
     ``without``, ``negative for``, ``void of``, ``was ruled out``, ``... is normal``, ``... were
-    negative``, a list that ends in ``were ruled out`` ...), not planned or suspected (``scheduled for``,
-    ``rule out``, ``suspected``) and not a relative's (``family history of``, ``mother``; a relative who
+    negative``, ``... was not performed``, a list that ends in ``were ruled out`` ...; a negation's scope ends at a relative clause that describes
+    another noun: ``never prescribed any medication known to accelerate bleeding`` negates no bleeding), not planned,
+    suspected or a generic risk (``scheduled for``, ``rule out``, ``suspected``, ``known to cause``), not an event
+    before the onset of the illness (``one day before the onset of symptoms``) or after the time asked (``later``,
+    ``the following day``, ``and discharged``), and not a relative's (``family history of``, ``mother``; a relative who
     only brings or accompanies the patient is not one), unless the input is itself a family history; a
     previously documented condition is named in a historical context, and a history is not negated by a
-    test of now (``PE was ruled out``); an absent criterion rests on a quote that negates it, or on
+    test of now (``PE was ruled out``); an input about a time window (``recent``, ``in the last month``, the RCRI's
+    elevated-risk surgery, which is the surgery at hand) is not met by a mention dated in the past (``CABG eight years
+    ago``) nor negated by a negation dated years back (``surgical treatment was not performed``, five years ago, is no
+    recent surgery's absence); an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
     names the criterion nowhere without negation; a category is named by its option's phrase (an option
-    that states the finding absent, such as ``absent`` ascites, also by the finding negated).
+    that states the finding absent, such as ``absent`` ascites, also by the finding negated); a best response (a GCS
+    component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
+    response (``speech was disjointed and included inappropriate words`` is inappropriate words, not confused;
+    ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination that could not be done unless the quote names the
+    component.
 
 A search may propose inputs; only this verifier certifies them (``ledger/reconstruct.py``,
 ``ledger/derivation.py``, the release contract ``evidence_supports_inputs``).
@@ -46,6 +61,7 @@ A search may propose inputs; only this verifier certifies them (``ledger/reconst
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators import evidence_quantity as Q
@@ -90,7 +106,8 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
         return _ok(f"{quote!r} states {text[negating[0][0]:negating[0][1]]!r}: {spec.name} absent")
     if _is_absent(value):
         if quote.strip():
-            return _absent_quoted(spec, entry, text, qs, qe, spans, history)
+            window = bool(T.WINDOW.search(spec.name)) and not timepoint_stated(inp)
+            return _absent_quoted(spec, entry, text, qs, qe, spans, history, window)
         return _absent_silent(spec, entry, inp, note, terms, absence_claimed, family_input, timeless)
     if not quote.strip():
         return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
@@ -111,9 +128,10 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             failure = failure or _no("family-history", f"{term!r} is a relative's in {clause!r}")
         elif (effect := T.TREATMENT_EFFECT.search(text, e, T.clause(text, s)[1])) is not None:
             failure = failure or _no("treatment-effect", f"{term!r} is {effect.group(0)!r} in {clause!r}")
-        elif not timeless and (later := T.LATER_CUE.search(text, *T.clause(text, s))) and not timepoint_stated(inp):
-            failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, after the time the "
-                                                  "definition asks about; the record does not say when and why")
+        elif not timeless and (later := T.LATER_CUE.search(text, *T.clause(text, s))
+                               or T.PRE_ONSET.search(text, *T.clause(text, s))) and not timepoint_stated(inp):
+            failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, at another time than "
+                                                  "the definition asks about; the record does not say when and why")
         elif window and (cue := T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e))
                          or T.DAY_CUE.search(text, *T.sentence(text, s))
                          or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s))
@@ -162,8 +180,10 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
 
 
 def _absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int, spans: list[tuple[int, int]],
-                   history: bool) -> Verdict:
-    """An absent criterion with a quote: the quote negates it (or a wider term that includes it)."""
+                   history: bool, window: bool = False) -> Verdict:
+    """An absent criterion with a quote: the quote negates it (or a wider term that includes it); for an input about
+    a recent window, a negation of years ago ("surgery was not performed" in a paragraph dated five years ago) says
+    nothing of the window."""
     quote = text[qs:qe]
     wider = [(qs + a, qs + b) for a, b in L.term_spans(quote, entry.broader)] if entry.broader else []
     if not spans and any(T.negated(text, a, b) for a, b in wider):
@@ -176,9 +196,27 @@ def _absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int,
                                 for s, c in negated):
         return _no("asserted-not-negated", f"{quote!r} negates {spec.name} now ({cues[0]!r}), which says nothing "
                                            "of the history the input asks about")
+    if cues and window and (old := _dated_years_ago(text, [s for s, _ in negated])) is not None:
+        return _no("timepoint", f"{quote!r} negates {spec.name} at a time dated {old!r}, outside the recent window the "
+                                "input asks about; the record does not say when and why")
     if cues:
         return _ok(f"{quote!r} negates {spec.name}")
     return _no("asserted-not-negated", f"{quote!r} names {text[spans[0][0]:spans[0][1]]!r} without negating it")
+
+
+def _dated_years_ago(text: str, starts: list[int]) -> str | None:
+    """The cue dating every one of these negated mentions years back (in its sentence or the sentences before it in
+    its paragraph), unless its clause places it in a recent window ("no recent surgery"); ``None`` otherwise."""
+    found = None
+    for s in starts:
+        ca, cb = T.clause(text, s)
+        sa, sb = T.sentence(text, s)
+        cue = ([None] + list(T.YEARS_AGO.finditer(text, T.context_start(text, sa), sb)))[-1]
+        if cue is None or T.RECENT.search(text, ca, cb) or (cue.end() <= s and any(
+                rx.search(text, cue.end(), s) for rx in (T.PRESENTATION, T.PRESENTED, T.RECENT))):
+            return None
+        found = cue.group(0)
+    return found
 
 
 ABSENT_OPTIONS = frozenset({"absent", "none", "no", "no encephalopathy", "grade 0"})  # the options that state a finding absent
@@ -187,6 +225,47 @@ ABSENT_OPTIONS = frozenset({"absent", "none", "no", "no encephalopathy", "grade 
 # option values too common to name anything by themselves ("no", "mild"): only the lexicon's phrases state them
 GENERIC_OPTIONS = frozenset({"no", "none", "yes", "mild", "slight", "moderate", "severe", "absent", "present", "normal",
                              "nt", "grade 0", "spontaneous", "to pain", "to speech"})
+
+
+NOT_TESTABLE = frozenset({"not testable", "nt"})
+# a phrase that says an examination could not be done, of whatever it is said: the component needs naming
+UNTESTED = re.compile(r"(?:not testable|untestable|could not be (?:tested|assessed|evaluated)|not assessable|unable to be "
+                      r"assessed|unable to assess|not possible to assess|was not possible)", re.I)
+
+
+def _option_problem(spec: InputSpec, entry: L.Entry | None, value: Any, text: str, qs: int, qe: int,
+                    terms: tuple[str, ...]) -> Verdict | None:
+    """Why a quote that names a category's option does not state it: for a best response (a GCS component, one
+    observed response) the sentence states, unnegated, another option's phrase that contains the option's own (the
+    more specific reading: "speech was disjointed and included inappropriate words" is inappropriate words, not
+    confused) or a better response than the recorded one (the best is what it records: "unresponsive to verbal
+    stimuli but moaned" makes sounds); or the option is "not testable" and the phrase ("could not be assessed") is
+    said of an examination the quote does not name as the component. ``None`` when neither."""
+    if entry is None:
+        return None
+    low = str(value).strip().lower()
+    own = [(qs + a, qs + b) for a, b in L.term_spans(text[qs:qe], terms, entry.masks)]
+    own = [sp for sp in own if not T.negated(text, *sp)]
+    if low in NOT_TESTABLE and own and all(UNTESTED.fullmatch(text[a:b]) and not L.term_spans(
+            text[slice(*T.clause(text, a))], entry.names, entry.masks, entry.patterns) for a, b in own):
+        return _no("not-named", f"{text[own[0][0]:own[0][1]]!r} is said of an examination in "
+                                f"{text[slice(*T.clause(text, own[0][0]))].strip()[:160]!r}, which names no term of {spec.name}")
+    if not spec.name.lower().startswith("best "):  # one observed response (a GCS component), not a worst-of list
+        return None
+    groups = list(dict.fromkeys(ps for _, ps in entry.options))  # options that share their phrases are one response
+    rank = {opt: groups.index(ps) for opt, ps in entry.options}
+    mine = {p.lower() for p in terms}
+    for opt, ps in entry.options:
+        others = tuple(p for p in ps if p.lower() not in mine)
+        for sa, sb in sorted({T.sentence(text, a) for a, _ in own}) if others and opt != low else ():
+            for a, b in ((sa + x, sa + y) for x, y in L.term_spans(text[sa:sb], others, entry.masks)):
+                inside = any(x <= a and b <= y for x, y in own)
+                wider = any(a <= x and y <= b for x, y in own)
+                better = opt not in NOT_TESTABLE and rank[opt] < rank.get(low, len(groups))
+                if not inside and (wider or better) and not T.negated(text, a, b):
+                    return _no("other-option", f"{text[a:b]!r} in {text[sa:sb].strip()[:160]!r} states {opt!r}, "
+                                               f"{'a more specific reading' if wider else 'a better response'} than {value!r}")
+    return None
 
 
 def _option_terms(spec: InputSpec, entry: L.Entry | None, value: Any) -> tuple[str, ...]:
@@ -229,6 +308,7 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
         terms = _option_terms(spec, entry, value)
         fake = L.Entry(terms, entry.masks if entry else (), (), (), ())
         v = _criterion_verdict(spec, fake, {**inp, "value": True}, text, qs, qe, note, terms)
+        v = (_option_problem(spec, entry, value, text, qs, qe, terms) or v) if v.supports else v
         if not v.supports and entry is not None and entry.names and str(value).strip().lower() in ABSENT_OPTIONS:
             # "no notable ascites": the option that states the finding absent, read as the finding negated
             negation = _criterion_verdict(spec, entry, {**inp, "value": False}, text, qs, qe, note, entry.names)

@@ -112,12 +112,9 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     birth = T.BIRTH_CUE.search(quote, *T.clause(quote, s)) if spec.kind == "mass" else None
     if birth is not None and not timepoint_stated(inp):
         return no("timepoint", f"{printed} is a weight at birth ({birth.group(0)!r})")
-    if spec.kind == "mass" and T.MASS_CHANGE.search(quote, max(T.clause(quote, s)[0], s - 30), min(T.clause(quote, s)[1], e + 30)):
-        return no("wrong-quantity", f"{printed} is a loss or a gain of weight, not the weight")
-    if "saturation" in spec.name.lower() and T.ON_OXYGEN.search(quote[e:T.clause(quote, s)[1]]):
-        return no("wrong-quantity", f"{printed} is a saturation on supplemental oxygen, not on room air")
-    if T.CHANGE_CUE.search(lead):
-        return no("wrong-quantity", f"{printed} is a change ({lead.strip()[-30:]!r} {printed}), not the level of {spec.name}")
+    other = _another_reading(spec, quote, s, e, printed, lead)
+    if other is not None:
+        return other
     load = T.LOAD_CUE.search(quote, *T.clause(quote, s)) if "glucose" in spec.name.lower() else None
     if load is not None:
         return no("wrong-quantity", f"{printed} is a glucose after a load or a meal ({load.group(0)!r}), not {spec.name}")
@@ -136,6 +133,28 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if dbp and re.search(r"\d\s*/\s*$", before) is None and re.search(r"^\s*/\s*\d", quote[e:e + 3]):
         return no("wrong-quantity", f"{printed} is the systolic pressure of {quote[s:e + 6].strip()!r}, not {spec.name}")
     return _after_owner(spec, inp, quote, qs, qe, s, e, printed, at, unit, converted, age_of_patient)
+
+
+def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, lead: str) -> Verdict | None:
+    """A number of the input's kind that measures something else: a mass lost or gained ("a 30 lb. weight loss", "lost
+    30 lb"), an object's mass ("lift a 2.3 kg weight"), a saturation on oxygen, a change of a level ("an increase of
+    2", "sodium rose 8 mEq/L"); ``None`` when it is none of these."""
+    ca, cb = T.clause(quote, s)
+    shown, _ = T.unit_after(quote, e)
+    after = quote[e:e + 40]
+    rest = after[after.find(shown) + len(shown):] if shown and shown in after else after
+    if spec.kind == "mass" and (T.MASS_CHANGE.search(quote, max(ca, s - 30), min(cb, e + 30)) or T.MASS_CHANGE_AFTER.match(rest)):
+        return no("wrong-quantity", f"{printed} is a loss or a gain of weight, not the weight")
+    if spec.kind == "mass" and (T.OBJECT_MASS.match(rest) and re.search(r"\b(?:an?|the)\s+$", lead)
+                                or T.LIFTING.search(quote, max(ca, s - 40), s)):
+        return no("wrong-quantity", f"{printed} is the mass of an object ({quote[max(ca, s - 30):e + 12].strip()!r}), "
+                                    "not the patient's weight")
+    if "saturation" in spec.name.lower() and T.ON_OXYGEN.search(quote[e:cb]):
+        return no("wrong-quantity", f"{printed} is a saturation on supplemental oxygen, not on room air")
+    if T.CHANGE_CUE.search(lead) or T.CHANGE_AFTER.match(rest):
+        return no("wrong-quantity", f"{printed} is a change ({quote[max(ca, s - 30):e + 20].strip()!r}), not the level of "
+                                    f"{spec.name}")
+    return None
 
 
 def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, qe: int, s: int, e: int, printed: str,
@@ -161,7 +180,7 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
     cue = next((m for m in T.TIME_CUE.finditer(window)
                 if not (m.start() > e - max(a, sa) and T.COMPARED.search(window, e - max(a, sa), m.start()))), None) \
         or T.STRONG_TIME_CUE.search(quote, sa, sb) or T.LATER_CUE.search(quote, sa, sb) or initially \
-        or T.context_cue(quote, sa, s) or next(
+        or T.context_cue(quote, sa, s) or T.transfer_cue(quote, s) or next(
             (m for m in T.DATE.finditer(window) if not (m.start() <= s - max(a, sa) < m.end())), None)
     if cue is not None and not timepoint_stated(inp) and not age_of_patient:
         return no("timepoint", f"{printed} is dated {cue.group(0)!r}; the record does not say which time the "
@@ -196,15 +215,17 @@ def _unit_reading_declared(inp: Mapping[str, Any], printed: str) -> bool:
 
 
 def _earlier_value(spec: InputSpec, keys: set[str], note: str, before: int, value: Any, unit: Any) -> tuple[int, int] | None:
-    """Where the note states another value of the quantity earlier in the paragraph of ``before`` (a number the
-    verifier attributes to the input, neither the value nor the value in another unit), or ``None``. Serial values
-    of one paragraph are one encounter, whose first is the presentation's; a later paragraph may be another
-    encounter, which the question may be about."""
+    """Where the note states another value of the quantity before ``before`` (a number the verifier attributes to the
+    input, neither the value nor the value in another unit), or ``None``: earlier in the paragraph of ``before``, or in
+    an earlier paragraph when a later time lies between the two ("The following day ...", "tests were repeated",
+    "transferred to our hospital"). Serial values of one paragraph are one encounter, whose first is the
+    presentation's; a later paragraph may be another encounter, which the question may be about unless the note
+    says it is a later one than a value already given (the scoring time is the first presentation)."""
     names = _terms(spec)
     start = note.rfind("\n", 0, before) + 1
-    for s, e in ((start + a, start + b) for a, b in L.term_spans(note[start:before], *names)):
+    for s, e in L.term_spans(note[:before], *names):
         sa, sb = T.sentence(note, s)
-        if sb > before:
+        if sb > before or (s < start and not any(rx.search(note, sb, before) for rx in (T.LATER_CUE, T.DAY_CUE, T.TRANSFER))):
             continue
         mentions = L.mentions(note, sa, sb)
         for a, b, v in T.numbers(note[sa:sb]):
@@ -224,7 +245,8 @@ def _terms(spec: InputSpec) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str
 
 
 def stated_value(spec: InputSpec, note: str) -> tuple[int, int] | None:
-    """Where the note prints a value of a quantity (a number attributed to the input), or ``None``."""
+    """Where the note prints a value of a quantity (a number attributed to the input, or a range of it:
+    "creatinine 10–15"), or ``None``."""
     keys = L.keys_of(spec.name) | {a.lower() for a in spec.aliases}
     by_sentence: dict[tuple[int, int], list[tuple[int, int, str]]] = {}  # the mentions of each sentence, once
     for s, e, v in T.numbers(note):
@@ -233,6 +255,17 @@ def stated_value(spec: InputSpec, note: str) -> tuple[int, int] | None:
             by_sentence[span] = L.mentions(note, *span)
         mentions = by_sentence[span]
         stub = {"name": spec.name, "value": v, "unit": None}
-        if _one_number(spec, keys, stub, note, 0, len(note), s, e, mentions, v, None).supports:
+        verdict = _one_number(spec, keys, stub, note, 0, len(note), s, e, mentions, v, None)
+        if verdict.supports or (verdict.rule == "range-endpoint" and _stated_range(spec, keys, note, s, e, mentions)):
             return s, e
     return None
+
+
+def _stated_range(spec: InputSpec, keys: set[str], note: str, s: int, e: int, mentions: list[tuple[int, int, str]]) -> bool:
+    """Whether the number at ``s`` opens a range the note prints as the quantity's value ("creatinine 10–15"): the
+    range attributed to the input, in no unit of another kind. A value printed as a range is stated, not absent."""
+    rng = next((m for m in T.RANGE.finditer(note, T.sentence(note, s)[0]) if m.start() == s), None)
+    if rng is None or T.attributed(note, s, e, mentions, keys)[0] not in keys:
+        return False
+    _, norm = T.unit_after(note, rng.end())
+    return norm is None or not spec.kind or norm in U.known_units(spec.kind)

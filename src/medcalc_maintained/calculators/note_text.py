@@ -48,18 +48,31 @@ DAY_CUE = re.compile(r"\b(?:on (?:hospital |hospitali[sz]ation )?day[- ]\d+|(?:h
                       r"hospitali[sz]ation))\b", re.I)
 LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
                         r"worsened|declined) to|transferred to|started developing|(?<!regular )(?<!routine )(?<!for a )follow-?up|at discharge|"
-                        r"on discharge|(?:at|on) the time of discharge|upon discharge|after (?:treatment|therapy|(?:\d+|several|a few|two|three) (?:days?|weeks?|"
+                        r"on discharge|(?:at|on) the time of discharge|upon discharge|and discharged|discharged (?:on|with|home on)|"
+                        r"(?:the|on the) (?:following|next) (?:day|morning)|the day after (?:admission|presentation)|"
+                        r"(?:days?|weeks?|hours?) (?:after|following) (?:admission|presentation|arrival|hospitali[sz]ation)|"
+                        r"after (?:treatment|therapy|(?:\d+|several|a few|two|three) (?:days?|weeks?|"
                         r"hours?)(?! of)))\b", re.I)
+# an event before the illness the note presents, not one of its findings ("coughing ... one day before the onset of symptoms")
+PRE_ONSET = re.compile(r"\b(?:before|prior to|preceding) (?:the )?onset of (?:the |her |his |their |these |this )?(?:current )?"
+                       r"(?:symptoms?|illness|complaints?)\b", re.I)
+# a time years before the presentation: what it dates lies outside every recent window an input asks about
+YEARS_AGO = re.compile(r"\b(?:(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|several|many|a few) years? (?:ago|earlier|"
+                       r"before|prior)|years? ago|in (?:19|20)\d{2})\b", re.I)
+# a word that places a negation in the recent window the input asks about ("no recent surgery", "in the past month")
+RECENT = re.compile(r"\b(?:recent(?:ly)?|currently|current|now|presently|at present|at (?:the time of )?(?:admission|presentation)|"
+                    r"in the (?:past|last|previous) (?:\d+|few|several|two|three|four|six|twelve)? ?(?:days?|weeks?|months?)|"
+                    r"within)\b", re.I)
 PRESENTATION = re.compile(r"\b(?:on|at|upon) (?:admission|presentation|arrival)|in the (?:ED|emergency department|emergency room)"
                            r"|initial (?:labs?|laboratory|vital)|at the time of (?:admission|presentation|arrival)", re.I)
 PAST_CUE = re.compile(r"\b(?:in the past|remote|(?<!-)old|PMH|past medical history|years? ago|months? ago|\d+ (?:years?|"
-                       r"months?|weeks?) (?:ago|earlier|before)|previous(?:ly)?(?! healthy)|prior)\b|\b(?:19|20)\d{2}\b", re.I)
+                       r"months?|weeks?) (?:ago|earlier|before)|previous(?:ly)?(?! healthy)|prior(?! to))\b|\b(?:19|20)\d{2}\b", re.I)
 # a year or a calendar date in the sentence of a mention: a dated event, which a time window needs to place
 YEAR_OR_DATE = re.compile(r"\b(?:19|20)\d{2}\b|\b(?:on|in) (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}",
                           re.I)
 # inputs whose definition asks about a time window: a dated or past mention needs a stated timepoint
 WINDOW = re.compile(r"last month|within|recent|past 24 hours|previous 4 weeks|≤3 days|\bacute\b|\bcurrent\b|\bactive\b"
-                    r"|^neoplastic disease$",
+                    r"|^neoplastic disease$|^elevated-risk surgery$",
                      re.I)
 NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|negative for|free of|free from|absence of|"
                               r"void of|escaped|pointing away from|"
@@ -68,12 +81,14 @@ NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|
                               r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
 NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
                              r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
-                             r"noted|observed|reported)|denied|unlikely|none|normal|within normal (?:limits|range))\b", re.I)
+                             r"noted|observed|reported|performed|done|undertaken|carried out)|denied|unlikely|none|normal|within normal (?:limits|range))\b", re.I)
 PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to)|will (?:undergo|have|be)|to undergo|"
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
                       r"possible|possibly|probable|probably|likely|concern for|concerning for|risk of|at risk for|"
-                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|was considered)\b", re.I)
+                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|was considered|"
+                      r"(?:known to|(?:that|which) (?:can|could|may|might)) (?:cause|accelerate|increase|induce|promote|predispose|lead to))\b",
+                      re.I)
 FAMILY = re.compile(r"\b(?:family history|family member|mother|father|brother|sister|sibling|siblings|parent|parents|"
                      r"son|daughter|grandmother|grandfather|aunt|uncle|cousin|relative|relatives|maternal|paternal)\b",
                      re.I)
@@ -112,6 +127,30 @@ def context_cue(text: str, sa: int, s: int) -> re.Match[str] | None:
         return None
     last = max(cues, key=lambda m: m.start())
     return None if PRESENTATION.fullmatch(last.group(0)) else last
+
+
+# a transfer to the reporting hospital ("transferred to our hospital"), and a stay in hospital before it ("on day 27",
+# "after 5 days of hospitalization"): what follows is a later admission than the first presentation
+TRANSFER = re.compile(r"\b(?:transferred|referred|moved|readmitted)\s+(?:back\s+)?to\s+(?:our|this)\b[^.;]{0,40}?"
+                      r"\b(?:hospital|cent(?:er|re)|institution|facility|unit|department|ICU)\b", re.I)
+STAY = re.compile(r"\bon (?:hospital )?day[- ]\d+\b(?! of (?:illness|fever|symptoms?|onset|disease))|\bday[- ]\d+ (?:post|after) "
+                  r"(?:admission|hospitali[sz]ation)|\bafter (?:\d+|several|a few|two|three|four|five|six|seven|ten) (?:days|weeks) "
+                  r"of (?:hospitali[sz]ation|admission|hospital stay)|\b(?:hospitali[sz]ed|admitted|treated) "
+                  r"(?:there )?for (?:\d+|several|a few|two|three|four|five|six|seven|ten) (?:days|weeks)", re.I)
+
+ADMITTED = re.compile(r"\b(?:admitted|hospitali[sz]ed|hospitali[sz]ation)\b", re.I)
+
+
+def transfer_cue(text: str, s: int) -> re.Match[str] | None:
+    """The transfer to the reporting hospital after a stay of days in another one (an admission before it) that a
+    sentence before the one at ``s`` states (the stay in its sentence or the one before): a value after it is the transfer admission's, not the
+    first presentation's; ``None`` when no such sentence precedes."""
+    sa, _ = sentence(text, s)
+    for m in TRANSFER.finditer(text, 0, sa):
+        ta, tb = sentence(text, m.start())
+        if ADMITTED.search(text, 0, ta) and STAY.search(text, sentence(text, max(0, ta - 2))[0] if ta > 1 else ta, tb):
+            return m
+    return None
 
 
 def clause(text: str, pos: int) -> tuple[int, int]:
@@ -283,7 +322,7 @@ def negation_cue(text: str, s: int, e: int) -> str | None:
     ``negative`` / ``within normal limits`` right after it), or ``None``."""
     ca, cb = clause(text, s)
     before = list(NEGATION_BEFORE.finditer(text, ca, s))
-    if before and not NEW_SUBJECT.search(text, before[-1].end(), s):
+    if before and not NEW_SUBJECT.search(text, before[-1].end(), s) and not in_relative_clause(text, before[-1].end(), s):
         return before[-1].group(0)
     after = NEGATION_AFTER.match(text[e:cb])
     if after:
@@ -309,8 +348,10 @@ def negated(text: str, s: int, e: int) -> bool:
 LIST_RULED_OUT = re.compile(r"\b(?:were|have been|had been) (?:all |also )?(ruled out|excluded|negative)\b", re.I)
 LIST_SEPARATOR = re.compile(r",|\band\b|\bor\b", re.I)
 # a number that is a change or a load, not the level ("an increase of 2 mg/dL", "glucose 2 hours after a 75 g load")
-CHANGE_CUE = re.compile(r"\b(?:increase[sd]?|decrease[sd]?|rise|rose|drop(?:ped)?|fall|fell|change|delta|elevation|reduction)"
-                        r"\s+(?:of|by)\s*$", re.I)
+CHANGE_CUE = re.compile(r"\b(?:(?:increase[sd]?|decrease[sd]?|rise|rose|drop(?:ped)?|fall|fell|change|delta|elevation|reduction)"
+                        r"\s+(?:of|by)|(?:rose|fell|dropped|climbed|declined))\s*$", re.I)
+# after a number and its unit: the change it measures ("an 8 mEq/L rise in sodium")
+CHANGE_AFTER = re.compile(r"^\s*(?:increase|decrease|rise|drop|fall|decline|reduction|elevation)\b", re.I)
 LOAD_CUE = re.compile(r"\b(?:post-?load|post-?prandial|after (?:a |an |the )?(?:\d+\s*-?\s*g(?:ram)? )?(?:oral )?(?:glucose )?"
                       r"(?:load|challenge|meal)|(?:1|2|one|two)[- ]h(?:ou)?r?s?\b|OGTT|oral glucose tolerance|glucose tolerance)",
                       re.I)
@@ -321,6 +362,13 @@ BOUND_CUE = re.compile(r"(?:[<>≤≥]=?|\b(?:below|above|under|over|less than|g
 SIGNED = re.compile(r"(?:^|[\s(\[])[−–+]\s*$")
 # a mass that is a loss or a gain, not the weight ("a 30 lb weight loss", "weight loss (2 kg per 3 months)")
 MASS_CHANGE = re.compile(r"\b(?:loss|lost|losing|gain|gained|gaining|reduction|decrease|increase)\b", re.I)
+# after a mass and its unit, across the period of "lb.": "a 30 lb. weight loss"
+MASS_CHANGE_AFTER = re.compile(r"^(?:\.(?=\s+(?-i:[a-z])))?\s*(?:of\s+)?(?:\w+\s+)?(?:weight\s+)?(?:loss|gain)\b", re.I)
+# a mass of an object, not of the patient: "a 2.3 kg (5 lb) weight", "lifting 20 kg"
+OBJECT_MASS = re.compile(r"^\.?\s*(?:\([^)]{0,20}\)\s*)?(?:weight|dumbbell|kettlebell|object|load|bag|box|package|parcel|"
+                         r"sack|suitcase|barbell)s?\b", re.I)
+LIFTING = re.compile(r"\b(?:lift(?:s|ed|ing)?|carr(?:y|ies|ied|ying)|hold(?:s|ing)?|held|push(?:es|ed|ing)?|pull(?:s|ed|ing)?|"
+                     r"raise[sd]?|raising)\b(?!\s+(?:his|her|their|the patient's)\s+(?:arm|leg|head))", re.I)
 # a saturation measured on supplemental oxygen, not on room air
 ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|litres?)\b|nasal cannula|supplemental oxygen|"
                        r"non-?rebreather|face ?mask|high-flow|FiO2|oxygen therapy|on oxygen|with oxygen)", re.I)
@@ -328,6 +376,21 @@ ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|lit
 POWER_OF_TEN = re.compile(r"^10\s*\^?\s*\d{1,2}\s*/", re.I)
 # a comma and a new subject end a negation's scope ("she does not have a catheter, her tests revealed X")
 NEW_SUBJECT = re.compile(r",\s+(?:and\s+)?(?:her|his|their|the patient's|she|he|they|it|which|who)\s+\w+", re.I)
+# a relative clause between a negation and a term: the negation's scope is the noun the clause describes, not the
+# term in it ("never been prescribed any medication known to accelerate bleeding" negates no bleeding)
+OTHER_HEAD = re.compile(r"\b(?:known to|(?:that|which) (?:can|could|may|might|would|causes?|increases?|accelerates?|induces?|"
+                        r"predisposes?)|(?:used|given|prescribed) (?:to treat|for))\b", re.I)
+EXAMPLES = re.compile(r"\b(?:like|such as|including|e\.g\.|for example|namely)\b", re.I)
+
+
+def in_relative_clause(text: str, a: int, s: int) -> bool:
+    """Whether the term at ``s`` stands in a relative clause (:data:`OTHER_HEAD`) opened after ``a`` and not closed
+    by examples of the noun it describes ("medications known to increase bleeding risk like NSAIDs": NSAIDs are the
+    medications)."""
+    heads = list(OTHER_HEAD.finditer(text, a, s))
+    return bool(heads) and not EXAMPLES.search(text, heads[-1].end(), s)
+
+
 # a European thousands separator in a count ("127.000/µL" is 127,000 per µL)
 THOUSANDS_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
 # a test or an examination in the clause of a negated term: it states the finding absent now, not a history's absence

@@ -32,6 +32,9 @@ RULES: dict[str, str] = {
     "absent-but-named": "an absent value the note names without negation elsewhere",
     "absent-by-missing-keyword": "an absent value without a negating quote, for a criterion or category the "
                                  "definition does not decide when unmentioned",
+    "other-option": "a best response (a GCS component) whose sentence also states, unnegated, a more specific reading or a "
+                    "better response of the same input (speech disjointed with inappropriate words is not confused "
+                    "conversation; unresponsive to verbal stimuli but moaned is no absent verbal response)",
     "treatment-effect": "the finding is the effect of a treatment given, not the patient's condition",
     "outside-population": "the recorded age or sex puts the patient outside the population the calculator's source "
                           "publication states (calculators/populations.yaml)",
