@@ -25,6 +25,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.contracts import release_pipeline, release_views
 from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.ledger.published import frozen_verdicts
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import layout
 from medcalc_maintained.release.tables import Tables
@@ -102,6 +103,8 @@ class Target:
     # calculators that must keep their minimum (split, Calculator ID, Calculator Name): the previous
     # release's for a release, upstream's for the pipeline outputs
     calculators: pd.DataFrame | None = None
+    # per published release, the input verdicts it published (ledger/published.py: frozen_verdicts)
+    frozen: dict[str, Any] | None = None
 
 
 # --- loading targets ---------------------------------------------------------------------------
@@ -128,7 +131,8 @@ def load_target(target: Path | None, project: Project, expected: Tables | None =
             data.manifest.get("version"))
         release_only["published"] = release_pipeline.published_view(data.config("corrections"), project)
         return Target(str(release), data.config("full"), data.config("original"), data.config("corrections"),
-                      files, release_gates(release, project), release_only, previous_calculators(data.manifest))
+                      files, release_gates(release, project), release_only, previous_calculators(data.manifest),
+                      frozen_verdicts(project.published))
     if target is not None and not Path(target).is_dir():
         raise DataError(target, "not a directory (expected a release directory with manifest.json, or nothing)")
     mpath, upath = project.maintained, project.instances  # the base upstream version apply used
@@ -143,7 +147,7 @@ def load_target(target: Path | None, project: Project, expected: Tables | None =
     if problems and frame.empty:
         raise DataError(problems[0].path, problems[0].problem)
     return Target("pipeline outputs", maintained, upstream, frame, calculators=upstream,
-                  release={"published": _history_view(records, project)})
+                  release={"published": _history_view(records, project)}, frozen=frozen_verdicts(project.published))
 
 
 def _history_view(records: list[Any], project: Project) -> pd.DataFrame:
@@ -204,7 +208,7 @@ def build_views(t: Target, gates: dict[str, dict[str, Any]]) -> dict[str, pd.Dat
     registry = {cid: c.name for cid, c in load_all().items()}
     views = {
         "instances": _view(contracts.instance_view, t.maintained, t.maintained, t.upstream, t.records, registry),
-        "ledger": _view(contracts.ledger_view, t.records, t.records, t.upstream),
+        "ledger": _view(contracts.ledger_view, t.records, t.records, t.upstream, None, t.frozen),
     }
     views["qc"] = _view(contracts.qc_view, views["instances"], views["instances"],
                         float(gates["near_duplicate"].get("threshold", 0.9)))

@@ -14,7 +14,7 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, Mapping, cast
 
 import pandas as pd
 
@@ -161,8 +161,10 @@ def _as_record(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]]) -> None:
-    """The value rules of :mod:`ledger.rules` per record, split into named facts."""
+def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]],
+                  frozen: Mapping[str, Any] | None = None) -> None:
+    """The value rules of :mod:`ledger.rules` per record, split into named facts (a published record's
+    inputs held to the verdicts its release published, ``frozen``)."""
     otypes = up["Output Type"].astype(str).to_dict()
     calc = up["Calculator ID"].to_dict() if "Calculator ID" in up.columns else {}
     notes = up["Patient Note"].to_dict() if "Patient Note" in up.columns else {}
@@ -188,15 +190,18 @@ def _record_facts(df: pd.DataFrame, up: pd.DataFrame, keys: list[tuple[str, int]
         old_fits.append("old_value" not in found)
         present = _as_record({f: v for f, v in rec.items() if not _absent(v)})  # the fields the record has
         holds.append(k in calc and not rules.derivation_problems(
-            present, calculator_id=calc[k], output_type=otypes[k], style=styles[k], note=notes.get(k), entities=ents.get(k)))
+            present, calculator_id=calc[k], output_type=otypes[k], style=styles[k], note=notes.get(k), entities=ents.get(k),
+            frozen=(frozen or {}).get(str(rec.get("release")))))
     df["new_value_valid"], df["new_value_in_range"], df["old_value_fits"] = valid, in_range, old_fits
     df["derivation_holds"] = holds
     df["physician_blinded"] = [rules.blinded_problem(r) is None for r in row_dicts(df)]
     df["decided_at_valid"] = [rules.decided_at_problem(v) is None for v in df["decided_at"]] if "decided_at" in df else False
 
 
-def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None = None) -> pd.DataFrame:
-    """Ledger records with the facts of :data:`LEDGER_FACTS` (the rules of :mod:`ledger.rules`).
+def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None = None,
+                frozen: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Ledger records with the facts of :data:`LEDGER_FACTS` (the rules of :mod:`ledger.rules`; ``frozen``:
+    per published release, the input verdicts it published, which hold its records).
 
     Accepted records are replayed in release order (then decision date, then ledger order, as
     ``apply`` does) over the upstream labels; a record's base is the label its row had at that point
@@ -213,7 +218,7 @@ def ledger_view(records: pd.DataFrame, upstream: pd.DataFrame, upto: str | None 
     otypes = cast("dict[tuple[str, int], str]", up["Output Type"].astype(str).to_dict())  # (split, uid) index
     keys = [(str(s), int(u)) if pd.notna(u) else (str(s), -1) for s, u in zip(df["split"], df["uid"])]
     df["uid_exists"] = [k in labels for k in keys]
-    _record_facts(df, up, keys)
+    _record_facts(df, up, keys, frozen)
     release = df.get("release", pd.Series([UNRELEASED] * len(df))).fillna(UNRELEASED).astype(str)
     matches = [True] * len(df)
     once = [True] * len(df)

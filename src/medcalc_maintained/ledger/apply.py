@@ -109,10 +109,12 @@ def _replayable(rec: Record) -> bool:
             and rec.get("new_value") is not None and (rec.release == UNRELEASED or bool(SEMVER.match(rec.release))))
 
 
-def _check_records(selected: list[Record], index: dict[tuple[str, int], int], rows: "_Rows") -> list[LedgerProblem]:
+def _check_records(selected: list[Record], index: dict[tuple[str, int], int], rows: "_Rows",
+                   frozen: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> list[LedgerProblem]:
     """The record rules of :mod:`medcalc_maintained.ledger.rules` for every selected record
     (accepted or not, and whether or not it passed the JSON Schema: every problem of a record is
-    named in one run), and ``label_status`` agrees with the values."""
+    named in one run), and ``label_status`` agrees with the values. ``frozen``: per published release,
+    the verdicts it published, which decide its records' inputs."""
     problems: list[LedgerProblem] = []
     for rec in selected:
         key = _row_key(rec)
@@ -132,7 +134,8 @@ def _check_records(selected: list[Record], index: dict[tuple[str, int], int], ro
                                                   style=style, note=row.note):
             problems.append(LedgerProblem(rec.path, problem, rec.id, fld))
         for fld, problem in rules.derivation_problems(rec.data, calculator_id=row.calculator_id, output_type=otype,
-                                                      style=style, note=row.note, entities=row.entities):
+                                                      style=style, note=row.note, entities=row.entities,
+                                                      frozen=(frozen or {}).get(rec.release)):
             problems.append(LedgerProblem(rec.path, f"{rec['split']} uid {key[1]}: {problem}", rec.id, fld))
         problems += _status_problems(rec, rows, i, otype)
         problems += _severity_problems(rec, rows, i, otype)
@@ -218,12 +221,14 @@ def _step_problem(step: Step, accepted: list[Record]) -> LedgerProblem | None:
 
 
 def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str | None = None,
-                    prior: list[LedgerProblem] | None = None) -> pd.DataFrame:
+                    prior: list[LedgerProblem] | None = None,
+                    frozen: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> pd.DataFrame:
     """Apply accepted records, in release order, to upstream ``instances``; return maintained rows.
 
     ``upto`` limits application to records of releases <= ``upto`` (``None`` = all, including
     unreleased records). Raises :class:`LedgerError` with every problem found; nothing is returned
-    partially.
+    partially. ``frozen``: per published release, the input verdicts it published (a record of that
+    release is held to them, not to today's verifier).
     """
     df = instances.copy()
     keep = [c for c in df.columns if c not in MAINTAINED_COLUMNS]
@@ -248,7 +253,7 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
 
     selected = [r for r in records if upto is None or (r.release != UNRELEASED and bool(SEMVER.match(r.release))
                                                        and release_key(r.release) <= release_key(upto))]
-    problems += _check_records(selected, index, rows)
+    problems += _check_records(selected, index, rows, frozen)
 
     positions = {id(r): n for n, r in enumerate(records)}
     accepted = sorted((r for r in selected if _replayable(r)),
@@ -309,6 +314,7 @@ def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | Non
         from medcalc_maintained.ledger.published import published_problems
 
         problems = [*problems, *published_problems(records, history, complete=whole_ledger)]
-    out = check_and_apply(instances, records, upto=upto, prior=problems)
+    frozen = {v: p.verdicts for v, p in history.items()} if history is not None else None  # published.frozen_verdicts
+    out = check_and_apply(instances, records, upto=upto, prior=problems, frozen=frozen)
     drop = [c for c in ("entities", "gt_kind", "gt_value", "gt_date") if c in out.columns]
     return out.drop(columns=drop)

@@ -19,6 +19,7 @@ from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
+from medcalc_maintained.ledger.published import frozen_verdicts, load_published
 from medcalc_maintained.ledger.records import (
     ERROR_TYPES,
     SOURCES,
@@ -101,7 +102,8 @@ def current_row(project: Project, split: str, uid: int, instances: pd.DataFrame 
     upstream ``Relevant Entities``; ``collected``: the ledger's records already read."""
     if instances is None:
         instances = read_parquet(project.instances, "upstream instances", "ingest")
-    current = build(instances, project.ledger_paths, upto=None, collected=collected)
+    current = build(instances, project.ledger_paths, upto=None, collected=collected,
+                    history=load_published(project.published))
     hit = current[(current["split"].astype(str) == split) & (current["uid"] == int(uid))]
     if hit.empty:
         raise DataError(project.instances, f"uid {uid} does not exist in split {split!r}", row=uid, field="uid")
@@ -208,5 +210,6 @@ def _propose_locked(project: Project, instances: pd.DataFrame, target: Path, *, 
         raise DataError("--error-type", f"a {status} label needs an error type ({', '.join(ERROR_TYPES)})")
     before, text = _new_text(target, rec)
     others = load([f for f in files if f.resolve() != target.resolve()])
-    write_checked(target, text, others=others, instances=instances, expected=before)
+    write_checked(target, text, others=others, instances=instances, expected=before,
+                  frozen=frozen_verdicts(project.published))
     return Proposal(rec, target)

@@ -88,6 +88,12 @@ def load_published(path: os.PathLike | str) -> dict[str, Published]:
     return out
 
 
+def frozen_verdicts(path: os.PathLike | str) -> dict[str, Mapping[str, Mapping[str, Any]]]:
+    """Per published release of ``path``, the input verdicts it published: what holds its records'
+    inputs (``ledger/apply.py: check_and_apply``), whatever today's verifier says."""
+    return {v: p.verdicts for v, p in load_published(path).items()}
+
+
 def write_published(path: os.PathLike | str, history: Mapping[str, Published]) -> Path:
     """Write ``history`` to ``path`` (atomically; versions and keys sorted, so the bytes are stable)."""
     from medcalc_maintained.core.versions import version_key

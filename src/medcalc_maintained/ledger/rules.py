@@ -91,13 +91,15 @@ def record_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_type: 
 
 
 def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_type: str, style: str | None,
-                        note: Any, entities: Any) -> list[tuple[str, str]]:
+                        note: Any, entities: Any, frozen: Mapping[str, Mapping[str, Any]] | None = None
+                        ) -> list[tuple[str, str]]:
     """(field, problem) of a record's derivation: the named ``definition`` exists, the ``inputs``
     quote the note, an ``override`` has a physician reviewer, and a record that states inputs or a
     definition (and is no override) reproduces its ``new_value`` (MedCalc-Bench grading; an ``N/A``
     is reproduced when the derivation gives no value). Every problem is listed: an unknown
     ``definition`` still has its inputs checked (only the reproduction, which needs the definition,
-    is skipped)."""
+    is skipped). ``frozen``: the verdicts the record's release published (``ledger/published.py``), which
+    decide its inputs instead of today's verifier."""
     out: list[tuple[str, str]] = []
     if rec.get("override") is not None and not is_physician(rec):
         out.append(("override", "an override (a value no derivation gives) needs a physician reviewer"))
@@ -108,7 +110,8 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     shape = D.input_problems(calculator_id, inputs, note)
     out += [("inputs", p) for p in shape]
     if not shape and _derivable(inputs) and inputs and rules(rec.get("release", UNRELEASED)).evidence_gate:
-        out += [("inputs", p) for p in evidence_problems(calculator_id, inputs, note, entities, rec.get("definition"))]
+        out += [("inputs", p) for p in evidence_problems(calculator_id, inputs, note, entities, rec.get("definition"),
+                                                         frozen=frozen)]
     # nothing to derive: an override, no stated derivation, an unknown definition, malformed inputs
     if unknown or not _derivable(inputs) or rec.get("override") is not None or (
             not inputs and rec.get("definition") is None):
@@ -130,19 +133,25 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     return out
 
 
-def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities: Any, definition: Any = None) -> list[str]:
+def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities: Any, definition: Any = None, *,
+                      frozen: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
     """The evidence rules of records of releases from ``EVIDENCE_FROM`` on (and unreleased ones):
     every input's quote is accepted by the evidence verifier (``calculators/evidence.py``; the
-    problem names the input, its quote and the rule), and no input changes nothing."""
+    problem names the input, its quote and the rule), and no input changes nothing. An input whose
+    verdict its published release froze (``frozen``, by ``ledger/published.py: verdict_key``) keeps it:
+    a later verifier never rewrites what a published record was accepted on."""
     from medcalc_maintained.calculators.evidence import verify
+    from medcalc_maintained.ledger.published import verdict_key
 
     out = []
     text = note if isinstance(note, str) else None
     for n, inp in enumerate(inputs):
-        v = verify(int(calculator_id), inp, text)
-        if not v.supports:
+        kept = (frozen or {}).get(verdict_key(int(calculator_id), text, inp))
+        supports, rule, reason = (bool(kept.get("supports")), kept.get("rule"), kept.get("reason")) if kept else \
+            (lambda v: (v.supports, v.rule, v.reason))(verify(int(calculator_id), inp, text))
+        if not supports:
             quote = str((inp.get("evidence") or {}).get("text") or "")
-            out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {v.rule}: {v.reason}")
+            out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {rule}: {reason}")
     ents = entities_or_empty(entities)
     for n in D.inert_inputs(int(calculator_id), ents, [dict(i) for i in inputs], definition):
         out.append(f"inputs[{n}] ({inputs[n].get('name')}) changes nothing: the definition gives the same value "

@@ -19,7 +19,7 @@ import fcntl
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -67,12 +67,13 @@ def _current_text(target: Path) -> str | None:
 
 
 def write_checked(target: Path, text: str, *, others: list[Record], instances: pd.DataFrame,
-                  expected: str | None = None) -> list[Record]:
+                  expected: str | None = None, frozen: Mapping[str, Any] | None = None) -> list[Record]:
     """Write ``text`` to ``target`` if it parses and the ledger ``others`` + it still applies.
 
     ``expected`` is the text the caller read from ``target`` (``None``: the file did not exist);
     when the file changed or appeared since, nothing is replaced. Returns the records read from the
-    new text. Raises :class:`LedgerError` (problems of the candidate are named by ``target``) or
+    new text. ``frozen``: the published releases' input verdicts (``ledger/published.py: frozen_verdicts``),
+    which hold their records. Raises :class:`LedgerError` (problems of the candidate are named by ``target``) or
     :class:`DataError`, and leaves ``target`` untouched otherwise.
     """
     target = Path(target)
@@ -85,7 +86,7 @@ def write_checked(target: Path, text: str, *, others: list[Record], instances: p
             new = load([cand])
             for rec in new:  # checked as if it were at target: same order and names as after the write
                 rec.path = str(target)
-            check_and_apply(instances, list(others) + new, upto=None)
+            check_and_apply(instances, list(others) + new, upto=None, frozen=frozen)
         except LedgerError as exc:
             for p in exc.problems:
                 if p.path == str(cand):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -210,21 +210,24 @@ def _underivable(packet: Packet, records: list[dict[str, Any]], instances: pd.Da
 def import_packet(path: Path, *, instances: pd.DataFrame, ledger_paths: list[Path], relabel: pd.DataFrame | None,
                   recompute: pd.DataFrame | None, reviewers: list[Reviewer], adjudication: Adjudication,
                   out: Path, decided_at: str, partial: bool = False,
-                  next_free: bool = False, exports: Path | None = None) -> tuple[list[dict[str, Any]], Packet]:
+                  next_free: bool = False, exports: Path | None = None,
+                  frozen: Mapping[str, Any] | None = None) -> tuple[list[dict[str, Any]], Packet]:
     """Read, adjudicate, check and write a packet's records to ``out`` (``next_free``: or, when ``out``
     exists, to the first free ``<stem>-N<suffix>`` beside it; ``packet.written`` names the file),
-    holding the ledger lock of ``out``'s directory; nothing is written on error."""
+    holding the ledger lock of ``out``'s directory; nothing is written on error. ``frozen``: the published
+    releases' input verdicts (``ledger/published.py: frozen_verdicts``), which hold their records."""
     out = Path(out)
     packet = read_packet(path, instances, partial=partial, exports=exports)
     with ledger_lock(out.parent):
         return _import_locked(packet, instances=instances, ledger_paths=ledger_paths, relabel=relabel,
                               recompute=recompute, reviewers=reviewers, adjudication=adjudication, out=out,
-                              decided_at=decided_at, next_free=next_free)
+                              decided_at=decided_at, next_free=next_free, frozen=frozen)
 
 
 def _import_locked(packet: Packet, *, instances: pd.DataFrame, ledger_paths: list[Path], relabel: pd.DataFrame | None,
                    recompute: pd.DataFrame | None, reviewers: list[Reviewer], adjudication: Adjudication,
-                   out: Path, decided_at: str, next_free: bool) -> tuple[list[dict[str, Any]], Packet]:
+                   out: Path, decided_at: str, next_free: bool,
+                   frozen: Mapping[str, Any] | None = None) -> tuple[list[dict[str, Any]], Packet]:
     """The ledger read, check and write of :func:`import_packet`, under the ledger lock."""
     path = packet.path
     base, n = out, 2
@@ -241,7 +244,7 @@ def _import_locked(packet: Packet, *, instances: pd.DataFrame, ledger_paths: lis
     existing, problems = collect(ledger_paths)
     if problems:
         raise LedgerError(problems)
-    maintained = check_and_apply(instances, existing)
+    maintained = check_and_apply(instances, existing, frozen=frozen)
     records = build_records(packet, reviewer, instances, maintained, relabel, recompute, deferred_reviews(existing),
                             adjudication, decided_at=decided_at)
     taken = {r.id: r.path for r in existing}
@@ -259,7 +262,8 @@ def _import_locked(packet: Packet, *, instances: pd.DataFrame, ledger_paths: lis
               "Physician answers from a single-blind review packet; accepted records change the maintained label,\n"
               "deferred ones wait for a second reviewer.")
     try:
-        write_checked(out, dump(records, out, batch=batch, header=header), others=existing, instances=instances)
+        write_checked(out, dump(records, out, batch=batch, header=header), others=existing, instances=instances,
+                      frozen=frozen)
     except LedgerError as exc:
         raise _at_packet_rows(exc, out, packet, records) from None
     packet.written = out

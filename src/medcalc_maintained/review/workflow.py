@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.ledger.published import frozen_verdicts
 from medcalc_maintained.ledger.write import ledger_target
 from medcalc_maintained.planning.triage import Reviewer, TriageConfig, read_queue
 from medcalc_maintained.project import Project
@@ -111,5 +112,5 @@ def import_(project: Project, packet: Path, *, out: Path | None = None, decided_
     records, pk = import_packet(packet, instances=inst, ledger_paths=project.ledger_paths, relabel=relabel,
                                 recompute=recompute, reviewers=cfg.reviewers, adjudication=adj, out=target,
                                 decided_at=day, partial=partial, next_free=out is None,
-                                exports=project.review_exports)
+                                exports=project.review_exports, frozen=frozen_verdicts(project.published))
     return Import(records, pk, pk.written or target)
