@@ -40,6 +40,12 @@ Flags (criteria), categories and absent values
     names the criterion nowhere without negation; a category is named by its option's phrase (an option
     that states the finding absent, such as ``absent`` ascites, also by the finding negated).
 
+Dosed drugs (the steroid conversion's ``input steroid`` and ``target steroid``, the MME's ``opioids``; :mod:`.evidence_dose`)
+    the quote names the drug (generic or brand) and prints its dose with its unit (for an opioid also how
+    many times a day); a route the quote states is the input's, and one it does not state is read only
+    where the conversion does not depend on it. ``target steroid`` is the steroid the quote converts
+    to, which the row's question states.
+
 A search may propose inputs; only this verifier certifies them (``ledger/reconstruct.py``,
 ``ledger/derivation.py``, the release contract ``evidence_supports_inputs``).
 """
@@ -48,6 +54,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import evidence_quantity as Q
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
@@ -216,6 +223,10 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
     if quote and note is not None and isinstance(start, int) and isinstance(end, int):
         text, qs, qe = note, start, end
     outside = _population_problem(calculator_id, spec, value, inp.get("unit"))
+    if (spec.accessor in D.ACCESSORS or spec.name.lower() in D.TARGET_INPUTS) and not _is_absent(value):
+        if not quote.strip():
+            return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
+        return D.dose_verdict(spec, value, text, qs, qe)
     if spec.accessor in ("quantity", "number") and not _is_absent(value):
         if not quote.strip():
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
