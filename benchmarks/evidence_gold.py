@@ -26,14 +26,21 @@ import pandas as pd
 from _common import ROOT, upstream
 
 from medcalc_maintained.calculators.evidence import verify
+from medcalc_maintained.core.rows import parse_entities
 
 GOLD_V1 = ROOT / "tests" / "data" / "evidence_gold.csv"
 GOLD_V2 = ROOT / "tests" / "data" / "evidence_gold_v2"
 
 
 def value_of(text: str):
-    """A gold cell's value as a recorded input carries it: true/false, a number, else the text."""
+    """A gold cell's value as a recorded input carries it: true/false, a number, a list (a dosed drug,
+    ``['PredniSONE PO', 45.802, 'mg']``, printed as the upstream entities print it), else the text."""
     t = text.strip()
+    if t.startswith("["):
+        try:
+            return parse_entities("{'value': " + t + "}")["value"]  # the one literal parser (core/rows.py)
+        except (ValueError, SyntaxError):
+            return t
     if t.lower() in ("true", "false"):
         return t.lower() == "true"
     if t.lower() in ("", "null", "none"):

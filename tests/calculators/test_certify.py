@@ -3,6 +3,8 @@ the convention for silence, recorded inputs over upstream entities, and inputs t
 
 from __future__ import annotations
 
+import pytest
+
 from medcalc_maintained.calculators.certify import VERDICTS, certify_row, derived_from_evidence, row_verdict
 
 # CHA2DS2-VASc (calculator 4): age, sex and criteria, some read under two names
@@ -87,3 +89,56 @@ def test_a_question_input_is_not_read_from_the_note_and_another_option_needs_the
              "The rest of the laboratories were within normal limits including a TSH level.")
     items = _by_name(certify_row(18, {"Initial troponin": "greater than three times normal limit"}, heart))
     assert items["Initial troponin"].verdict != "contradicts"
+
+
+# the steroid conversion (24): the dose in the note, the target in the question
+STEROID_NOTE = "Patient has taken 7.96 mg of Dexamethasone PO."
+STEROID_QUESTION = ("Based on the patient's dose of Dexamethasone PO, what is the equivalent dosage in mg of "
+                    "PrednisoLONE PO?")
+STEROID = {"input steroid": ["Dexamethasone PO", 7.96, "mg"], "target steroid": "PrednisoLONE PO"}
+
+
+def test_an_input_the_question_states_is_certified_from_the_question_with_its_quote_there():
+    items = _by_name(certify_row(24, STEROID, STEROID_NOTE, question=STEROID_QUESTION))
+    dose, target = items["input steroid"], items["target steroid"]
+    assert (dose.verdict, dose.quote_in) == ("supports", "note") and "7.96 mg" in dose.quote["text"]
+    assert (target.verdict, target.quote_in) == ("supports", "question")
+    assert STEROID_QUESTION[target.quote["start"]:target.quote["end"]] == target.quote["text"]
+    assert target.document()["quote_in"] == "question" and row_verdict(items.values()) == "certified"
+    # without the question it is not addressed, as before
+    alone = _by_name(certify_row(24, STEROID, STEROID_NOTE))["target steroid"]
+    assert (alone.verdict, alone.rule, alone.document()["quote_in"]) == ("not_addressed", "question-input", None)
+
+
+def test_the_question_certifies_nothing_the_note_must_state():
+    # the question names the dosed steroid too; the note does not dose it: not certified from the question
+    items = _by_name(certify_row(24, STEROID, "The patient presented with an asthma exacerbation.",
+                                 question=STEROID_QUESTION))
+    assert items["input steroid"].verdict == "not_addressed" and items["input steroid"].quote_in == "note"
+    from medcalc_maintained.calculators.certify import Note, certify_input
+    from medcalc_maintained.calculators.inputs import declared_inputs
+
+    spec = next(s for s in declared_inputs(24) if s.name == "input steroid")
+    with pytest.raises(ValueError, match="never read in the question"):
+        certify_input(24, spec, STEROID["input steroid"], None, "upstream", Note(STEROID_QUESTION), quote_in="question")
+
+
+def test_a_question_naming_another_target_contradicts_with_its_quote():
+    q = STEROID_QUESTION.replace("PrednisoLONE PO", "Hydrocortisone IV")
+    target = _by_name(certify_row(24, STEROID, STEROID_NOTE, question=q))["target steroid"]
+    assert (target.verdict, target.note_value, target.quote_in) == ("contradicts", "hydrocortisone iv", "question")
+
+
+# the MME (49): one input, the list of opioids from the <Opioid> Dose / Dose Per Day entities
+MME_NOTE = "He takes 10 mg of oxycodone twice daily.\nHe also takes tramadol 50 mg three times a day."
+MME = {"OxyCODONE Dose": [10, "mg"], "OxyCODONE Dose Per Day": [2, "per day"], "TraMADol Dose": [50, "mg"],
+       "TraMADol Dose Per Day": [3, "per day"]}
+
+
+def test_an_opioid_list_over_two_sentences_is_certified_and_another_dose_contradicts():
+    got = _by_name(certify_row(49, MME, MME_NOTE))["opioids"]
+    assert (got.verdict, got.source) == ("supports", "upstream") and got.quote["text"].count("takes") == 2
+    wrong = _by_name(certify_row(49, {**MME, "TraMADol Dose Per Day": [2, "per day"]}, MME_NOTE))["opioids"]
+    assert wrong.verdict == "contradicts" and wrong.note_value == [["oxycodone", 10.0, "mg", 2.0], ["tramadol", 50.0, "mg", 3.0]]
+    silent = _by_name(certify_row(49, MME, "He takes oxycodone and tramadol for back pain."))["opioids"]
+    assert silent.verdict == "not_addressed"

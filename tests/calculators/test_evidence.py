@@ -315,3 +315,32 @@ def test_propose_refuses_a_value_for_a_patient_outside_the_calculators_populatio
     r = _invoke(small, "propose", "--uid", "291", "--new-value", "N/A", "--error-type", "unanswerable",
                 "--rationale", "FIB-4 is not defined for a child.", "--date", "2026-11-27")
     assert r.exit_code == 0, r.output
+
+
+# --------------------------------------------------------------------------------------------
+# categories named by general clinical phrasings (issue 45): a scheduled dialysis is severe CKD; a chest pain
+# unrelated to exertion is a slightly suspicious history and an oppressive one a highly suspicious history; a
+# phrase of one option inside a longer phrase of another names only the longer one
+
+def _whole(text: str, name: str, value) -> dict:
+    return {"name": name, "value": value, "unit": None, "evidence": {"start": 0, "end": len(text), "text": text}}
+
+
+@pytest.mark.parametrize("cid, name, text, value, supports", [
+    (32, "Moderate to severe Chronic Kidney Disease", "He is on thrice-weekly hemodialysis.", "Severe", True),
+    (32, "Moderate to severe Chronic Kidney Disease", "She receives maintenance dialysis.", "Moderate to severe", True),
+    (32, "Moderate to severe Chronic Kidney Disease", "He is on thrice-weekly hemodialysis.", "Mild", False),
+    (32, "Moderate to severe Chronic Kidney Disease", "She never needed maintenance dialysis.", "Severe", False),
+    (18, "Suspicion History", "Chest pain that is constant and unrelated to exertion.", "Slightly suspicious", True),
+    (18, "Suspicion History", "Chest pain that is constant and unrelated to exertion.", "Highly suspicious", False),
+    (18, "Suspicion History", "He reports oppressive chest pain for two hours.", "Highly suspicious", True),
+    (18, "Suspicion History", "He denies oppressive chest pain.", "Highly suspicious", False),
+    (18, "Suspicion History", "He reports non-exertional chest pain.", "Slightly suspicious", True),
+    (18, "Suspicion History", "He reports non-exertional chest pain.", "Highly suspicious", False),  # not "exertional chest pain"
+    (18, "Suspicion History", "He reports exertional chest pain.", "Highly suspicious", True),
+    # a longer phrase of another option that does not negate this one masks nothing ("confined to bed rest")
+    (36, "Mobility", "He is confined to bed rest for 4 days after surgery.", "confined to bed >72 hours", True),
+])
+def test_category_phrasings_name_their_option_and_no_other(cid, name, text, value, supports):
+    v = verify(cid, _whole(text, name, value), text)
+    assert v.supports is supports, v

@@ -15,6 +15,15 @@ gives each declared input of the calculator one of three verdicts, as VeriFact d
 ``not_addressed``
     neither: no quote the verifier accepts states the value or another one.
 
+An input the row's question states rather than its note (:data:`QUESTION_INPUTS`: the steroid conversion's
+``target steroid``, "what is the equivalent dosage in mg of PrednisoLONE PO?") is read in the question, when
+:func:`certify_row` is given it: its quote then indexes the question, not the note (``quote_in``: ``question``;
+every other quote is the note's, ``note``). No other input is read in the question: what the note must state
+(a dose, a finding) is never certified from the question's wording. Dosed drugs (the steroid conversion's
+``input steroid``, the MME's ``opioids``, assembled from the ``<Opioid> Dose`` and ``... Dose Per Day``
+entities) are read by :mod:`.evidence_dose`; a list of opioids may span sentences, so the span from the first
+to the last sentence naming one is proposed too.
+
 The search only proposes: sentences that name the input (a term of its lexicon entry or one of its
 options) or print its value; only :func:`evidence.verify` certifies. A row is *derived from evidence*
 when every input its derivation uses is supported (:func:`derived_from_evidence`).
@@ -27,13 +36,14 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators import compute
+from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
 from medcalc_maintained.calculators.evidence import verify
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 
 VERDICTS = ("supports", "contradicts", "not_addressed")
-READABLE = ("quantity", "number", "flag", "choice", "date")  # the accessors the verifier reads
+READABLE = ("quantity", "number", "flag", "choice", "date", *D.ACCESSORS)  # the accessors the verifier reads
 QUESTION_INPUTS = frozenset({"target steroid"})  # inputs the question states, not the note
 MAX_NUMBERS = 12  # numbers of one sentence tried as the note's other value
 
@@ -53,10 +63,12 @@ class InputEvidence:
     rule: str = ""                    # the verifier's rule for the value (supports, or why not)
     reason: str = ""
     note_entity: Any = None           # the note's value as an entity value ([number, unit], a flag, an option)
+    quote_in: str = "note"            # what the quote indexes: note | question (QUESTION_INPUTS)
 
     def document(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source,
-                               "verdict": self.verdict, "quote": self.quote, "rule": self.rule, "reason": self.reason}
+                               "verdict": self.verdict, "quote": self.quote, "rule": self.rule, "reason": self.reason,
+                               "quote_in": self.quote_in if self.quote is not None else None}
         if self.verdict == "contradicts":
             doc["note_value"] = self.note_value
         if self.convention:
@@ -119,21 +131,25 @@ def _absent(value: Any) -> bool:
 
 
 def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, source: str, note: Note,
-                  recorded_quote: Mapping[str, Any] | None = None) -> InputEvidence:
-    """The verdict of one input (see the module docstring)."""
+                  recorded_quote: Mapping[str, Any] | None = None, *, quote_in: str = "note") -> InputEvidence:
+    """The verdict of one input (see the module docstring); ``note`` is the row's question where ``quote_in``
+    is ``question`` (only for :data:`QUESTION_INPUTS`)."""
     cid, text = int(calculator_id), note.text
     names, masks, patterns, phrases = _terms(spec)
     if spec.accessor not in READABLE:
         return InputEvidence(spec.name, value, unit, source, "not_addressed", None,
                              rule="not-read", reason=f"the verifier does not read a {spec.accessor} input")
-    if spec.name.lower() in QUESTION_INPUTS:
+    if (spec.name.lower() in QUESTION_INPUTS) != (quote_in == "question"):
+        if quote_in == "question":
+            raise ValueError(f"{spec.name} is stated by the note, never read in the question")
         return InputEvidence(spec.name, value, unit, source, "not_addressed", None,
                              rule="question-input", reason="the question states this input, not the note")
     named = [s for s, _ in L.term_spans(text, names + ((str(value),) if isinstance(value, str) else ()), masks, patterns)]
     if spec.accessor == "choice":
         named += [s for s, _ in L.term_spans(text, phrases)]
-    printed = [s for s, _, v in note.numbers if T.same_number(v, value)] if not isinstance(value, (bool, str)) else []
-    proposals = note.candidates(named + printed)
+    printed = [s for s, _, v in note.numbers if T.same_number(v, value)] \
+        if not isinstance(value, (bool, str, list, tuple)) else []
+    proposals = _proposals(spec, note, named + printed)
     tried: list[dict[str, Any]] = []
     if recorded_quote and recorded_quote.get("start") is not None:
         tried.append({"name": spec.name, "value": value, "unit": unit, "evidence": dict(recorded_quote)})
@@ -147,15 +163,24 @@ def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, so
         if v.supports:
             quote = dict(inp["evidence"]) if inp["evidence"].get("start") is not None else None
             return InputEvidence(spec.name, value, unit, source, "supports", quote, convention=quote is None,
-                                 rule=v.rule, reason=v.reason)
+                                 rule=v.rule, reason=v.reason, quote_in=quote_in)
     assert first is not None or not tried
     rule, reason = (first.rule, first.reason) if first else ("not-named", "the note names no term of the input")
-    other = _other_value(cid, spec, value, unit, note, note.candidates(named))
+    other = _other_value(cid, spec, value, unit, note, _proposals(spec, note, named))
     if other is not None:
         note_value, patched, quote, convention = other
         return InputEvidence(spec.name, value, unit, source, "contradicts", quote, note_value, convention, rule, reason,
-                             patched)
+                             patched, quote_in)
     return InputEvidence(spec.name, value, unit, source, "not_addressed", None, rule=rule, reason=reason)
+
+
+def _proposals(spec: InputSpec, note: Note, positions: list[int]) -> list[tuple[int, int]]:
+    """The sentences holding ``positions``; for a dosed drug also the span from the first to the last of them (a
+    list of drugs over several sentences)."""
+    spans = note.candidates(positions)
+    if spec.accessor in D.ACCESSORS and len(spans) > 1:
+        spans.append((spans[0][0], spans[-1][1]))
+    return spans
 
 
 def _other_value(cid: int, spec: InputSpec, value: Any, unit: Any, note: Note, proposals: list[tuple[int, int]]
@@ -182,6 +207,12 @@ def _other_value(cid: int, spec: InputSpec, value: Any, unit: Any, note: Note, p
                 if verify(cid, _input(spec, opt, None, span, text), text).supports:
                     return opt, opt, {"start": span[0], "end": span[1], "text": text[span[0]:span[1]]}, False
         return None
+    if spec.accessor in D.ACCESSORS:  # the widest reading first: a list of drugs over several sentences is one value
+        for span in sorted(proposals, key=lambda sp: sp[0] - sp[1]):
+            shown = D.read_value(spec, text, *span)
+            if shown is not None and verify(cid, _input(spec, shown, None, span, text), text).supports:
+                return shown, shown, {"start": span[0], "end": span[1], "text": text[span[0]:span[1]]}, False
+        return None
     if spec.accessor in ("quantity", "number"):
         for span in proposals:
             for a, b, v in [n for n in note.numbers if span[0] <= n[0] < span[1]][:MAX_NUMBERS]:
@@ -196,10 +227,11 @@ def _other_value(cid: int, spec: InputSpec, value: Any, unit: Any, note: Note, p
 
 
 def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: str,
-                recorded: Iterable[Mapping[str, Any]] = ()) -> list[InputEvidence]:
+                recorded: Iterable[Mapping[str, Any]] = (), question: str | None = None) -> list[InputEvidence]:
     """Every declared input of the calculator on one row: the value its derivation uses (a recorded input
-    over the upstream entity; an input in neither is absent) and its verdict."""
-    reader = Note(note)
+    over the upstream entity; an input in neither is absent) and its verdict; an input of
+    :data:`QUESTION_INPUTS` is read in ``question`` (left not addressed without one)."""
+    reader, asked = Note(note), (Note(question) if question and question.strip() else None)
     by_name = {str(i.get("name") or "").strip().lower(): i for i in recorded if isinstance(i, Mapping)}
     out = []
     for spec in declared_inputs(int(calculator_id)):
@@ -209,7 +241,14 @@ def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: st
             out.append(certify_input(calculator_id, spec, rec.get("value"), rec.get("unit"), "recorded", reader, ev))
             continue
         found, value, unit = _entity(spec, entities or {})
-        item = certify_input(calculator_id, spec, value, unit, "upstream" if found else "default", reader)
+        if spec.accessor == "opioid_list":
+            value = D.opioid_value(entities or {})
+            found = value is not None
+        if spec.name.lower() in QUESTION_INPUTS and asked is not None:
+            item = certify_input(calculator_id, spec, value, unit, "upstream" if found else "default", asked,
+                                 quote_in="question")
+        else:
+            item = certify_input(calculator_id, spec, value, unit, "upstream" if found else "default", reader)
         if not found and item.verdict == "contradicts" and not _changes(calculator_id, entities or {}, spec, item):
             continue  # the derivation does not use it (another name of it is in the entities, or it decides nothing)
         out.append(item)

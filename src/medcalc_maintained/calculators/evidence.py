@@ -48,12 +48,19 @@ Flags (criteria), categories and absent values
     recent surgery's absence); an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
-    names the criterion nowhere without negation; a category is named by its option's phrase (an option
-    that states the finding absent, such as ``absent`` ascites, also by the finding negated); a best response (a GCS
-    component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
+    names the criterion nowhere without negation; a category is named by its option's phrase, not inside a longer
+    phrase of another option that negates it (``non-exertional chest pain`` states no ``exertional chest pain``), an
+    option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a best response (a
+    GCS component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
     response (``speech was disjointed and included inappropriate words`` is inappropriate words, not confused;
-    ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination that could not be done unless the quote names the
-    component.
+    ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination
+    that could not be done unless the quote names the component.
+
+Dosed drugs (the steroid conversion's ``input steroid`` and ``target steroid``, the MME's ``opioids``; :mod:`.evidence_dose`)
+    the quote names the drug (generic or brand) and prints its dose with its unit (for an opioid also how
+    many times a day); a route the quote states is the input's, and one it does not state is read only
+    where the conversion does not depend on it. ``target steroid`` is the steroid the quote converts
+    to, which the row's question states.
 
 A search may propose inputs; only this verifier certifies them (``ledger/reconstruct.py``,
 ``ledger/derivation.py``, the release contract ``evidence_supports_inputs``).
@@ -64,6 +71,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
+from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import evidence_quantity as Q
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
@@ -278,6 +286,18 @@ def _option_terms(spec: InputSpec, entry: L.Entry | None, value: Any) -> tuple[s
     return tuple(p for p in phrases if p)
 
 
+def _other_options(entry: L.Entry, terms: tuple[str, ...]) -> tuple[str, ...]:
+    """The negated phrases of the other options ("non-", "not ", "un-"), which mask a phrase of this one they
+    contain: "non-exertional chest pain" states a slightly suspicious history, not the "exertional chest pain" of
+    a highly suspicious one (a longer phrase that does not negate it, "confined to bed rest", masks nothing)."""
+    mine = {t.lower() for t in terms}
+    return tuple(dict.fromkeys(p for _, ps in entry.options for p in ps
+                               if p.lower() not in mine and NEGATED_PHRASE.match(p)))
+
+
+NEGATED_PHRASE = re.compile(r"(?:non|not\s|un)", re.I)
+
+
 def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
     """Whether the quote of one recorded input states its value (see the module docstring)."""
     name = str(inp.get("name") or "")
@@ -295,6 +315,10 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
     if quote and note is not None and isinstance(start, int) and isinstance(end, int):
         text, qs, qe = note, start, end
     outside = _population_problem(calculator_id, spec, value, inp.get("unit"))
+    if (spec.accessor in D.ACCESSORS or spec.name.lower() in D.TARGET_INPUTS) and not _is_absent(value):
+        if not quote.strip():
+            return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
+        return D.dose_verdict(spec, value, text, qs, qe)
     if spec.accessor in ("quantity", "number") and not _is_absent(value):
         if not quote.strip():
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
@@ -306,7 +330,7 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
         if not quote.strip():
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
         terms = _option_terms(spec, entry, value)
-        fake = L.Entry(terms, entry.masks if entry else (), (), (), ())
+        fake = L.Entry(terms, (entry.masks + _other_options(entry, terms)) if entry else (), (), (), ())
         v = _criterion_verdict(spec, fake, {**inp, "value": True}, text, qs, qe, note, terms)
         v = (_option_problem(spec, entry, value, text, qs, qe, terms) or v) if v.supports else v
         if not v.supports and entry is not None and entry.names and str(value).strip().lower() in ABSENT_OPTIONS:

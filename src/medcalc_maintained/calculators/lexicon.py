@@ -1,7 +1,8 @@
 """The lexicon of the evidence verifier (``lexicon.yaml`` beside this module): per declared input the
 terms a note uses to name it, the phrases that contain a term but mean something else, terms that
 negate it, wider terms whose negation negates it, and, for choices, the phrases that state each
-option; plus the other quantities notes print. Terms match whole words (case-insensitive; a term of
+option; plus the other quantities notes print, and the dosed drugs (``drugs``: per drug of the steroid
+conversion and the MME its names, those that state a route, and the words of each route; :func:`drug_lexicon`). Terms match whole words (case-insensitive; a term of
 at most four characters with a capital, such as ``HR``, ``Cr`` or ``Mg``, keeps its case); nothing
 matches by word stem.
 """
@@ -87,6 +88,54 @@ def load_lexicon() -> tuple[dict[str, Entry], tuple[str, ...]]:
     return entries, other
 
 
+@dataclass(frozen=True)
+class Drug:
+    """One dosed drug (its conversion's key): names that state no route, and per route the names that state it."""
+
+    key: str
+    names: tuple[str, ...]
+    routed: tuple[tuple[str, tuple[str, ...]], ...]  # (route, names of the drug that state it)
+
+
+@dataclass(frozen=True)
+class Drugs:
+    """The ``drugs`` section: steroids and opioids by key, names that state no form, words of each route."""
+
+    steroids: tuple[Drug, ...]
+    opioids: tuple[Drug, ...]
+    forms: tuple[tuple[str, tuple[str, ...]], ...]
+    routes: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def _mapping(value: Any, path: Path, fld: str) -> dict:
+    if not isinstance(value, dict):
+        raise DataError(path, "expected a mapping", field=fld)
+    return value
+
+
+@lru_cache(maxsize=1)
+def drug_lexicon() -> Drugs:
+    """The ``drugs`` section of ``lexicon.yaml`` (see its header comment)."""
+    res = resources.files("medcalc_maintained.calculators").joinpath(LEXICON_FILE)
+    path = Path(str(res))
+    data = _mapping(load_yaml(res.read_text("utf-8"), where=str(path)) or {}, path, "(top)")
+    raw = _mapping(data.get("drugs") or {}, path, "drugs")
+
+    def group(fld: str) -> tuple[Drug, ...]:
+        out = []
+        for key, spec in _mapping(raw.get(fld) or {}, path, f"drugs.{fld}").items():
+            spec = _mapping(spec, path, f"drugs.{fld}.{key}")
+            out.append(Drug(str(key).lower(), _str_list(spec.get("names"), path, str(key), "names"),
+                            tuple((r, _str_list(spec.get(r), path, str(key), r)) for r in ("po", "iv") if spec.get(r))))
+        return tuple(out)
+
+    def lists(fld: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return tuple((str(k).lower(), _str_list(v, path, str(k), fld))
+                     for k, v in _mapping(raw.get(fld) or {}, path, f"drugs.{fld}").items())
+
+    return Drugs(group("steroids"), group("opioids"), lists("forms"), lists("routes"))
+
+
 def lexicon_entry(name: str) -> Entry | None:
     """The lexicon entry of a declared input name (case-insensitive), or ``None``."""
     return load_lexicon()[0].get(str(name).strip().lower())
@@ -170,4 +219,4 @@ def keys_of(name: str) -> set[str]:
     return {k for k, e in entries.items() if mine is not None and e is mine}
 
 
-__all__ = ["Entry", "LEXICON_FILE", "all_quantities", "keys_of", "lexicon_entry", "load_lexicon", "mentions", "term_spans"]
+__all__ = ["Drug", "Drugs", "Entry", "drug_lexicon", "LEXICON_FILE", "all_quantities", "keys_of", "lexicon_entry", "load_lexicon", "mentions", "term_spans"]

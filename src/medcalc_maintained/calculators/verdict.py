@@ -1,7 +1,7 @@
 """The verdict of the evidence verifier on one recorded input, and the rules that decide it.
 
 :mod:`medcalc_maintained.calculators.evidence` reads criteria and categories and
-:mod:`medcalc_maintained.calculators.evidence_quantity` reads numbers; both answer with a :class:`Verdict`
+:mod:`medcalc_maintained.calculators.evidence_quantity` reads numbers, :mod:`medcalc_maintained.calculators.evidence_dose` dosed drugs; each answers with a :class:`Verdict`
 naming one rule of :data:`RULES`.
 """
 
@@ -36,6 +36,10 @@ RULES: dict[str, str] = {
                     "better response of the same input (speech disjointed with inappropriate words is not confused "
                     "conversation; unresponsive to verbal stimuli but moaned is no absent verbal response)",
     "treatment-effect": "the finding is the effect of a treatment given, not the patient's condition",
+    "route-mismatch": "the quote states another route (or form) of the drug than the input's",
+    "route-not-stated": "the quote states no route (or form) of a drug whose conversion depends on it",
+    "frequency-not-stated": "the quote does not say how many times a day the drug is taken",
+    "unlisted-drug": "the quote doses a drug the input's list of drugs lacks",
     "outside-population": "the recorded age or sex puts the patient outside the population the calculator's source "
                           "publication states (calculators/populations.yaml)",
 }

@@ -6,12 +6,15 @@ row of the maintained labels (stage ``apply``: every record applied, released or
 input of its calculator gets one of three verdicts (:mod:`medcalc_maintained.calculators.certify`):
 ``supports`` (a quote the evidence verifier accepts, or the definition's convention for an
 unmentioned criterion), ``contradicts`` (the note states another value, with that quote) or
-``not_addressed``. Writes under ``certify.out``:
+``not_addressed``; the row's ``Question`` is read only for the inputs it states
+(``calculators/certify.py: QUESTION_INPUTS``). Writes under ``certify.out``:
 
 ``inputs.parquet``  one row per input: ``split``, ``uid``, ``Calculator ID``, ``name``, ``value``
                     and ``note_value`` (JSON text), ``unit``, ``source`` (upstream | recorded |
                     default), ``verdict``, ``convention``, the quote (``quote_start``,
-                    ``quote_end``, ``quote_text``), the verifier's ``rule`` and ``reason``
+                    ``quote_end``, ``quote_text``) and what it indexes (``quote_in``: ``note``, or
+                    ``question`` for an input the row's question states, the steroid conversion's
+                    ``target steroid``; null without a quote), the verifier's ``rule`` and ``reason``
 ``summary.json``    the verified rows and the rows of ``default`` by row verdict (``certified``:
                     every input supported; ``contradicted``: an input contradicted; ``not_addressed``),
                     inputs by source and verdict, and the rules of the inputs not addressed
@@ -41,11 +44,12 @@ from medcalc_maintained.project import Project
 INPUTS, SUMMARY = "inputs.parquet", "summary.json"
 ROW_VERDICTS = ("certified", "contradicted", "not_addressed")
 COLUMNS = ["split", "uid", "Calculator ID", "name", "value", "unit", "source", "verdict", "convention", "quote_start",
-           "quote_end", "quote_text", "note_value", "rule", "reason"]
+           "quote_end", "quote_text", "quote_in", "note_value", "rule", "reason"]
 
 
-def _certify(chunk: Sequence[tuple[int, Any, str, list]]) -> list[list[dict[str, Any]]]:
-    return [[i.document() for i in certify_row(cid, ents, note, recorded)] for cid, ents, note, recorded in chunk]
+def _certify(chunk: Sequence[tuple[int, Any, str, list, str]]) -> list[list[dict[str, Any]]]:
+    return [[i.document() for i in certify_row(cid, ents, note, recorded, question)]
+            for cid, ents, note, recorded, question in chunk]
 
 
 def row_verdict(docs: list[dict[str, Any]]) -> str:
@@ -68,7 +72,7 @@ def _frame(rows: list[dict[str, Any]], docs: list[list[dict[str, Any]]]) -> pd.D
             out.append({"split": r["split"], "uid": int(r["uid"]), "Calculator ID": int(r["Calculator ID"]),
                         "name": d["name"], "value": _text(d["value"]), "unit": d.get("unit"), "source": d["source"],
                         "verdict": d["verdict"], "convention": bool(d.get("convention")), "quote_start": q.get("start"),
-                        "quote_end": q.get("end"), "quote_text": q.get("text"), "note_value": _text(d.get("note_value")),
+                        "quote_end": q.get("end"), "quote_text": q.get("text"), "quote_in": d.get("quote_in"), "note_value": _text(d.get("note_value")),
                         "rule": d.get("rule") or "", "reason": d.get("reason") or ""})
     frame = pd.DataFrame(out, columns=COLUMNS)
     for c in ("quote_start", "quote_end"):
@@ -109,7 +113,7 @@ def run(project: Project, *, workers: int | None = None, progress: bool = False)
     for r in rows:
         rec = label_record(by_id, [i for i in str(r.get("Correction IDs") or "").split(";") if i])
         items.append((int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
-                      str(r["Patient Note"]), list((rec or {}).get("inputs") or [])))
+                      str(r["Patient Note"]), list((rec or {}).get("inputs") or []), str(r.get("Question") or "")))
     n = workers if workers is not None else int(project.param("certify.workers"))
     t0 = time.perf_counter()
     docs = map_chunks(_certify, items, workers=n, progress="certifying the inputs" if progress else None, chunk=16)

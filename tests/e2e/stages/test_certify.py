@@ -12,7 +12,7 @@ import pytest
 
 from medcalc_maintained.project import Project
 
-UIDS = (1, 2, 41, 47, 146, 240, 300, 500)
+UIDS = (1, 2, 41, 47, 146, 240, 300, 500, 951)  # 951: a steroid conversion, its target stated by the question
 
 
 @pytest.fixture
@@ -33,10 +33,14 @@ def test_every_input_of_every_verified_row_has_a_verdict(certified):
     verified = verified[verified["Label Status"] != "unverified"]
     assert set(frame["uid"]) == set(verified["uid"].astype(int))
     assert set(frame["verdict"]) <= {"supports", "contradicts", "not_addressed"}
-    # a supported input quotes the note itself at its offsets (or is absent by the definition's convention)
-    notes = dict(zip(verified["uid"].astype(int), verified["Patient Note"]))
+    # a supported input quotes the note itself at its offsets (or is absent by the definition's convention); an
+    # input the question states quotes the question
+    texts = {"note": dict(zip(verified["uid"].astype(int), verified["Patient Note"])),
+             "question": dict(zip(verified["uid"].astype(int), verified["Question"]))}
     for r in frame[(frame["verdict"] == "supports") & ~frame["convention"]].to_dict("records"):
-        assert notes[r["uid"]][r["quote_start"]:r["quote_end"]] == r["quote_text"], r
+        assert texts[r["quote_in"]][r["uid"]][r["quote_start"]:r["quote_end"]] == r["quote_text"], r
+    assert set(frame.loc[frame["quote_in"] == "question", "name"]) == {"target steroid"}
+    assert frame["quote_in"].isna().equals(frame["quote_start"].isna())
     v = summary["verified"]
     assert v["rows"] == len(verified) == sum(v[k]["rows"] for k in ("certified", "contradicted", "not_addressed"))
     on_disk = json.loads((p.path("data/evidence") / "summary.json").read_text())
