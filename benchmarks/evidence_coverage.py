@@ -24,15 +24,8 @@ import pandas as pd
 from _common import ROOT
 
 from medcalc_maintained.calculators import load_all
-from medcalc_maintained.calculators.certify import certify_row
-from medcalc_maintained.core.parallel import map_chunks
-
-
-def _rows(chunk):
-    out = []
-    for cid, ents, note, recorded in chunk:
-        out.append([i.document() for i in certify_row(cid, ents, note, recorded)])
-    return out
+from medcalc_maintained.calculators.certify import row_verdict
+from medcalc_maintained.ledger.evidence_rows import certify_items
 
 
 def main() -> None:
@@ -48,10 +41,11 @@ def main() -> None:
     status = dict(zip(full["uid"].astype(int), full["Label Status"]))
     recorded = {int(u): (json.loads(d).get("inputs") or []) if isinstance(d, str) and d else []
                 for u, d in zip(full["uid"], full.get("Derivation", pd.Series([None] * len(full))))}
-    items = [(int(c), json.loads(e) if isinstance(e, str) else {}, n, recorded.get(int(u), []))
-             for c, e, n, u in zip(inst["calculator_id"], inst["entities"], inst["Patient Note"], inst["uid"])]
+    items = [(int(c), json.loads(e) if isinstance(e, str) else {}, n, recorded.get(int(u), []), q)
+             for c, e, n, u, q in zip(inst["calculator_id"], inst["entities"], inst["Patient Note"], inst["uid"],
+                                      inst["Question"])]
     t0 = time.perf_counter()
-    docs = map_chunks(_rows, items, workers=args.workers, progress="certifying", chunk=16)
+    docs = certify_items(items, workers=args.workers, progress="certifying")  # what stage certify runs
     took = time.perf_counter() - t0
     print(f"{len(items)} rows, {sum(len(d) for d in docs)} inputs in {took:.1f} s with {args.workers} workers (goal <= 60 s)")
     uids = [int(u) for u in inst["uid"]]
@@ -61,7 +55,7 @@ def main() -> None:
     for _, d in verified:
         for i in d:
             per_input[(i["source"], i["verdict"] + (" (convention)" if i.get("convention") else ""))] += 1
-        rows[row_verdict_docs(d)] += 1
+        rows[row_verdict(d)] += 1
     n = len(verified)
     print(f"\nverified rows of {args.release}: {n}")
     for k in ("certified", "contradicted", "not_addressed"):
@@ -83,13 +77,6 @@ def main() -> None:
                 shown += 1
                 q = (i["quote"] or {}).get("text", "(silence: absent by convention)")
                 print(f"- uid {u} {i['name']} = {i['value']!r} {i['unit'] or ''} ({i['source']}): note {i['note_value']!r} | {q[:200]!r}")
-
-
-def row_verdict_docs(docs: list[dict]) -> str:
-    verdicts = {i["verdict"] for i in docs}
-    if verdicts <= {"supports"}:
-        return "certified"
-    return "contradicted" if "contradicts" in verdicts else "not_addressed"
 
 
 if __name__ == "__main__":

@@ -31,9 +31,9 @@ def _full_row(instances: pd.DataFrame, uid: int, docs: list[dict] | None = None,
 
 @pytest.fixture(scope="module")
 def certified(real_instances):
-    """Cockcroft-Gault uid 1 (sex, age, weight, height, creatinine) and MDRD uid 140 (race absent by
+    """Cockcroft-Gault uid 1 (sex, age, weight, height, creatinine) and MDRD uid 141 (race absent by
     the definition's convention): every input supported."""
-    rows = [_full_row(real_instances, 1), _full_row(real_instances, 140)]
+    rows = [_full_row(real_instances, 1), _full_row(real_instances, 141)]
     assert [json.loads(r["Evidence"])["status"] for r in rows] == ["certified", "certified"]
     return rows
 
@@ -91,4 +91,4 @@ def test_evidence_that_is_missing_or_disagrees_with_its_status_is_not_recorded(c
     missing = {**certified[0], "Evidence": None}
     other = {**certified[1], "Evidence Status": "contradicted"}
     view = _view([missing, other])
-    assert not view.at[1, "evidence_recorded"] and not view.at[140, "evidence_recorded"]
+    assert not view.at[1, "evidence_recorded"] and not view.at[141, "evidence_recorded"]

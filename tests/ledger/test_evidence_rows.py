@@ -15,7 +15,7 @@ def _rows(instances, uids):
 
 
 def test_a_table_of_input_documents_reads_back_as_the_same_documents(real_instances):
-    rows = _rows(real_instances, {1, 3, 47, 140})  # certified, not addressed, contradicted, absent by convention
+    rows = _rows(real_instances, {1, 3, 47, 141})  # certified, not addressed, contradicted, absent by convention
     docs = [[i.document() for i in certify_row(int(r["Calculator ID"]), entities_or_empty(r["entities"]),
                                                 r["Patient Note"])] for r in rows]
     verdicts = {d["verdict"] for ds in docs for d in ds}

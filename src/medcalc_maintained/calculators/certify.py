@@ -64,6 +64,7 @@ class InputEvidence:
     reason: str = ""
     note_entity: Any = None           # the note's value as an entity value ([number, unit], a flag, an option)
     quote_in: str = "note"            # what the quote indexes: note | question (QUESTION_INPUTS)
+    declared: dict[str, Any] | None = None  # the timepoint or unit reading a recorded input declares, which it needed
 
     def document(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source,
@@ -73,6 +74,8 @@ class InputEvidence:
             doc["note_value"] = self.note_value
         if self.convention:
             doc["convention"] = True
+        if self.declared:
+            doc.update(self.declared)
         return doc
 
 
@@ -131,7 +134,8 @@ def _absent(value: Any) -> bool:
 
 
 def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, source: str, note: Note,
-                  recorded_quote: Mapping[str, Any] | None = None, *, quote_in: str = "note") -> InputEvidence:
+                  recorded_quote: Mapping[str, Any] | None = None, *, quote_in: str = "note",
+                  reading: Mapping[str, Any] | None = None) -> InputEvidence:
     """The verdict of one input (see the module docstring); ``note`` is the row's question where ``quote_in``
     is ``question`` (only for :data:`QUESTION_INPUTS`)."""
     cid, text = int(calculator_id), note.text
@@ -151,19 +155,21 @@ def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, so
         if not isinstance(value, (bool, str, list, tuple)) else []
     proposals = _proposals(spec, note, named + printed)
     tried: list[dict[str, Any]] = []
-    if recorded_quote and recorded_quote.get("start") is not None:
-        tried.append({"name": spec.name, "value": value, "unit": unit, "evidence": dict(recorded_quote)})
+    declared = {k: reading[k] for k in ("timepoint", "unit_reading") if reading and reading.get(k)}
+    if recorded_quote and recorded_quote.get("start") is not None:  # with the timepoint or unit reading it declares
+        tried.append({"name": spec.name, "value": value, "unit": unit, "evidence": dict(recorded_quote), **declared})
     tried += [_input(spec, value, unit, span, text) for span in proposals]
     if _absent(value):
-        tried.append(_input(spec, value, unit, None, text))  # the note's silence, last
+        tried.append({**_input(spec, value, unit, None, text), **declared})  # the note's silence, last
     first = None
     for inp in tried:
         v = verify(cid, inp, text)
         first = first or v
         if v.supports:
             quote = dict(inp["evidence"]) if inp["evidence"].get("start") is not None else None
+            used: dict[str, Any] = {k: inp[k] for k in ("timepoint", "unit_reading") if k in inp}
             return InputEvidence(spec.name, value, unit, source, "supports", quote, convention=quote is None,
-                                 rule=v.rule, reason=v.reason, quote_in=quote_in)
+                                 rule=v.rule, reason=v.reason, quote_in=quote_in, declared=used or None)
     assert first is not None or not tried
     rule, reason = (first.rule, first.reason) if first else ("not-named", "the note names no term of the input")
     other = _other_value(cid, spec, value, unit, note, _proposals(spec, note, named))
@@ -238,7 +244,8 @@ def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: st
         rec = next((by_name[n] for n in (spec.name.lower(), *(a.lower() for a in spec.aliases)) if n in by_name), None)
         if rec is not None:
             ev = rec.get("evidence") if isinstance(rec.get("evidence"), Mapping) else None
-            out.append(certify_input(calculator_id, spec, rec.get("value"), rec.get("unit"), "recorded", reader, ev))
+            out.append(certify_input(calculator_id, spec, rec.get("value"), rec.get("unit"), "recorded", reader, ev,
+                                     reading=rec))
             continue
         found, value, unit = _entity(spec, entities or {})
         if spec.accessor == "opioid_list":

@@ -67,7 +67,8 @@ def _reverify(cid: int, item: Mapping[str, Any], note: str) -> str | None:
         unit = unit if unit is not None else item.get("unit")
     else:
         return None
-    v = verify(cid, {"name": item["name"], "value": value, "unit": unit, "evidence": quote}, note)
+    declared = {k: item[k] for k in ("timepoint", "unit_reading") if item.get(k)} if item["verdict"] == "supports" else {}
+    v = verify(cid, {"name": item["name"], "value": value, "unit": unit, "evidence": quote, **declared}, note)
     return None if v.supports else f"{item['name']} {item['verdict']} {value!r}: {v.rule} ({v.reason[:160]})"
 
 

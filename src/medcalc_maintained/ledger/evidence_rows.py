@@ -22,24 +22,26 @@ from medcalc_maintained.ledger.derivation import label_record
 
 ROW_VERDICTS = ("certified", "contradicted", "not_addressed")
 COLUMNS = ["split", "uid", "Calculator ID", "name", "value", "unit", "source", "verdict", "convention", "quote_start",
-           "quote_end", "quote_text", "note_value", "rule", "reason"]
+           "quote_end", "quote_text", "quote_in", "note_value", "rule", "reason", "declared"]
+DECLARED = ("timepoint", "unit_reading")  # what a recorded input declares of its reading (calculators/evidence.py)
 Key = tuple[str, int]
-Item = tuple[int, Any, str, list]  # (calculator id, upstream entities, note, recorded inputs): what certify_row reads
+Item = tuple[int, Any, str, list, str]  # (calculator id, upstream entities, note, recorded inputs, question): certify_row's
 
 
 def row_items(rows: Iterable[Mapping[str, Any]], entities: Mapping[Key, Any], by_id: Mapping[str, Any]) -> list[Item]:
     """What :func:`calculators.certify.certify_row` reads for each row: its calculator, upstream
-    entities, note and the inputs its label's ledger record recorded."""
+    entities, note, the inputs its label's ledger record recorded and its question."""
     out = []
     for r in rows:
         rec = label_record(by_id, [i for i in str(r.get("Correction IDs") or "").split(";") if i])
         out.append((int(r["Calculator ID"]), entities_or_empty(entities.get((str(r["split"]), int(r["uid"])))),
-                    str(r["Patient Note"]), list((rec or {}).get("inputs") or [])))
+                    str(r["Patient Note"]), list((rec or {}).get("inputs") or []), str(r.get("Question") or "")))
     return out
 
 
 def _certify(chunk: Sequence[Item]) -> list[list[dict[str, Any]]]:
-    return [[i.document() for i in certify_row(cid, ents, note, recorded)] for cid, ents, note, recorded in chunk]
+    return [[i.document() for i in certify_row(cid, ents, note, recorded, question)]
+            for cid, ents, note, recorded, question in chunk]
 
 
 def certify_items(items: Sequence[Item], *, workers: int = 1, progress: str | None = None) -> list[list[dict[str, Any]]]:
@@ -64,8 +66,10 @@ def frame(rows: Sequence[Mapping[str, Any]], docs: Sequence[Sequence[Mapping[str
             out.append({"split": r["split"], "uid": int(r["uid"]), "Calculator ID": int(r["Calculator ID"]),
                         "name": d["name"], "value": _json(d["value"]), "unit": d.get("unit"), "source": d["source"],
                         "verdict": d["verdict"], "convention": bool(d.get("convention")), "quote_start": q.get("start"),
-                        "quote_end": q.get("end"), "quote_text": q.get("text"), "note_value": _json(d.get("note_value")),
-                        "rule": d.get("rule") or "", "reason": d.get("reason") or ""})
+                        "quote_end": q.get("end"), "quote_text": q.get("text"), "quote_in": d.get("quote_in"),
+                        "note_value": _json(d.get("note_value")),
+                        "rule": d.get("rule") or "", "reason": d.get("reason") or "",
+                        "declared": _json({k: d[k] for k in DECLARED if k in d} or None)})
     table = pd.DataFrame(out, columns=COLUMNS)
     for c in ("quote_start", "quote_end"):
         table[c] = table[c].astype("Int64")
@@ -80,11 +84,13 @@ def documents(table: pd.DataFrame) -> dict[Key, list[dict[str, Any]]]:
         quote = None if pd.isna(start) else {"start": int(start), "end": int(end), "text": r["quote_text"]}
         unit = r["unit"] if isinstance(r["unit"], str) else None
         d: dict[str, Any] = {"name": r["name"], "value": _value(r["value"]), "unit": unit, "source": r["source"],
-                             "verdict": r["verdict"], "quote": quote, "rule": r["rule"], "reason": r["reason"]}
+                             "verdict": r["verdict"], "quote": quote, "rule": r["rule"], "reason": r["reason"],
+                             "quote_in": r["quote_in"] if isinstance(r.get("quote_in"), str) else None}
         if r["verdict"] == "contradicts":
             d["note_value"] = _value(r["note_value"])
         if bool(r["convention"]):
             d["convention"] = True
+        d.update(_value(r.get("declared")) or {})
         out.setdefault((str(r["split"]), int(r["uid"])), []).append(d)
     return out
 

@@ -14,7 +14,9 @@ unmentioned criterion), ``contradicts`` (the note states another value, with tha
                     default), ``verdict``, ``convention``, the quote (``quote_start``,
                     ``quote_end``, ``quote_text``) and what it indexes (``quote_in``: ``note``, or
                     ``question`` for an input the row's question states, the steroid conversion's
-                    ``target steroid``; null without a quote), the verifier's ``rule`` and ``reason``
+                    ``target steroid``; null without a quote), the verifier's ``rule`` and ``reason``,
+                    and ``declared`` (JSON: the ``timepoint`` or ``unit_reading`` a recorded input declares,
+                    where its verdict needed it; ``ledger/evidence_rows.py`` holds the table's shape)
 ``summary.json``    the verified rows and the rows of ``default`` by row verdict (``certified``:
                     every input supported; ``contradicted``: an input contradicted; ``not_addressed``),
                     inputs by source and verdict, and the rules of the inputs not addressed
@@ -28,56 +30,18 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.calculators.certify import VERDICTS, certify_row
+from medcalc_maintained.calculators.certify import VERDICTS, row_verdict
 from medcalc_maintained.core.io import read_parquet, replace_files, write_parquet
 from medcalc_maintained.core.labels import UNVERIFIED, in_default
-from medcalc_maintained.core.parallel import map_chunks
-from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.ledger.derivation import label_record
+from medcalc_maintained.ledger.evidence_rows import ROW_VERDICTS, certify_items, frame, row_items
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
 
 INPUTS, SUMMARY = "inputs.parquet", "summary.json"
-ROW_VERDICTS = ("certified", "contradicted", "not_addressed")
-COLUMNS = ["split", "uid", "Calculator ID", "name", "value", "unit", "source", "verdict", "convention", "quote_start",
-           "quote_end", "quote_text", "quote_in", "note_value", "rule", "reason"]
-
-
-def _certify(chunk: Sequence[tuple[int, Any, str, list, str]]) -> list[list[dict[str, Any]]]:
-    return [[i.document() for i in certify_row(cid, ents, note, recorded, question)]
-            for cid, ents, note, recorded, question in chunk]
-
-
-def row_verdict(docs: list[dict[str, Any]]) -> str:
-    """``certified`` (every input supported), ``contradicted`` (an input contradicted) or ``not_addressed``."""
-    verdicts = {d["verdict"] for d in docs}
-    if verdicts <= {"supports"}:
-        return "certified"
-    return "contradicted" if "contradicts" in verdicts else "not_addressed"
-
-
-def _text(v: Any) -> str | None:
-    return None if v is None else json.dumps(v, ensure_ascii=False, sort_keys=True)
-
-
-def _frame(rows: list[dict[str, Any]], docs: list[list[dict[str, Any]]]) -> pd.DataFrame:
-    out = []
-    for r, ds in zip(rows, docs):
-        for d in ds:
-            q = d.get("quote") or {}
-            out.append({"split": r["split"], "uid": int(r["uid"]), "Calculator ID": int(r["Calculator ID"]),
-                        "name": d["name"], "value": _text(d["value"]), "unit": d.get("unit"), "source": d["source"],
-                        "verdict": d["verdict"], "convention": bool(d.get("convention")), "quote_start": q.get("start"),
-                        "quote_end": q.get("end"), "quote_text": q.get("text"), "quote_in": d.get("quote_in"), "note_value": _text(d.get("note_value")),
-                        "rule": d.get("rule") or "", "reason": d.get("reason") or ""})
-    frame = pd.DataFrame(out, columns=COLUMNS)
-    for c in ("quote_start", "quote_end"):
-        frame[c] = frame[c].astype("Int64")
-    return frame
 
 
 def _shares(verdicts: list[str]) -> dict[str, Any]:
@@ -89,7 +53,7 @@ def _shares(verdicts: list[str]) -> dict[str, Any]:
 def summarize(rows: list[dict[str, Any]], docs: list[list[dict[str, Any]]]) -> dict[str, Any]:
     """The shares the card states, over the verified rows and over the rows of ``default`` (no
     timing: the file is a pipeline output, the same bytes on every run)."""
-    verdicts = [row_verdict(d) for d in docs]
+    verdicts = [row_verdict(d) for d in docs]  # calculators/certify.py: the one row-verdict rule
     per_input = Counter(f"{d['source']} {d['verdict']}" + (" (convention)" if d.get("convention") else "")
                         for ds in docs for d in ds)
     rules = Counter(d["rule"] for ds in docs for d in ds if d["verdict"] == "not_addressed")
@@ -109,20 +73,15 @@ def run(project: Project, *, workers: int | None = None, progress: bool = False)
     by_id = {r.id: r.data for r in load(project.ledger_paths) if r.valid}
     ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
     rows = [r for r in maintained.to_dict("records") if str(r["Label Status"]) != UNVERIFIED]
-    items = []
-    for r in rows:
-        rec = label_record(by_id, [i for i in str(r.get("Correction IDs") or "").split(";") if i])
-        items.append((int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
-                      str(r["Patient Note"]), list((rec or {}).get("inputs") or []), str(r.get("Question") or "")))
     n = workers if workers is not None else int(project.param("certify.workers"))
     t0 = time.perf_counter()
-    docs = map_chunks(_certify, items, workers=n, progress="certifying the inputs" if progress else None, chunk=16)
+    docs = certify_items(row_items(rows, ents, by_id), workers=n, progress="certifying the inputs" if progress else None)
     seconds = time.perf_counter() - t0
-    frame, summary = _frame(rows, docs), summarize(rows, docs)
+    table, summary = frame(rows, docs), summarize(rows, docs)
     out = Path(project.path(project.param("certify.out")))
-    replace_files(out, {INPUTS: lambda p: write_parquet(p, frame),
+    replace_files(out, {INPUTS: lambda p: write_parquet(p, table),
                         SUMMARY: lambda p: p.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")})
-    return frame, summary, seconds
+    return table, summary, seconds
 
 
 def contradicted_rows(frame: pd.DataFrame) -> dict[tuple[str, int], str]:
