@@ -17,13 +17,21 @@ from medcalc_maintained.core import units as U
 SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?\n]")
 CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|yet|aside from|apart from)\b|[;:]",
                            re.I)
-NUMBER = re.compile(r"(?<![\w.,/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])|(?<![\w.,/])\d+,\d{1,2}(?![\d,])"
-                     r"|(?<=/)\d+(?:\.\d+)?(?![\d])")
+NUMBER = re.compile(r"(?<![\w.,/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])|(?<=/)\d+(?:\.\d+)?(?![\d])")
+# a number written in one of two European ways, read as one number only where its unit says so (:func:`numbers`):
+# a decimal comma ("12,35 mg/dL", never "12,350" nor a list "3,4,5") and a space between groups of three digits
+# ("186 000/µL", a count)
+DECIMAL_COMMA = re.compile(r"(?<![\w.,/])(\d{1,3}),(\d{1,2})(?!\d)(?!,\d)")
+SPACED_THOUSANDS = re.compile(r"(?<![\w.,/])\d{1,3}(?: \d{3})+(?![\d.,]\d|\d)")
+# a flattened exponent as a last group is a power of ten ("183 103/uL" is 183 x 10^3/uL), never a thousands group
+FLAT_EXPONENT_GROUP = re.compile(r" 10[34569]$")
+UNIT_WORDS = frozenset({"in"})  # known unit spellings that are also words of a sentence ("3,4 in ...")
 DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}-\d{1,2}-\d{4}\b"
                    r"|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?"
                    r"(?:,?\s+\d{4})?)|(?i:\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct"
                    r"|nov|dec)[a-z]*\b(?:,?\s+\d{4})?)|\b(?:19|20)\d{2}\b")
-RANGE = re.compile(r"(?<![A-Za-z\d.])\d+(?:\.\d+)?\s*(?:-|–|—|to)\s*\d+(?:\.\d+)?")
+RANGE = re.compile(r"(?<![A-Za-z\d.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(?:-|–|—|to)\s*(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
+                   r"|(?<![A-Za-z\d.,])\d{1,3}(?: \d{3})+\s*(?:-|–|—|to)\s*\d{1,3}(?: \d{3})+(?!\d)")
 REFERENCE_CUE = re.compile(r"\b(?:normal|reference|ref|range|uln|upper limit|lower limit|nl)\b|[<>≤≥]", re.I)
 TIME_CUE = re.compile(r"\b(?:ago|baseline|previous(?:ly)?(?! healthy)|prior to (?:this |the |her |his )?(?:admission|presentation"
                        r"|hospitali[sz]ation)|before (?:this |the |her |his )?(?:admission|presentation)|last (?:year|month|"
@@ -184,14 +192,44 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 def numbers(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, float]]:
     """``(start, end, value)`` of each number printed in ``text`` (or in ``text[start:end]``, offsets
-    into ``text``): ``1,200`` is 1200; signs are never read."""
-    for m in NUMBER.finditer(text, start, len(text) if end is None else end):
+    into ``text``): ``1,200`` is 1200; ``12,35 mg/dL`` is 12.35 and ``186 000/µL`` is 186000 where the unit
+    after them says so (:func:`european_numbers`); signs are never read."""
+    stop = len(text) if end is None else end
+    merged = european_numbers(text, start, stop) if ("," in text or " " in text) else {}
+    skip = -1
+    for m in NUMBER.finditer(text, start, stop):
+        if m.start() < skip:
+            continue
+        one = merged.get(m.start())
+        if one is not None:
+            skip = one[0]
+            yield m.start(), one[0], one[1]
+            continue
         try:
-            raw = m.group(0)
-            decimal_comma = re.fullmatch(r"\d+,\d{1,2}", raw) is not None  # "12,35 mg/dL"
-            yield m.start(), m.end(), float(raw.replace(",", ".") if decimal_comma else raw.replace(",", ""))
+            yield m.start(), m.end(), float(m.group(0).replace(",", ""))
         except ValueError:
             continue
+
+
+def european_numbers(text: str, start: int, end: int) -> dict[int, tuple[int, float]]:
+    """``{start: (end, value)}`` of the numbers a European note prints that the plain reading splits: a decimal
+    comma followed by a unit ("12,35 mg/dL", "1,6 mmol/l"; not "12,350", "3,4 and 5", "1,25-dihydroxy") and
+    groups of three digits split by a space followed by a count's per-volume unit ("186 000/µL"; not "12 021 ml",
+    nor "183 103/uL", a power of ten whose sign was lost)."""
+    out: dict[int, tuple[int, float]] = {}
+    for m in DECIMAL_COMMA.finditer(text, start, end):
+        shown, norm = unit_after(text, m.end())
+        if norm is not None and shown is not None and shown.lower() not in UNIT_WORDS:
+            out[m.start()] = (m.end(), float(f"{m.group(1)}.{m.group(2)}"))
+    for m in SPACED_THOUSANDS.finditer(text, start, end):
+        if not FLAT_EXPONENT_GROUP.search(m.group(0)) and per_volume_count(unit_after(text, m.end())[1]):
+            out[m.start()] = (m.end(), float(m.group(0).replace(" ", "")))
+    return out
+
+
+def per_volume_count(norm: str | None) -> bool:
+    """Whether a normalised unit is a count per volume ("/µL", "/mm^3", "10^9/L", "K/µL")."""
+    return norm is not None and norm in U.known_units("count_per_ul") and ("/" in norm or norm == "mm^3")
 
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
@@ -222,17 +260,22 @@ def unit_after(text: str, end: int) -> tuple[str | None, str | None]:
     """(the unit printed right after a number as written, its normalised spelling when some unit kind
     knows it), longest known spelling first."""
     rest = text[end:end + 40]
-    m = re.match(r"\s*(?:×|x)?\s*([^\s,;()]+(?:\s+[^\s,;()]+){0,2})", rest)
+    m = re.match(r"\s*(×|x|X|\*)?\s*([^\s,;()]+(?:\s+[^\s,;()]+){0,2})", rest)
     if not m:
         return None, None
-    words = m.group(1).split()
+    words = m.group(2).split()
     known = known_units()
     for n in range(len(words), 0, -1):
         cand = " ".join(words[:n]).rstrip(".,")
-        norm = U.normalise_unit(cand)
+        norm = U.normalise_unit(FLAT_POWER.sub(r"10^\1", cand) if m.group(1) else cand)
         if norm in known:
             return cand, norm
     return words[0].rstrip(".,") if words else None, None
+
+
+# a power of ten whose superscript a copy flattened, read only right after a multiplication sign and before a
+# per volume unit: "16.5 × 104/µL" is 16.5 x 10^4/µL (and "× 106/mm3", "× 1012/L")
+FLAT_POWER = re.compile(r"^10\s?(3|4|6|9|12)\s*(?=/)")
 
 
 @lru_cache(maxsize=1)
