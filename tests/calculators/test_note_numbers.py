@@ -172,3 +172,31 @@ def test_a_converted_value_holds_at_the_records_precision(printed, value, unit, 
     note = f"A 60-year-old man was admitted. Labs showed a {printed}."
     v = _judge(2, note, "creatinine", value, unit, printed)
     assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# which quantity a number belongs to: a dash that separates, an abbreviation in a slash list, a unit after an age
+
+
+def test_a_spaced_dash_after_a_name_separates_it_from_its_value():
+    note = "Vital signs (heart rate – 82 beats/min, respiratory rate – 16 breaths/min) were recorded."
+    assert _judge(8, note, "Heart Rate or Pulse", 82, "beats per minute").supports
+    signed = "After 6 months there were improvements including insulin (–26 uIU/ml) and glucose."
+    assert _judge(31, signed, "Insulin", 26, "µIU/mL").rule == "wrong-quantity"
+    attached = "After 6 months the change in insulin was –26 uIU/ml and glucose improved."
+    assert _judge(31, attached, "Insulin", 26, "µIU/mL").rule == "wrong-quantity"
+
+
+def test_an_abbreviation_in_parentheses_keeps_a_slash_list_of_names():
+    note = "His labs showed potassium of 3.3, blood urea nitrogen (BUN)/creatinine of 21/1.0, and ALP of 136."
+    assert _judge(30, note, "Blood Urea Nitrogen (BUN)", 21, "mg/dL").supports
+    assert not _judge(30, note, "Blood Urea Nitrogen (BUN)", 1.0, "mg/dL").supports
+
+
+def test_a_mass_or_a_length_after_an_age_is_the_weight_or_the_height():
+    note = "A 45-year-old, 58 kg, 156 cm woman presented with prolonged vaginal bleeding."
+    assert _judge(62, note, "weight", 58, "kg").supports
+    assert _judge(62, note, "height", 156, "cm").supports
+    assert not _judge(62, note, "weight", 45, "kg").supports
+    years = "A woman aged 58 years presented with prolonged vaginal bleeding."
+    assert not _judge(62, years, "weight", 58, "kg").supports

@@ -118,7 +118,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
         return no("timepoint", f"{printed} is the age at an event ({lead.strip()!r} {printed}), not the patient's age now")
     if T.BOUND_CUE.search(lead[-14:]):
         return no("reference-bound", f"{printed} is a bound ({lead.strip()[-14:]!r} {printed}), not a measured value")
-    if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]):
+    if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]) \
+            and not T.DASH_SEPARATOR.search(quote[max(0, s - 6):s]):
         return no("wrong-quantity", f"{printed} is signed ({quote[max(0, s - 3):e].strip()!r}): a change, not a level")
     birth = T.BIRTH_CUE.search(quote, *T.clause(quote, s)) if spec.kind == "mass" else None
     if birth is not None and not timepoint_stated(inp):
@@ -202,10 +203,11 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
 def _unit_names(spec: InputSpec, norm: str | None, owner: str | None, value: Any) -> bool:
     """Whether the unit printed after a number names the input by itself: a length is the height and a mass the
     weight (``178 cm in height and 69.2 kg in weight``), within the input's plausible range, where the number is
-    attributed to no quantity, to the patient's sex, or to the other of the two."""
+    attributed to no quantity, to the patient's sex or age (``a 45-year-old, 58 kg, 156 cm woman``: a mass is no
+    age), or to the other of the two."""
     if spec.accessor != "quantity" or spec.kind not in ("length", "mass") or norm not in U.known_units(spec.kind):
         return False
-    if owner is not None and owner != "sex" and not (spec.kind == "mass" and "height" in owner) \
+    if owner is not None and owner not in ("sex", "age") and not (spec.kind == "mass" and "height" in owner) \
             and not (spec.kind == "length" and "weight" in owner):
         return False
     lo, hi = spec.plausible or (None, None)

@@ -403,6 +403,8 @@ BOUND_CUE = re.compile(r"(?:[<>≤≥]=?|\b(?:below|above|under|over|less than|g
                        r"up to|at least|at most))\s*$", re.I)
 # a signed number in parentheses or after a change word: "insulin (−26 uIU/ml)"
 SIGNED = re.compile(r"(?:^|[\s(\[])[−–+]\s*$")
+# a dash between spaces after a name separates the name from its value ("heart rate – 82 beats/min"): no sign
+DASH_SEPARATOR = re.compile(r"[A-Za-z)]\s+[–—-]\s+$")
 # a mass that is a loss or a gain, not the weight ("a 30 lb weight loss", "weight loss (2 kg per 3 months)")
 MASS_CHANGE = re.compile(r"\b(?:loss|lost|losing|gain|gained|gaining|reduction|decrease|increase)\b", re.I)
 # after a mass and its unit, across the period of "lb.": "a 30 lb. weight loss"
@@ -471,7 +473,7 @@ def slash_pair(text: str, s: int, mentions: list[tuple[int, int, str]]) -> list[
     places = distinct_places([m for m in mentions if sa <= m[0] and m[1] <= group.start()])
     chain: list[list[tuple[int, int, str]]] = []
     for place in places:
-        if chain and re.fullmatch(r"\s*/\s*", text[chain[-1][0][1]:place[0][0]]):
+        if chain and re.fullmatch(r"\)?\s*/\s*", text[chain[-1][0][1]:place[0][0]]):  # "urea nitrogen (BUN)/creatinine"
             chain.append(place)
         else:
             chain = [place]
