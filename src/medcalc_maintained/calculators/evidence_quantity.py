@@ -21,11 +21,14 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
     quote = text[qs:qe]
     hits = [(qs + s, qs + e, False) for s, e, v in T.numbers(quote) if T.same_number(v, value)]
     hits += [(qs + s, qs + e, False) for s, e in T.spelled_numbers(quote, value)]
-    if spec.kind == "count_per_ul":  # "127.000/µL": a thousands separator, not a decimal point
+    if spec.kind == "count_per_ul":  # "127.000/µL", "167 000": a thousands separator in a count, not a decimal point
         hits += [(qs + s, qs + e, False) for s, e, _ in T.numbers(quote)
                  if T.THOUSANDS_DOT.match(quote[s:e]) and T.same_number(float(quote[s:e].replace(".", "")), value)]
+        hits += [(qs + m.start(), qs + m.end(), False) for m in T.SPACED_THOUSANDS.finditer(quote)  # "platelets of 167 000"
+                 if not T.FLAT_EXPONENT_GROUP.search(m.group(0)) and T.same_number(float(m.group(0).replace(" ", "")), value)
+                 and (qs + m.start(), qs + m.end(), False) not in hits]
     hits += [(qs + s, qs + e, True) for s, e, v in T.numbers(quote)
-             if not T.same_number(v, value) and _converts_to(spec, v, T.unit_after(quote, e)[0], value, unit)]
+             if not T.same_number(v, value) and _converts_to(spec, v, T.unit_after(quote, e)[1], value, unit)]
     if not hits:
         return no("value-not-printed", f"{value!r} is not printed in {quote!r}")
     sa, _ = T.sentence(text, qs)
@@ -49,7 +52,9 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
 
 def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any, unit: Any) -> bool:
     """Whether ``printed`` in the unit ``shown`` after it is ``value`` in the recorded ``unit`` (creatinine 120 µmol/L
-    is 1.4 mg/dL; 7.5 x 10^9/L is 7,500 /µL), to the precision the record gives."""
+    is 1.4 mg/dL; 7.5 x 10^9/L is 7,500 /µL), to the precision the record gives, and never further from it than
+    :data:`CONVERSION_BAND` (150 µmol/L is 1.7 mg/dL, not 2). A value printed in the recorded unit converts to
+    nothing: 12.35 mg/dL states 12.35, not 12."""
     if spec.accessor != "quantity" or not spec.kind or not shown or not unit or isinstance(value, bool):
         return False
     try:
@@ -57,9 +62,15 @@ def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any,
         got = U.from_canonical(spec.kind, U.to_canonical(spec.kind, printed, shown), str(unit))
     except (U.UnknownUnit, KeyError, TypeError, ValueError, ZeroDivisionError):
         return False
+    if U.same_unit(spec.kind, shown, str(unit)):
+        return False
     text = repr(want).rstrip("0").rstrip(".") if "." in repr(want) else repr(want)
     decimals = len(text.split(".")[1]) if "." in text else 0
-    return round(got, decimals) == round(want, decimals) or abs(got - want) <= 0.005 * max(abs(got), abs(want))
+    close = abs(got - want) <= CONVERSION_BAND * max(abs(got), abs(want))
+    return close and (round(got, decimals) == round(want, decimals) or abs(got - want) <= 0.005 * max(abs(got), abs(want)))
+
+
+CONVERSION_BAND = 0.05  # a converted value within 5% of the record (MedCalc-Bench's band for decimals)
 
 
 AGE_WORDS = re.compile(r"^\s*-?\s*(?:years?|yrs?|y)[\s-]*old\b|^-?\s*(?:yo|y/o|y\.o\.)\b", re.I)
@@ -107,7 +118,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
         return no("timepoint", f"{printed} is the age at an event ({lead.strip()!r} {printed}), not the patient's age now")
     if T.BOUND_CUE.search(lead[-14:]):
         return no("reference-bound", f"{printed} is a bound ({lead.strip()[-14:]!r} {printed}), not a measured value")
-    if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]):
+    if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]) \
+            and not T.DASH_SEPARATOR.search(quote[max(0, s - 6):s]):
         return no("wrong-quantity", f"{printed} is signed ({quote[max(0, s - 3):e].strip()!r}): a change, not a level")
     birth = T.BIRTH_CUE.search(quote, *T.clause(quote, s)) if spec.kind == "mass" else None
     if birth is not None and not timepoint_stated(inp):
@@ -191,10 +203,11 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
 def _unit_names(spec: InputSpec, norm: str | None, owner: str | None, value: Any) -> bool:
     """Whether the unit printed after a number names the input by itself: a length is the height and a mass the
     weight (``178 cm in height and 69.2 kg in weight``), within the input's plausible range, where the number is
-    attributed to no quantity, to the patient's sex, or to the other of the two."""
+    attributed to no quantity, to the patient's sex or age (``a 45-year-old, 58 kg, 156 cm woman``: a mass is no
+    age), or to the other of the two."""
     if spec.accessor != "quantity" or spec.kind not in ("length", "mass") or norm not in U.known_units(spec.kind):
         return False
-    if owner is not None and owner != "sex" and not (spec.kind == "mass" and "height" in owner) \
+    if owner is not None and owner not in ("sex", "age") and not (spec.kind == "mass" and "height" in owner) \
             and not (spec.kind == "length" and "weight" in owner):
         return False
     lo, hi = spec.plausible or (None, None)
@@ -230,7 +243,7 @@ def _earlier_value(spec: InputSpec, keys: set[str], note: str, before: int, valu
         mentions = L.mentions(note, sa, sb)
         for a, b, v in T.numbers(note[sa:sb]):
             a, b = sa + a, sa + b
-            if T.same_number(v, value) or _converts_to(spec, v, T.unit_after(note, b)[0], value, unit):
+            if T.same_number(v, value) or _converts_to(spec, v, T.unit_after(note, b)[1], value, unit):
                 continue
             stub = {"name": spec.name, "value": v, "unit": None}
             if _one_number(spec, keys, stub, note, sa, sb, a, b, mentions, v, None).supports:

@@ -1,5 +1,5 @@
 """The text of a patient note as the evidence verifier reads it: sentences and clauses, the numbers
-printed and the units after them, the cues that negate, qualify or date a mention, and which named
+printed and the units after them (:mod:`.note_numbers`, re-exported here), the cues that negate, qualify or date a mention, and which named
 quantity a printed number belongs to (``calculators/evidence.py`` applies them).
 
 A mention is ``(start, end, key)``: where a lexicon term (``calculators/lexicon.py``) names the
@@ -9,21 +9,25 @@ input or quantity ``key``.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Any, Iterator
 
-from medcalc_maintained.core import units as U
+from medcalc_maintained.calculators.note_numbers import DECIMAL_COMMA as DECIMAL_COMMA
+from medcalc_maintained.calculators.note_numbers import FLAT_EXPONENT_GROUP as FLAT_EXPONENT_GROUP
+from medcalc_maintained.calculators.note_numbers import NUMBER as NUMBER
+from medcalc_maintained.calculators.note_numbers import SPACED_THOUSANDS as SPACED_THOUSANDS
+from medcalc_maintained.calculators.note_numbers import numbers as numbers
+from medcalc_maintained.calculators.note_numbers import same_number as same_number
+from medcalc_maintained.calculators.note_numbers import spelled_numbers as spelled_numbers
+from medcalc_maintained.calculators.note_numbers import unit_after as unit_after
 
 SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?\n]")
 CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|yet|aside from|apart from)\b|[;:]",
                            re.I)
-NUMBER = re.compile(r"(?<![\w.,/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])|(?<![\w.,/])\d+,\d{1,2}(?![\d,])"
-                     r"|(?<=/)\d+(?:\.\d+)?(?![\d])")
 DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}-\d{1,2}-\d{4}\b"
                    r"|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?"
                    r"(?:,?\s+\d{4})?)|(?i:\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct"
                    r"|nov|dec)[a-z]*\b(?:,?\s+\d{4})?)|\b(?:19|20)\d{2}\b")
-RANGE = re.compile(r"(?<![A-Za-z\d.])\d+(?:\.\d+)?\s*(?:-|–|—|to)\s*\d+(?:\.\d+)?")
+RANGE = re.compile(r"(?<![A-Za-z\d.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(?:-|–|—|to)\s*(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
+                   r"|(?<![A-Za-z\d.,])\d{1,3}(?: \d{3})+\s*(?:-|–|—|to)\s*\d{1,3}(?: \d{3})+(?!\d)")
 REFERENCE_CUE = re.compile(r"\b(?:normal|reference|ref|range|uln|upper limit|lower limit|nl)\b|[<>≤≥]", re.I)
 TIME_CUE = re.compile(r"\b(?:ago|baseline|previous(?:ly)?(?! healthy)|prior to (?:this |the |her |his )?(?:admission|presentation"
                        r"|hospitali[sz]ation)|before (?:this |the |her |his )?(?:admission|presentation)|last (?:year|month|"
@@ -182,64 +186,6 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def numbers(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, float]]:
-    """``(start, end, value)`` of each number printed in ``text`` (or in ``text[start:end]``, offsets
-    into ``text``): ``1,200`` is 1200; signs are never read."""
-    for m in NUMBER.finditer(text, start, len(text) if end is None else end):
-        try:
-            raw = m.group(0)
-            decimal_comma = re.fullmatch(r"\d+,\d{1,2}", raw) is not None  # "12,35 mg/dL"
-            yield m.start(), m.end(), float(raw.replace(",", ".") if decimal_comma else raw.replace(",", ""))
-        except ValueError:
-            continue
-
-
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-                "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
-
-
-def spelled_numbers(text: str, value: Any) -> list[tuple[int, int]]:
-    """Where ``text`` spells the whole number ``value`` (0 to 20) as a word ("four alcoholic drinks")."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return []
-    if isinstance(value, bool) or not v.is_integer() or not 0 <= v <= 20:
-        return []
-    return [(m.start(), m.end()) for m in re.finditer(rf"\b{NUMBER_WORDS[int(v)]}\b", text, re.I)]
-
-
-def same_number(printed: float, value: Any) -> bool:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return False
-    return abs(printed - v) <= 1e-9 * max(1.0, abs(v))
-
-
-
-def unit_after(text: str, end: int) -> tuple[str | None, str | None]:
-    """(the unit printed right after a number as written, its normalised spelling when some unit kind
-    knows it), longest known spelling first."""
-    rest = text[end:end + 40]
-    m = re.match(r"\s*(?:×|x)?\s*([^\s,;()]+(?:\s+[^\s,;()]+){0,2})", rest)
-    if not m:
-        return None, None
-    words = m.group(1).split()
-    known = known_units()
-    for n in range(len(words), 0, -1):
-        cand = " ".join(words[:n]).rstrip(".,")
-        norm = U.normalise_unit(cand)
-        if norm in known:
-            return cand, norm
-    return words[0].rstrip(".,") if words else None, None
-
-
-@lru_cache(maxsize=1)
-def known_units() -> frozenset[str]:
-    return frozenset(u for kind in U.CANONICAL for u in U.known_units(kind))
-
-
 RESPECTIVELY_UNPAIRED = "\x00respectively"
 
 
@@ -360,6 +306,8 @@ BOUND_CUE = re.compile(r"(?:[<>≤≥]=?|\b(?:below|above|under|over|less than|g
                        r"up to|at least|at most))\s*$", re.I)
 # a signed number in parentheses or after a change word: "insulin (−26 uIU/ml)"
 SIGNED = re.compile(r"(?:^|[\s(\[])[−–+]\s*$")
+# a dash between spaces after a name separates the name from its value ("heart rate – 82 beats/min"): no sign
+DASH_SEPARATOR = re.compile(r"[A-Za-z)]\s+[–—-]\s+$")
 # a mass that is a loss or a gain, not the weight ("a 30 lb weight loss", "weight loss (2 kg per 3 months)")
 MASS_CHANGE = re.compile(r"\b(?:loss|lost|losing|gain|gained|gaining|reduction|decrease|increase)\b", re.I)
 # after a mass and its unit, across the period of "lb.": "a 30 lb. weight loss"
@@ -428,7 +376,7 @@ def slash_pair(text: str, s: int, mentions: list[tuple[int, int, str]]) -> list[
     places = distinct_places([m for m in mentions if sa <= m[0] and m[1] <= group.start()])
     chain: list[list[tuple[int, int, str]]] = []
     for place in places:
-        if chain and re.fullmatch(r"\s*/\s*", text[chain[-1][0][1]:place[0][0]]):
+        if chain and re.fullmatch(r"\)?\s*/\s*", text[chain[-1][0][1]:place[0][0]]):  # "urea nitrogen (BUN)/creatinine"
             chain.append(place)
         else:
             chain = [place]

@@ -40,8 +40,12 @@ def _normalise(unit: str) -> str:
     u = re.sub(r"\s*per\s*", "/", u) if re.search(r"\b(?:mg|g|ug|umol|mmol|meq) per (?:dl|l)\b", u) else u
     # a count per 10^3 or 10^9: "x10^3/ul", "10^9/l", "109/l" (a superscript lost in a PDF), "k/mm3", "thousand/ul"
     u = re.sub(r"^x\s*", "", u)
+    u = re.sub(r"^10\s*(?:\^|e|\*\*)\s*(3|4|6|9|12)\s*/", r"10^\1/", u)  # "10E9/L", "10**9/L": an exponent
     u = re.sub(r"^10\s*\^?\s*([39])\s*/", r"10^\1/", u)
-    u = re.sub(r"mm\s*\^?\s*3$|mm\^3$|cu\s*mm$", "mm^3", u)
+    u = re.sub(r"^(?:thousands|thou)\b", "thousand", u)
+    u = re.sub(r"^(?:lakhs?|lacs?)\b\s*", "lakh", u)  # South Asian notes: a lakh is 100,000
+    u = re.sub(r"(^|\s|^k|^thousand|lakh|10\^\d+)\s*cells?\s*/", r"\1/", u)  # "cells/µL" is "/µL", "lakh cells/cu mm"
+    u = re.sub(r"mm\s*\^?\s*3$|mm\^3$|cu\.?\s*mm$|cmm$", "mm^3", u)
     aliases = {
         "degrees fahreinheit": "degf",
         "degrees fahrenheit": "degf",
@@ -55,6 +59,20 @@ def _normalise(unit: str) -> str:
         "beats per minute": "/min",
         "bpm": "/min",
         "breaths per minute": "/min",
+        "kilograms": "kg",
+        "kilogram": "kg",
+        "kgs": "kg",
+        "centimeters": "cm",
+        "centimeter": "cm",
+        "centimetres": "cm",
+        "centimetre": "cm",
+        "meters": "m",
+        "meter": "m",
+        "metres": "m",
+        "metre": "m",
+        "millimeters of mercury": "mmhg",
+        "millimeters mercury": "mmhg",
+        "mm of hg": "mmhg",
         "lbs": "lb",
         "pounds": "lb",
         "inches": "in",
@@ -96,7 +114,8 @@ _LINEAR: dict[str, dict[str, float]] = {
     # cell counts: canonical is count per µL (= per mm^3)
     "count_per_ul": {"ul": 1.0, "/ul": 1.0, "mm^3": 1.0, "m^3": 1.0, "/mm^3": 1.0, "l": 1e-6, "/l": 1e-6,
                      "k": 1e3, "k/ul": 1e3, "k/mm^3": 1e3, "thousand/ul": 1e3, "thousand/mm^3": 1e3, "10^3/ul": 1e3,
-                     "10^3/mm^3": 1e3, "10^9/l": 1e3, "/nl": 1e3, "10^6/ul": 1e6, "10^12/l": 1e6},
+                     "10^3/mm^3": 1e3, "10^9/l": 1e3, "/nl": 1e3, "10^4/ul": 1e4, "10^4/mm^3": 1e4, "10^6/ul": 1e6,
+                     "10^6/mm^3": 1e6, "10^12/l": 1e6, "lakh/ul": 1e5, "lakh/mm^3": 1e5},
     # concentrations, canonical unit first
     "creatinine": {"mg/dl": 1.0, "umol/l": 1.0 / 88.4, "mmol/l": 1000.0 / 88.4},
     "bun": {"mg/dl": 1.0, "mmol/l": 2.801},
