@@ -243,3 +243,48 @@ def test_a_procedure_not_performed_is_negated_after_the_term():
     _rejects(_judge(48, note, note.rstrip("."), "Recent surgery or trauma", True), "negated")
     done = "Surgery was performed last week."
     assert _judge(48, done, done.rstrip("."), "Recent surgery or trauma", True).supports
+
+
+# ------------------------------------------------------------------------------------------------
+# negation after the term, and the responses a GCS component records (the cues of the hard negatives the
+# gold draw mines: benchmarks/evidence_gold_draw.py NEG_AFTER and PARAPHRASE)
+
+def _note(sentence: str) -> str:
+    return f"A 60-year-old man presented to the emergency department. {sentence}. He was admitted."
+
+
+@pytest.mark.parametrize("sentence, rule", [
+    ("Tests for liver disease were unremarkable", "negated"),
+    ("Hemoptysis had resolved", "negated"),
+    ("Her hemoptysis resolved two weeks before this admission", "negated"),
+])
+def test_an_unremarkable_or_resolved_finding_is_not_present(sentence, rule):
+    cid, name = (25, "Liver disease criteria for the HAS-BLED rule") if "liver" in sentence else (8, "Hemoptysis")
+    _rejects(_judge(cid, _note(sentence), sentence, name, True), rule)
+
+
+def test_a_finding_that_resolved_after_treatment_and_an_exception_to_a_normal_exam_are_present():
+    assert _judge(45, _note("Her confusion resolved after glucose was given"),
+                  "Her confusion resolved after glucose was given", "Confusion", True).supports
+    s = "Apart from hemoptysis, his examination was unremarkable"
+    assert _judge(8, _note(s), s, "Hemoptysis", True).supports
+    s = "Hemoptysis was unremarkable"  # without the exception, the same cue negates
+    _rejects(_judge(8, _note(s), s, "Hemoptysis", True), "negated")
+
+
+@pytest.mark.parametrize("sentence, value", [
+    ("He was unresponsive to painful stimuli", "eye opening to pain"),
+    ("She was unresponsive to verbal stimuli but moaned to sternal rub", "eye opening to speech"),
+])
+def test_a_failed_response_states_no_response(sentence, value):
+    _rejects(_judge(21, _note(sentence), sentence, "Best eye response", value), "negated")
+
+
+def test_an_eye_response_is_stated_only_where_the_eyes_are_named():
+    s = "She localized to pain with her right hand"
+    _rejects(_judge(21, _note(s), s, "Best eye response", "eye opening to pain"), "not-named")
+    assert _judge(21, _note(s), s, "Best motor response", "localizes pain").supports
+    for s, value in (("He opened his eyes to pain", "eye opening to pain"),
+                     ("She did not respond to voice but opened her eyes to pain", "eye opening to pain"),
+                     ("He was arousable to voice and opened his eyes", "eye opening to speech")):
+        assert _judge(21, _note(s), s, "Best eye response", value).supports, s

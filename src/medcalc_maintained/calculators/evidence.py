@@ -35,7 +35,8 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
     ``without``, ``negative for``, ``void of``, ``was ruled out``, ``... is normal``, ``... were
-    negative``, ``... was not performed``, a list that ends in ``were ruled out`` ...; a negation's scope ends at a relative clause that describes
+    negative``, ``... was not performed``, ``... unremarkable``, ``... had resolved`` (before the admission), a list that ends
+    in ``were ruled out`` ...; a term named as the exception, ``apart from X, the exam was unremarkable``, is not negated; a negation's scope ends at a relative clause that describes
     another noun: ``never prescribed any medication known to accelerate bleeding`` negates no bleeding), not planned,
     suspected or a generic risk (``scheduled for``, ``rule out``, ``suspected``, ``known to cause``), not an event
     before the onset of the illness (``one day before the onset of symptoms``) or after the time asked (``later``,
@@ -54,7 +55,8 @@ Flags (criteria), categories and absent values
     GCS component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
     response (``speech was disjointed and included inappropriate words`` is inappropriate words, not confused;
     ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination
-    that could not be done unless the quote names the component.
+    that could not be done unless the quote names the component; a failed response (``unresponsive to painful stimuli``)
+    states no response to it, and an eye response is stated only where the eyes are named.
 
 Dosed drugs (the steroid conversion's ``input steroid`` and ``target steroid``, the MME's ``opioids``; :mod:`.evidence_dose`)
     the quote names the drug (generic or brand) and prints its dose with its unit (for an opioid also how
@@ -241,6 +243,12 @@ UNTESTED = re.compile(r"(?:not testable|untestable|could not be (?:tested|assess
                       r"assessed|unable to assess|not possible to assess|was not possible)", re.I)
 
 
+# a response that failed: "unresponsive to painful stimuli" states no response to pain
+NO_RESPONSE_TO = re.compile(r"(?:\b(?:un|non-?)responsive|\bnot responsive|\b(?:no|without|absent) (?:\w+ )?response|"
+                            r"\b(?:does|did|do) not respond|\bfail(?:s|ed)? to respond)\s*$", re.I)
+EYE_WORD = re.compile(r"\beyes?\b|\bopen", re.I)  # a phrase of an eye response that names the eyes itself
+
+
 def _option_problem(spec: InputSpec, entry: L.Entry | None, value: Any, text: str, qs: int, qe: int,
                     terms: tuple[str, ...]) -> Verdict | None:
     """Why a quote that names a category's option does not state it: for a best response (a GCS component, one
@@ -254,6 +262,14 @@ def _option_problem(spec: InputSpec, entry: L.Entry | None, value: Any, text: st
     low = str(value).strip().lower()
     own = [(qs + a, qs + b) for a, b in L.term_spans(text[qs:qe], terms, entry.masks)]
     own = [sp for sp in own if not T.negated(text, *sp)]
+    if own and all(NO_RESPONSE_TO.search(text[max(T.clause(text, a)[0], a - 40):a]) for a, _ in own):
+        return _no("negated", f"{text[own[0][0]:own[0][1]]!r} follows a failed response in "
+                              f"{text[slice(*T.clause(text, own[0][0]))].strip()[:160]!r}: no response to it")
+    if spec.name.lower() == "best eye response" and low not in ABSENT_OPTIONS | NOT_TESTABLE and own and not any(
+            EYE_WORD.search(text[a:b]) or L.term_spans(text[slice(*T.sentence(text, a))], entry.names, entry.masks)
+            for a, b in own):
+        return _no("not-named", f"{text[own[0][0]:own[0][1]]!r} is said in {text[slice(*T.sentence(text, own[0][0]))].strip()[:160]!r}, "
+                                "which names no eye opening")
     if low in NOT_TESTABLE and own and all(UNTESTED.fullmatch(text[a:b]) and not L.term_spans(
             text[slice(*T.clause(text, a))], entry.names, entry.masks, entry.patterns) for a, b in own):
         return _no("not-named", f"{text[own[0][0]:own[0][1]]!r} is said of an examination in "

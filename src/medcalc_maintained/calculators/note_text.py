@@ -85,7 +85,9 @@ NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|
                               r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
 NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
                              r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
-                             r"noted|observed|reported|performed|done|undertaken|carried out)|denied|unlikely|none|normal|within normal (?:limits|range))\b", re.I)
+                             r"noted|observed|reported|performed|done|undertaken|carried out)|denied|unlikely|none|normal|unremarkable|"
+                             r"within normal (?:limits|range)|had resolved|resolved (?:\w+\W+){0,4}?(?:before|prior to) "
+                             r"(?:this |the |her |his )?(?:admission|presentation|visit))\b", re.I)
 PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to)|will (?:undergo|have|be)|to undergo|"
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
@@ -271,7 +273,8 @@ def negation_cue(text: str, s: int, e: int) -> str | None:
     if before and not NEW_SUBJECT.search(text, before[-1].end(), s) and not in_relative_clause(text, before[-1].end(), s):
         return before[-1].group(0)
     after = NEGATION_AFTER.match(text[e:cb])
-    if after:
+    if after and not EXCEPTION.search(text[max(sentence(text, s)[0], s - 60):s]):  # "apart from varicose veins, the exam is
+        # unremarkable": the negation is of the rest
         return after.group(0).strip()
     rest = text[e:cb]
     listed = LIST_RULED_OUT.search(rest)  # "infection, malignancy and vasculitis were ruled out"
@@ -291,6 +294,9 @@ def negated(text: str, s: int, e: int) -> bool:
     return negation_cue(text, s, e) is not None
 
 
+# a term named as the exception to what follows: a negation after it negates the rest, not the term
+EXCEPTION = re.compile(r"\b(?:apart from|except(?: for)?|other than|aside from|besides|with the exception of)\s+(?:\w+\W+){0,3}$",
+                       re.I)
 LIST_RULED_OUT = re.compile(r"\b(?:were|have been|had been) (?:all |also )?(ruled out|excluded|negative)\b", re.I)
 LIST_SEPARATOR = re.compile(r",|\band\b|\bor\b", re.I)
 # a number that is a change or a load, not the level ("an increase of 2 mg/dL", "glucose 2 hours after a 75 g load")
