@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -140,7 +140,8 @@ def _evidence_ok(r: dict[str, Any], inputs: Any, definition: Any) -> bool:
         and not D.definition_problem(cid, definition)
 
 
-def _derivation_ok(r: dict[str, Any], doc: dict[str, Any], gated: bool = False) -> bool:
+def _derivation_ok(r: dict[str, Any], doc: dict[str, Any], gated: bool = False,
+                   frozen: Mapping[str, Mapping[str, Any]] | None = None) -> bool:
     """The shipped ``Derivation`` re-derived from the row's own ``Relevant Entities`` and note: the
     quotes are the note's text, the definition is published, and the label's derivation status is
     the one shipped (an N/A with the shipped reason as its justification)."""
@@ -155,25 +156,30 @@ def _derivation_ok(r: dict[str, Any], doc: dict[str, Any], gated: bool = False) 
     again = D.label_derivation(int(r["Calculator ID"]), entities_or_empty(r.get("Relevant Entities")), r.get("Ground Truth Answer"),
                                r.get("Lower Limit"), r.get("Upper Limit"), str(r.get("Output Type")),
                                {"inputs": inputs, "definition": doc.get("definition"), "justification": doc.get("reason")},
-                               note=cell_text(r.get("Patient Note")), evidence=gated)
+                               note=cell_text(r.get("Patient Note")), evidence=gated, frozen=frozen)
     return again.status == doc.get("status")
 
 
-def _evidence_problem(r: dict[str, Any], doc: dict[str, Any]) -> str | None:
+def _evidence_problem(r: dict[str, Any], doc: dict[str, Any], frozen: Mapping[str, Mapping[str, Any]] | None = None
+                      ) -> str | None:
     """Why a derived row's recorded inputs are not evidence (the verifier run again on every input
     of the shipped ``Derivation``, never its stored verdicts): input, quote and rule; ``None`` when
     every input is accepted or the row does not derive from inputs."""
-    from medcalc_maintained.calculators.evidence import describe, rejected
+    from medcalc_maintained.calculators.evidence import describe
     from medcalc_maintained.ledger import derivation as D
 
     if doc.get("status") not in D.DERIVED:
         return None
     inputs = [i for i in doc.get("inputs") or [] if isinstance(i, dict)]
-    bad = rejected(int(r["Calculator ID"]), inputs, cell_text(r.get("Patient Note")))
-    return "; ".join(describe(i, v) for i, v in bad) or None
+    note = cell_text(r.get("Patient Note"))
+    verdicts = [(i, D.input_verdict(int(r["Calculator ID"]), i, note, frozen)) for i in inputs]  # as published, if it was
+    return "; ".join(describe(i, v) for i, v in verdicts if not v.supports) or None
 
 
-def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
+def derivations_view(full: pd.DataFrame, version: Any, frozen: Mapping[str, Mapping[str, Any]] | None = None
+                     ) -> pd.DataFrame:
+    """The ``derivations`` view; ``frozen``: the input verdicts the release published (``ledger/published.py``),
+    which decide its recorded inputs instead of today's verifier."""
     from medcalc_maintained.core.versions import rules
     from medcalc_maintained.ledger.derivation import DERIVED, parse_document
     from medcalc_maintained.release.tables import DERIVATION, DERIVATION_STATUS
@@ -190,9 +196,9 @@ def derivations_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
         parsed = parse_document(cell_text(r.get(DERIVATION)))
         recorded = parsed is not None and parsed.get("status") == cell_text(r.get(DERIVATION_STATUS))
         doc = parsed or {}
-        problem = _evidence_problem(r, doc) if gated and recorded else None
+        problem = _evidence_problem(r, doc, frozen) if gated and recorded else None
         rows.append({"split": str(r["split"]), "uid": int(r["uid"]), "derivation_recorded": recorded,
-                     "label_reproduces_definition": recorded and _derivation_ok(r, doc, gated),
+                     "label_reproduces_definition": recorded and _derivation_ok(r, doc, gated, frozen),
                      "derived": recorded and doc.get("status") in DERIVED,
                      "evidence_supports_inputs": problem is None, "evidence_problem": problem})
     return pd.DataFrame(rows, columns=cols)

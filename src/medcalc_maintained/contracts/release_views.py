@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -258,8 +258,9 @@ def default_instances(data: ReleaseData) -> pd.DataFrame:
     return left.merge(right, on="_k", how="left").drop(columns="_k")
 
 
-def release_views(root: Path) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
-    """The release-only views (everything but the instance suites' views) of release ``root``."""
+def release_views(root: Path, frozen: Mapping[str, Any] | None = None) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
+    """The release-only views (everything but the instance suites' views) of release ``root``; ``frozen``: per
+    published release, the input verdicts it published (``ledger/published.py: frozen_verdicts``)."""
     data = read_release(root)
     views = {
         "files": files_view(root, data.manifest),
@@ -268,12 +269,12 @@ def release_views(root: Path) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
         "card": card_view(root, data.manifest),
         "default_rows": default_rows_view(data),
         severity_views.VIEW: severity_views.severity_view(data.config("full"), data.config("corrections")),
-        **content_views(data),
+        **content_views(data, frozen),
     }
     return data, views
 
 
-def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
+def content_views(data: ReleaseData, frozen: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:
     """The views of :mod:`medcalc_maintained.contracts.release_content`: column types, the mini
     rule, the explanations, the card's features and croissant.json."""
     per_calc = data.manifest.get("mini_per_calculator")
@@ -282,7 +283,8 @@ def content_views(data: ReleaseData) -> dict[str, pd.DataFrame]:
         "mini_rows": rc.mini_rows_view(data.config("default"), data.config("mini"), per_calc,
                                         data.manifest.get("version")),
         "explanations": rc.explanations_view(data.config("full"), data.config("original")),
-        "derivations": rc.derivations_view(data.config("full"), data.manifest.get("version")),
+        "derivations": rc.derivations_view(data.config("full"), data.manifest.get("version"),
+                                           (frozen or {}).get(str(data.manifest.get("version")))),
         "evidence": release_evidence.evidence_view(data.config("full"), data.manifest.get("version")),
         "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),

@@ -122,7 +122,7 @@ def load_target(target: Path | None, project: Project, expected: Tables | None =
     target (default: stage ``release-tables``'s when current, :mod:`.release_pipeline`)."""
     if target is not None and (Path(target) / layout.MANIFEST).is_file():
         release = Path(target)
-        data, views = release_views.release_views(release)
+        data, views = release_views.release_views(release, frozen_verdicts(project.published))
         files = views.pop("files")
         # the release's data is turned into an instance view by build_views
         release_only: dict[str, pd.DataFrame | release_views.ReleaseData] = {**views, "instances@default": data}

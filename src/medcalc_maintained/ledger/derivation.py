@@ -293,7 +293,7 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
     extra: dict[str, Any] = {}
     if inert:
         extra["inert_inputs"] = [inputs[n]["name"] for n in inert]
-    verdicts = [_verdict(calculator_id, i, note, frozen) for i in kept]
+    verdicts = [input_verdict(calculator_id, i, note, frozen) for i in kept]
     for i, v in zip(kept, verdicts):
         i["verdict"] = v.document()
     base = label_derivation(calculator_id, entities, label, lower, upper, output_type,
@@ -312,7 +312,7 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
     return LabelDerivation(base.status, base.definition, kept, value, reason, extra or None)
 
 
-def _verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
+def input_verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
              frozen: Mapping[str, Mapping[str, Any]] | None) -> Any:
     """The verdict on one input: as its published release published it, else the verifier's."""
     from medcalc_maintained.calculators.evidence import Verdict, verify
@@ -368,5 +368,5 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, 
 
 __all__ = ["DERIVED", "SOURCES", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem",
            "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_entity_text", "input_problems",
-           "input_source", "input_text", "label_record", "label_derivation", "parse_document", "patch", "reproduces",
+           "input_verdict", "input_source", "input_text", "label_record", "label_derivation", "parse_document", "patch", "reproduces",
            "row_derivations"]

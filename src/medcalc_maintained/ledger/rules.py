@@ -140,18 +140,13 @@ def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities
     problem names the input, its quote and the rule), and no input changes nothing. An input whose
     verdict its published release froze (``frozen``, by ``ledger/published.py: verdict_key``) keeps it:
     a later verifier never rewrites what a published record was accepted on."""
-    from medcalc_maintained.calculators.evidence import verify
-    from medcalc_maintained.ledger.published import verdict_key
-
     out = []
     text = note if isinstance(note, str) else None
     for n, inp in enumerate(inputs):
-        kept = (frozen or {}).get(verdict_key(int(calculator_id), text, inp))
-        supports, rule, reason = (bool(kept.get("supports")), kept.get("rule"), kept.get("reason")) if kept else \
-            (lambda v: (v.supports, v.rule, v.reason))(verify(int(calculator_id), inp, text))
-        if not supports:
+        v = D.input_verdict(int(calculator_id), inp, text, frozen)
+        if not v.supports:
             quote = str((inp.get("evidence") or {}).get("text") or "")
-            out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {rule}: {reason}")
+            out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {v.rule}: {v.reason}")
     ents = entities_or_empty(entities)
     for n in D.inert_inputs(int(calculator_id), ents, [dict(i) for i in inputs], definition):
         out.append(f"inputs[{n}] ({inputs[n].get('name')}) changes nothing: the definition gives the same value "
