@@ -18,7 +18,10 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     7,500 /µL, through ``core/units.py``); the number is attributed to the quantity a term names right
     after it (``74-year-old``, ``18 breaths per minute``) or else to the nearest term before it in its
     sentence (``temperature 36.8, HR 90``; a ``respectively`` list and a slash list, ``BUN/creatinine
-    21.9/1.98``, pair names and numbers in order; a length or a mass alone names height or weight), and
+    21.9/1.98``, pair names and numbers in order (:mod:`.note_lists`: a slash pair is one value, a parenthesised
+    number none, an item the lexicon does not know keeps its place), as does a list whose values follow its names
+    directly, ``systolic and diastolic pressures of 118 and 74``; a dose ``each`` is every listed drug's; a length or a
+    mass alone names height or weight), and
     that quantity is the input; it is no bound of a reference range, no endpoint of a range, no bound
     (``below 10``), no change (``an increase of 2``, ``rose 8``, ``an 8 mEq/L rise``, ``(−26)``), no mass lost or gained
     (``a 30 lb. weight loss``) or of an object (``lift a 2.3 kg weight``), no denominator (``8/15``; a diastolic

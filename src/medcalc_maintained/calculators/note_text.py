@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from medcalc_maintained.calculators import note_lists as NL
 from medcalc_maintained.calculators.note_numbers import DECIMAL_COMMA as DECIMAL_COMMA
 from medcalc_maintained.calculators.note_numbers import FLAT_EXPONENT_GROUP as FLAT_EXPONENT_GROUP
 from medcalc_maintained.calculators.note_numbers import NUMBER as NUMBER
@@ -188,7 +189,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-RESPECTIVELY_UNPAIRED = "\x00respectively"
+RESPECTIVELY_UNPAIRED = NL.UNPAIRED
+NOT_A_UNIT = re.compile(r"(?:and|or|to|of|in|at|with|vs\.?|versus|while|but|was|were|is|are)", re.I)
 
 
 def distinct_places(mentions: list[tuple[int, int, str]]) -> list[list[tuple[int, int, str]]]:
@@ -197,30 +199,6 @@ def distinct_places(mentions: list[tuple[int, int, str]]) -> list[list[tuple[int
     for m in sorted(mentions):
         groups.setdefault((m[0], m[1]), []).append(m)
     return list(groups.values())
-
-
-def respectively(text: str, sa: int, r: int, inside: list[tuple[int, int, str]], s: int
-                  ) -> list[tuple[int, int, str]] | None:
-    """The names paired with the number at ``s`` by "A and B were x and y, respectively" (``r``: where
-    "respectively" is): the numbers after the last name before ``r`` pair in order with the run of
-    names before them. ``None`` when the number is not in that list; ``[]`` when the list does not
-    pair one to one."""
-    before_r = [m for m in inside if m[1] <= r]
-    if not before_r:
-        return None
-    last_name = max(m[1] for m in before_r)
-    nums = [sa + a for a, _b, _v in numbers(text[sa:r]) if sa + a >= last_name]
-    if s not in nums:
-        return None
-    places = distinct_places([m for m in before_r if m[1] <= nums[0]])
-    run: list[list[tuple[int, int, str]]] = []
-    for group in reversed(places):  # the names with no number between them, nearest first
-        if run and any(group[0][1] <= sa + a < run[0][0][0] for a, _b, _v in numbers(text[sa:r])):
-            break
-        run.insert(0, group)
-    if len(run) != len(nums) or len(nums) < 2:
-        return []
-    return run[nums.index(s)]
 
 
 def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
@@ -234,8 +212,8 @@ def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
     if around:
         return prefer(around, mine), around[0][0]
     after = [m for m in inside if m[0] >= e and m[0] - e <= 3 and re.fullmatch(r"[\s\-]*", text[e:m[0]])]
-    unit, _ = unit_after(text, e)
-    if unit is not None:
+    unit, unit_norm = unit_after(text, e)
+    if unit is not None and (unit_norm is not None or not NOT_A_UNIT.fullmatch(unit)):  # "a systolic of 110 and diastolic of 78": "and" is no unit
         gap = text.find(unit, e)
         after += [m for m in inside if gap >= 0 and m[0] >= gap and m[0] - (gap + len(unit)) <= 1 and m not in after]
         after += [m for m in inside if gap >= 0 and gap <= m[0] < gap + len(unit) and m not in after]
@@ -247,11 +225,14 @@ def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
         start = min(m[0] for m in after)
         first = [m for m in after if m[0] == start]
         return prefer(first, mine), start
+    unit_end = text.find(unit, e) + len(unit) if unit is not None and text.find(unit, e) >= 0 else e
+    each = NL.each_names(text, sa, s, unit_end, inside)  # "norepinephrine and epinephrine at 0.1 mcg/kg/min each"
+    if each and any(m[2] in mine for m in each):
+        return prefer(each, mine), next(m[0] for m in each if m[2] in mine)
     resp = RESPECTIVELY.search(text, e, sb)
-    if resp is not None:
-        paired = respectively(text, sa, resp.start(), inside, s)
-        if paired is not None:
-            return (prefer(paired, mine), paired[0][0]) if paired else (RESPECTIVELY_UNPAIRED, None)
+    paired = NL.paired(text, sa, resp.start() if resp else sb, s, inside, resp is not None)
+    if paired is not None:
+        return (prefer(paired, mine), paired[0][0]) if paired else (RESPECTIVELY_UNPAIRED, None)
     before = [m for m in inside if m[1] <= s]
     if before:
         end = max(m[1] for m in before)
@@ -379,13 +360,15 @@ def slash_pair(text: str, s: int, mentions: list[tuple[int, int, str]]) -> list[
     if group is None:
         return None
     nums = [m.start() + group.start() for m in re.finditer(r"\d+(?:\.\d+)?", group.group(0))]
-    places = distinct_places([m for m in mentions if sa <= m[0] and m[1] <= group.start()])
+    places = NL.places(text, sa, mentions, group.start())  # "sodium/potassium (Na/K) were": the abbreviations are the names
     chain: list[list[tuple[int, int, str]]] = []
-    for place in places:
-        if chain and re.fullmatch(r"\)?\s*/\s*", text[chain[-1][0][1]:place[0][0]]):  # "urea nitrogen (BUN)/creatinine"
-            chain.append(place)
+    last_end = -1
+    for place, place_end in places:
+        if chain and re.fullmatch(r"\s*/\s*", NL.blank_parentheticals(text, last_end, place[0][0])):
+            chain.append(place)  # "urea nitrogen (BUN)/creatinine"
         else:
             chain = [place]
+        last_end = place_end
     if len(chain) != len(nums) or s not in nums:
         return None
     return chain[nums.index(s)]

@@ -1,0 +1,87 @@
+"""The evidence verifier on readings a clinician makes at once that it used to miss (issue 45, recall): each rule a
+small synthetic note, in both directions (the rule reads the value / a near case it must not read)."""
+
+from __future__ import annotations
+
+import pytest
+
+from medcalc_maintained.calculators.evidence import verify
+
+
+def _at(note: str, text: str, name: str, value, unit=None) -> dict:
+    start = note.index(text)
+    return {"name": name, "value": value, "unit": unit, "evidence": {"start": start, "end": start + len(text), "text": text}}
+
+
+def _judge(cid: int, note: str, quote: str, name: str, value, unit=None):
+    return verify(cid, _at(note, quote, name, value, unit), note)
+
+
+# ------------------------------------------------------------------------------------------------
+# lists of names and values paired in order
+
+
+@pytest.mark.parametrize("sentence,name,value,unit,ok", [
+    # a slash pair is one value of the list ("blood pressure ... 120/73 mmHg")
+    ("His height, weight, and blood pressure were 165 cm, 66 kg, and 120/73 mmHg, respectively.", "weight", 66, "kg", True),
+    ("His height, weight, and blood pressure were 165 cm, 66 kg, and 120/73 mmHg, respectively.", "height", 165, "cm", True),
+    ("His height, weight, and blood pressure were 165 cm, 66 kg, and 120/73 mmHg, respectively.", "weight", 165, "kg", False),
+    # an item the lexicon does not know still takes its place in the list
+    ("His height, body weight, and waist circumference were 187 cm, 90 kg, and 104 cm, respectively.", "weight", 90, "kg", True),
+    ("His height, body weight, and waist circumference were 187 cm, 90 kg, and 104 cm, respectively.", "height", 104, "cm",
+     False),
+])
+def test_a_respectively_list_pairs_its_items_in_order(sentence, name, value, unit, ok):
+    note = f"A 50-year-old man presented for a check-up. {sentence} He was well."
+    v = _judge(6, note, sentence, name, value, unit)
+    assert v.supports is ok, v.reason
+
+
+def test_reference_ranges_in_parentheses_are_no_values_of_the_list():
+    s = ("The total cholesterol, triglyceride, high density lipoprotein-cholesterol and low density lipoprotein-cholesterol "
+         "results were 162 mg/dL (139-230 mg/dL), 33 mg/dL (48-177 mg/dL), 64 mg/dL (40-81 mg/dL) and 106 mg/dL (64-160 mg/dL), "
+         "respectively.")
+    note = f"A 40-year-old woman was seen. {s}"
+    assert _judge(44, note, s, "Total cholesterol", 162, "mg/dL").supports
+    assert _judge(44, note, s, "high-density lipoprotein cholesterol", 64, "mg/dL").supports
+    assert _judge(44, note, s, "Triglycerides", 33, "mg/dL").supports
+    assert not _judge(44, note, s, "Total cholesterol", 106, "mg/dL").supports  # the LDL's, not the total's
+    assert not _judge(44, note, s, "Triglycerides", 48, "mg/dL").supports       # a reference bound
+
+
+def test_an_abbreviation_in_parentheses_is_the_name_before_it():
+    s = "His blood pressure, heart rate, and peripheral oxygen saturation (SpO2) were 166/94 mmHg, 76 beats/min, and 99% respectively."
+    note = f"He arrived in the room. {s}"
+    assert _judge(48, note, s, "O₂ saturation percentage", 99, "%").supports
+    assert not _judge(48, note, s, "O₂ saturation percentage", 76, "%").supports
+    s2 = "Urinary levels of sodium/potassium/chloride (Na/K/Cl) were 95/73.2/47mEq/L, respectively."
+    note2 = f"He had polyuria. {s2}"
+    assert _judge(40, note2, s2, "Urine sodium", 95, "mEq/L").supports
+    assert not _judge(40, note2, s2, "Urine sodium", 47, "mEq/L").supports
+
+
+@pytest.mark.parametrize("sentence,name,value,ok", [
+    ("Her blood pressure was stable, with systolic and diastolic pressures of 115 and 72 mm Hg.", "Systolic Blood Pressure", 115, True),
+    ("Her blood pressure was stable, with systolic and diastolic pressures of 115 and 72 mm Hg.", "Systolic Blood Pressure", 72, False),
+    ("His blood pressure was stable with a systolic of 110 and diastolic of 78 mm Hg.", "Systolic Blood Pressure", 110, True),
+    ("His blood pressure was stable with a systolic of 110 and diastolic of 78 mm Hg.", "Diastolic Blood Pressure", 110, False),
+])
+def test_a_list_without_respectively_pairs_where_its_values_follow_its_names(sentence, name, value, ok):
+    note = f"A 70-year-old woman was admitted to the ICU. {sentence}"
+    assert _judge(43, note, sentence, name, value, "mm Hg").supports is ok
+
+
+def test_and_after_a_number_is_no_unit_that_hands_it_to_the_next_name():
+    s = "An arterial blood gas analysis reports a pH of 7.40 and PaO2 at 80 mm Hg."
+    note = f"A 60-year-old man had a cough. {s}"
+    assert _judge(29, note, s, "pH", 7.40).supports
+    assert not _judge(29, note, s, "pH", 80).supports
+
+
+def test_a_dose_given_to_each_drug_of_a_list():
+    s = "The patient is receiving norepinephrine and epinephrine infusions at 0.1 mcg/kg/min each."
+    note = f"A 60-year-old man is in the ICU. {s}"
+    assert _judge(43, note, s, "norEPINEPHrine", 0.1, "mcg/kg/min").supports
+    s2 = "The patient is receiving norepinephrine and epinephrine infusions at 0.1 mcg/kg/min."
+    note2 = f"A 60-year-old man is in the ICU. {s2}"
+    assert not _judge(43, note2, s2, "norEPINEPHrine", 0.1, "mcg/kg/min").supports
