@@ -85,3 +85,80 @@ def test_a_dose_given_to_each_drug_of_a_list():
     s2 = "The patient is receiving norepinephrine and epinephrine infusions at 0.1 mcg/kg/min."
     note2 = f"A 60-year-old man is in the ICU. {s2}"
     assert not _judge(43, note2, s2, "norEPINEPHrine", 0.1, "mcg/kg/min").supports
+
+
+# ------------------------------------------------------------------------------------------------
+# a criterion that is a finding's absence, recorded unmet by silence
+
+
+def _silent(cid: int, note: str, name: str, value):
+    return verify(cid, {"name": name, "value": value, "unit": None, "evidence": {"start": None, "end": None, "text": ""}}, note)
+
+
+def test_silence_leaves_a_finding_absence_criterion_unmet():
+    quiet = "A 16-year-old boy has a sore throat and fever of 39 C. The tonsils are swollen with exudate."
+    assert _silent(20, quiet, "Cough Absent", False).supports            # cough never stated absent: the point not given
+    assert not _silent(20, quiet, "Cough Absent", True).supports         # and silence never gives it
+    denied = quiet + " He denies cough."
+    assert not _silent(20, denied, "Cough Absent", False).supports       # the note states cough absent: the criterion is met
+
+
+# ------------------------------------------------------------------------------------------------
+# urea and blood urea nitrogen
+
+
+@pytest.mark.parametrize("printed,value,unit,ok", [
+    ("a serum urea of 11.4 mmol/L", 11.4, "mmol/L", True),   # urea and BUN are one molar quantity
+    ("a serum urea of 11.4 mmol/L", 31.9, "mg/dL", True),    # 11.4 mmol/L of BUN is 31.9 mg/dL
+    ("a serum urea of 84 mg/dL", 84, "mg/dL", False),        # urea in mg/dL is BUN x 2.14: another quantity
+])
+def test_a_urea_in_mmol_per_litre_is_the_blood_urea_nitrogen(printed, value, unit, ok):
+    note = f"A 64-year-old man presented with vomiting. Labs showed {printed} on admission and sodium 131 mmol/L."
+    assert _judge(30, note, printed, "Blood Urea Nitrogen (BUN)", value, unit).supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# a time cue dates its own item of a list
+
+
+@pytest.mark.parametrize("labs,value,ok", [
+    ("creatinine 2.3 mg/dl (baseline 1.1 mg/dl), albumin 1.5 g/dl, glucose 94 mg/dl", 1.5, True),   # another item's aside
+    ("creatinine 2.3 mg/dl, albumin 1.5 g/dl (baseline 3.9 g/dl), glucose 94 mg/dl", 1.5, True),    # its comparison value
+    ("creatinine 2.3 mg/dl (at baseline), albumin 1.5 g/dl", 1.5, True),                              # the creatinine's
+    ("creatinine 2.3 mg/dl, baseline albumin 1.5 g/dl, glucose 94 mg/dl", 1.5, False),                # its own cue
+    ("bilirubin 2.4 mg/dl - later on it went up to 5.1 mg/dl, albumin 1.5 g/dl", 1.5, True),          # the bilirubin's
+    ("albumin 1.5 g/dl, later 2.1 g/dl", 2.1, False),                                                  # the later value
+    ("albumin 1.5 g/dl (June 11)", 1.5, False),                                                        # its own date
+])
+def test_a_time_cue_dates_its_own_item_of_a_list(labs, value, ok):
+    note = f"A 58-year-old man presented with jaundice. Serum chemistries showed {labs}. He was admitted."
+    v = _judge(15, note, labs, "Albumin", value, "g/dL")
+    assert v.supports is ok, v.reason
+
+
+@pytest.mark.parametrize("lead,ok", [
+    ("On the third day of the illness, she was admitted to our hospital.", True),   # the illness's day: the admission
+    ("On the third day, she was still febrile.", False),                             # a hospital day after admission
+])
+def test_a_day_of_the_illness_is_no_later_hospital_day(lead, ok):
+    note = f"A 9-year-old girl had vomiting for 3 days. {lead} Her axillary temperature was 36.2 °C."
+    assert _judge(51, note, "Her axillary temperature was 36.2 °C", "Temperature", 36.2, "°C").supports is ok
+
+
+@pytest.mark.parametrize("lead,ok", [
+    ("On the day of admission to our hospital, the blood tests were as follows:", True),
+    ("Two days later, the blood tests were as follows:", False),
+])
+def test_the_day_of_admission_is_the_presentation(lead, ok):
+    note = (f"A 50-year-old man was tested in another hospital, with AST 444 IU/L. {lead} hemoglobin 15.8 g/dL, "
+            "platelet count 244,000/µL, and sodium 134 mmol/L.")
+    assert _judge(19, note, "platelet count 244,000/µL", "Platelet count", 244000, "/µL").supports is ok
+
+
+@pytest.mark.parametrize("sentence,ok", [
+    ("Despite repeated attempts, the patient remained nonverbal.", True),   # repeated attempts now, not a later time
+    ("On repeated examination, the patient remained nonverbal.", False),    # a later examination
+])
+def test_repeated_attempts_are_no_later_time(sentence, ok):
+    note = f"A 40-year-old man was brought in unresponsive. {sentence}"
+    assert _judge(21, note, sentence, "Best verbal response", "no verbal response").supports is ok

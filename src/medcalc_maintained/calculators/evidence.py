@@ -28,12 +28,16 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     pressure is the denominator of a blood pressure), no relative's age and no part of a date; a
     printed unit fits the input's unit kind and is the recorded one (``/µL`` and ``µL``, mmol/L and
     mEq/L of sodium are one unit; K/µL is not /µL), or the record declares how it reads it
-    (``unit_reading: {printed, why}``: "5.3 g/l" read as g/dL); a value from another time (``two years
+    (``unit_reading: {printed, why}``: "5.3 g/l" read as g/dL); a serum urea in mmol/L is the blood urea nitrogen in
+    mmol/L (a urea in mg/dL is BUN x 2.14, another quantity); a value from another time (``two years
     ago``, ``baseline``, a date, at birth, an age at an event, a value after another one of the same
     paragraph, or of an earlier paragraph when a later time lies between them (``the following day``, ``repeated``,
     ``transferred to our hospital``), a value after a transfer to the reporting hospital that followed a stay of days
     in another (``admitted to a nearby hospital ... transferred to our hospital on day 27``)) needs a ``timepoint`` in
-    the record saying which and why; ``N-year-old`` is the age now. An absent measurement is one the note prints no
+    the record saying which and why; ``N-year-old`` is the age now; a time cue dates its own item of a list, not
+    another's (``creatinine 2.3 (baseline 1.1), albumin 1.5``; ``glucose 17, baseline insulin 0.4``; ``bilirubin 2.4 -
+    later 5.1, albumin 3.8``), a day of the illness is no hospital day, the day of admission and a first visit are the
+    presentation, and repeated attempts are no later time. An absent measurement is one the note prints no
     value of, nor a range of (``creatinine 10–15``).
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
@@ -52,7 +56,8 @@ Flags (criteria), categories and absent values
     recent surgery's absence); an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
-    names the criterion nowhere without negation; a category is named by its option's phrase, not inside a longer
+    names the criterion nowhere without negation; a criterion that is a finding's absence (``Cough Absent``) is unmet by
+    silence, unless the note states the finding absent somewhere; a category is named by its option's phrase, not inside a longer
     phrase of another option that negates it (``non-exertional chest pain`` states no ``exertional chest pain``), an
     option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a best response (a
     GCS component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
@@ -122,6 +127,8 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             window = bool(T.WINDOW.search(spec.name)) and not timepoint_stated(inp)
             return _absent_quoted(spec, entry, text, qs, qe, spans, history, window)
         return _absent_silent(spec, entry, inp, note, terms, absence_claimed, family_input, timeless)
+    if not quote.strip() and entry.absent_polarity and not absence_claimed:
+        return _absence_unmet(spec, entry, note, terms)
     if not quote.strip():
         return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
     if not spans:
@@ -190,6 +197,20 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
                                            if note else f"the note names {spec.name}")
     return _ok(f"the note does not name {spec.name} without negation; the definition scores an unmentioned "
                f"criterion as absent")
+
+
+def _absence_unmet(spec: InputSpec, entry: L.Entry, note: str | None, terms: tuple[str, ...]) -> Verdict:
+    """A criterion that is a finding's absence ("Cough Absent") recorded unmet with no quote: met only where the note
+    states the finding absent, so silence leaves it unmet unless the note negates the finding somewhere."""
+    text = note or ""
+    for s, e in L.term_spans(text, terms, entry.masks, entry.patterns):
+        if T.negated(text, s, e) and not T.family(text, s):
+            return _no("negated", f"the note states {text[s:e]!r} absent at {s}..{e} "
+                                  f"({text[slice(*T.clause(text, s))].strip()[:120]!r}): {spec.name} is met")
+    if entry.negating and L.term_spans(text, entry.negating):
+        a, b = L.term_spans(text, entry.negating)[0]
+        return _no("negated", f"the note states {text[a:b]!r} at {a}..{b}: {spec.name} is met")
+    return _ok(f"the note never states the finding of {spec.name} absent: the criterion is unmet")
 
 
 def _absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int, spans: list[tuple[int, int]],

@@ -48,10 +48,12 @@ TREATMENT_EFFECT = re.compile(r"\b(?:resulting from|induced by|caused by|due to|
                                r"infusion|injection|bolus|overdose)\b", re.I)
 # a value measured later than the presentation the definition asks about
 DAY_CUE = re.compile(r"\b(?:on (?:hospital |hospitali[sz]ation )?day[- ]\d+|(?:hospital|hospitali[sz]ation) day[- ]\d+|(?:on|by) (?:the )?(?:end of )?(?:the )?"
-                      r"(?:second|third|fourth|fifth|sixth|seventh|\d+(?:st|nd|rd|th)) (?:day|hospital day)|(?:on|by) "
+                      r"(?:second|third|fourth|fifth|sixth|seventh|\d+(?:st|nd|rd|th)) (?:day(?! of (?:the |her |his |their )?"
+                      r"(?:illness|fever|symptoms?|onset|disease))|hospital day)|(?:on|by) "
                       r"(?:the end of )?day (?:two|three|four|five|six|seven|\d+)|day[- ]\d+ of (?:admission|"
                       r"hospitali[sz]ation))\b", re.I)
-LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
+LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?(?! (?:attempts?|prompting|efforts?|"
+                       r"stimul\w*|requests?|questioning|episodes?|indications?|bouts?)\b)|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
                         r"worsened|declined) to|transferred to|started developing|(?<!regular )(?<!routine )(?<!for a )follow-?up|at discharge|"
                         r"on discharge|(?:at|on) the time of discharge|upon discharge|and discharged|discharged (?:on|with|home on)|"
                         r"(?:the|on the) (?:following|next) (?:day|morning)|the day after (?:admission|presentation)|"
@@ -69,7 +71,10 @@ RECENT = re.compile(r"\b(?:recent(?:ly)?|currently|current|now|presently|at pres
                     r"in the (?:past|last|previous) (?:\d+|few|several|two|three|four|six|twelve)? ?(?:days?|weeks?|months?)|"
                     r"within)\b", re.I)
 PRESENTATION = re.compile(r"\b(?:on|at|upon) (?:admission|presentation|arrival)|in the (?:ED|emergency department|emergency room)"
-                           r"|initial (?:labs?|laboratory|vital)|at the time of (?:admission|presentation|arrival)", re.I)
+                           r"|initial (?:labs?|laboratory|vital)|at the time of (?:admission|presentation|arrival)"
+                           r"|on the day of (?:(?:his|her|the) )?(?:admission|presentation|arrival)"
+                           r"|(?:at|on|during) (?:his|her|their|the(?: patient's)?) first (?:visit|examination|presentation|evaluation)",
+                           re.I)
 PAST_CUE = re.compile(r"\b(?:in the past|remote|(?<!-)old|PMH|past medical history|years? ago|months? ago|\d+ (?:years?|"
                        r"months?|weeks?) (?:ago|earlier|before)|previous(?:ly)?(?! healthy)|prior(?! to))\b|\b(?:19|20)\d{2}\b", re.I)
 # a year or a calendar date in the sentence of a mention: a dated event, which a time window needs to place
@@ -100,6 +105,7 @@ FAMILY = re.compile(r"\b(?:family history|family member|mother|father|brother|si
                      r"son|daughter|grandmother|grandfather|aunt|uncle|cousin|relative|relatives|maternal|paternal)\b",
                      re.I)
 RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
+PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
 def sentence(text: str, pos: int) -> tuple[int, int]:
