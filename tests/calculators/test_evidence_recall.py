@@ -162,3 +162,74 @@ def test_the_day_of_admission_is_the_presentation(lead, ok):
 def test_repeated_attempts_are_no_later_time(sentence, ok):
     note = f"A 40-year-old man was brought in unresponsive. {sentence}"
     assert _judge(21, note, sentence, "Best verbal response", "no verbal response").supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# a recent window: a mention dated outside it does not break the silence
+
+
+@pytest.mark.parametrize("history,ok", [
+    ("She had a cholecystectomy in 1959 and an appendectomy 20 years ago.", True),   # dated years back
+    ("She had a cholecystectomy two weeks ago.", False),                              # inside the four weeks
+    ("She had a cholecystectomy.", False),                                            # undated: named
+])
+def test_a_window_criterion_is_silent_where_the_note_dates_every_mention_outside_it(history, ok):
+    note = f"A 66-year-old woman presented with dyspnea. {history} Her heart rate was 110/min."
+    assert _silent(8, note, "Surgery in the previous 4 weeks", False).supports is ok
+
+
+@pytest.mark.parametrize("sentence,ok", [
+    ("The surgeons suggested coronary artery bypass graft (CABG) surgery as a reasonable option.", True),  # proposed
+    ("She underwent coronary artery bypass graft (CABG) surgery last week.", False),
+])
+def test_a_suggested_operation_is_no_operation_done(sentence, ok):
+    note = f"A 70-year-old woman presented with leg swelling. {sentence}"
+    assert _silent(16, note, "Major surgery within 12 weeks", False).supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# a blood pressure given as the finding it shows
+
+
+@pytest.mark.parametrize("sentence,name,value,ok", [
+    ("Vital signs on admission showed hypotension (80/40 mm Hg) and tachycardia.", "Systolic Blood Pressure", 80, True),
+    ("Vital signs on admission showed hypotension (80/40 mm Hg) and tachycardia.", "Diastolic Blood Pressure", 40, True),
+    ("Vital signs on admission showed hypotension (80/40 mm Hg) and tachycardia.", "Systolic Blood Pressure", 40, False),
+    ("He has a history of hypertension for 10 years, treated with 20 mg of lisinopril.", "Systolic Blood Pressure", 20, False),
+])
+def test_a_hypotension_reading_is_the_blood_pressure(sentence, name, value, ok):
+    note = f"A 71-year-old man came in confused. {sentence}"
+    assert _judge(45, note, sentence, name, value, "mm Hg").supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# negation
+
+
+@pytest.mark.parametrize("sentence,value,ok", [
+    ("His liver function tests have been normal, excluding any ongoing liver disease.", False, True),
+    ("Liver function tests returned within normal parameters, alleviating any fear of liver disease.", False, True),
+    ("His tests were normal, excluding a history of liver disease from alcohol.", False, False),   # "excluding" = except
+    ("His liver function tests have been abnormal, suggesting liver disease.", False, False),
+])
+def test_a_test_that_excludes_a_disease_negates_it(sentence, value, ok):
+    note = f"A 60-year-old man on warfarin was seen in clinic. {sentence}"
+    assert _judge(25, note, sentence, "Liver disease criteria for the HAS-BLED rule", value).supports is ok
+
+
+@pytest.mark.parametrize("sentence,ok", [
+    ("A male patient, a non-smoker with no history of hepatic disease, has been under management for heart failure.", True),
+    ("A male patient, a non-smoker with no history of hepatic disease or heart failure, was seen.", False),
+])
+def test_a_negation_ends_at_the_comma_before_the_verb(sentence, ok):
+    note = f"{sentence} He came in for a check-up."
+    assert _judge(27, note, sentence, "Cardiac failure present", True).supports is ok
+
+
+@pytest.mark.parametrize("history,ok", [
+    ("Her medical history is significant for prior breast cancer.", True),      # a former cancer: none now
+    ("Her medical history is significant for breast cancer.", False),           # named, not said to be former
+])
+def test_a_former_condition_is_no_current_one(history, ok):
+    note = f"A 77-year-old woman visits for a check-up. {history} She is alert."
+    assert _silent(29, note, "Neoplastic disease", False).supports is ok

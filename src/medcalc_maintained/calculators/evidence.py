@@ -152,10 +152,7 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
                                or T.PRE_ONSET.search(text, *T.clause(text, s))) and not timepoint_stated(inp):
             failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, at another time than "
                                                   "the definition asks about; the record does not say when and why")
-        elif window and (cue := T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e))
-                         or T.DAY_CUE.search(text, *T.sentence(text, s))
-                         or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s))
-                             else None)):
+        elif window and (cue := _window_cue(text, s, e)):
             failure = failure or _no("timepoint", f"{spec.name} asks about a time window and {term!r} is dated "
                                                   f"{cue.group(0)!r} in {clause!r}; the record does not say when and why")
         elif previously and not T.HISTORICAL.search(text, *T.sentence(text, s)):
@@ -165,6 +162,30 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             return _ok(f"{quote!r} states {term!r}")
     assert failure is not None
     return failure
+
+def _window_cue(text: str, s: int, e: int) -> re.Match[str] | None:
+    """The cue that dates a mention at ``text[s:e]`` outside a recent window (``in the past``, ``8 years ago``, a hospital
+    day, a year or a date in a sentence that does not state the presentation), or ``None``."""
+    return T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e)) \
+        or T.DAY_CUE.search(text, *T.sentence(text, s)) \
+        or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s)) else None)
+
+
+def _outside_window(text: str, s: int, e: int, current: bool = False) -> bool:
+    """Whether a mention is dated outside every recent window an input asks about: years back (``20 years ago``, ``in
+    the past``, ``remote``, a year two or more before the latest the note prints) or after the time asked (``later``,
+    ``the following day``); a mention placed in the window (``recent``) or dated in weeks or months is not. For an input
+    about a current state (``active cancer``), also a condition named as a former one (``prior breast cancer``)."""
+    ca, cb = T.clause(text, s)
+    if T.RECENT.search(text, ca, cb):
+        return False
+    sa, sb = T.sentence(text, s)
+    years = [int(y) for y in re.findall(r"\b(?:19|20)\d{2}\b", text)]
+    old = [int(y) for y in re.findall(r"\b(?:19|20)\d{2}\b", text[T.sentence(text, max(0, sa - 2))[0]:sb])]
+    former = current and re.search(r"\b(?:prior|previous|former|past)\s+(?:\w+\s+){0,2}$", text[max(sa, s - 40):s], re.I)
+    return bool(former or T.YEARS_AGO.search(text, *T.near(text, s, e)) or T.FAR_PAST.search(text, *T.near(text, s, e))
+                or (old and years and max(old) <= max(years) - 2) or T.LATER_CUE.search(text, ca, cb))
+
 
 def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note: str | None, terms: tuple[str, ...],
                    absence_claimed: bool, family_input: bool, timeless: bool) -> Verdict:
@@ -187,7 +208,10 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
     if absence_claimed:  # the criterion is a finding's absence: silence leaves it unmet, never met
         return _no("absent-by-missing-keyword", f"{spec.name} is met only where the note states the finding "
                                                 "absent; silence states neither")
+    window = bool(T.WINDOW.search(spec.name))
     for s, e in L.term_spans(note or "", terms, entry.masks, entry.patterns):
+        if window and _outside_window(note or "", s, e, bool(CURRENT_STATE.search(spec.name))):
+            continue  # "cholecystectomy in 1959" names no surgery of the last four weeks
         if not T.negated(note or "", s, e) and not T.planned(note or "", s, e) and (family_input or not T.family(note or "", s)):
             if timepoint_stated(inp) and not timeless:  # as for a measurement printed only at another time
                 tp = inp["timepoint"]
@@ -251,6 +275,9 @@ def _dated_years_ago(text: str, starts: list[int]) -> str | None:
             return None
         found = cue.group(0)
     return found
+
+
+CURRENT_STATE = re.compile(r"\bactive\b|\bcurrent\b|^neoplastic disease$", re.I)  # inputs about a state now
 
 
 ABSENT_OPTIONS = frozenset({"absent", "none", "no", "no encephalopathy", "grade 0"})  # the options that state a finding absent

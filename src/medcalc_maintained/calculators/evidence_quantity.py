@@ -73,6 +73,9 @@ def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any,
 CONVERSION_BAND = 0.05  # a converted value within 5% of the record (MedCalc-Bench's band for decimals)
 
 
+# a blood pressure reading given as the finding it shows ("hypotension (80/40 mm Hg)", "hypertensive at 180/100 mmHg")
+PRESSURE_FINDINGS = frozenset({"hypotension", "hypertension", "hypertension history"})
+BP_READING = re.compile(r"(?<![\d.])\d{2,3}\s*/\s*\d{2,3}\s*mm\s*Hg", re.I)
 # a serum urea printed in mmol/L is the blood urea nitrogen in mmol/L (a urea in mg/dL is BUN x 2.14: another quantity)
 UREA_KEYS = frozenset({"other:urea", "other:serum urea", "other:blood urea", "other:plasma urea"})
 MOLAR = frozenset({"mmol/l"})
@@ -116,6 +119,9 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     shown, norm = T.unit_after(quote, e)
     if owner not in keys and _unit_names(spec, norm, owner, value):
         owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
+    if owner in PRESSURE_FINDINGS and spec.kind == "pressure" and "blood pressure" in spec.name.lower() \
+            and any(m.start() <= s < m.end() for m in BP_READING.finditer(quote, *T.sentence(quote, s))):
+        owner = next(iter(keys))  # "hypotensive to 70/40 mmHg": the blood pressure read as a finding's
     if owner in UREA_KEYS and "urea nitrogen" in spec.name.lower() and norm in MOLAR:
         owner = next(iter(keys))  # urea 11.4 mmol/L is BUN 11.4 mmol/L (one nitrogen pair per molecule); urea in mg/dL is not
     if spec.name.lower() == "age" and T.family(quote, s):

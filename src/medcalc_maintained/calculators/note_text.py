@@ -66,6 +66,9 @@ PRE_ONSET = re.compile(r"\b(?:before|prior to|preceding) (?:the )?onset of (?:th
 # a time years before the presentation: what it dates lies outside every recent window an input asks about
 YEARS_AGO = re.compile(r"\b(?:(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|several|many|a few) years? (?:ago|earlier|"
                        r"before|prior)|years? ago|in (?:19|20)\d{2})\b", re.I)
+# a past far outside every recent window ("in the past", "remote", the past medical history)
+FAR_PAST = re.compile(r"\b(?:in the (?:distant |remote )?past|remote|PMH|past (?:medical|surgical) history|as a child|in (?:his|her) "
+                      r"(?:childhood|youth|twenties|thirties))\b", re.I)
 # a word that places a negation in the recent window the input asks about ("no recent surgery", "in the past month")
 RECENT = re.compile(r"\b(?:recent(?:ly)?|currently|current|now|presently|at present|at (?:the time of )?(?:admission|presentation)|"
                     r"in the (?:past|last|previous) (?:\d+|few|several|two|three|four|six|twelve)? ?(?:days?|weeks?|months?)|"
@@ -88,7 +91,9 @@ NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|
                               r"void of|escaped|pointing away from|"
                               r"(?:do|does|did|has|have|had|could|would|can)(?:n't| not)|cannot|none of|nor|"
                               r"absent|ruled out|rules out|ruling out|unremarkable for|did not have|does not have|"
-                              r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
+                              r"had no|has no|nor|neither|lack of|lacks|exclud(?:ing|es|ed) (?:any|the (?:presence|diagnosis|possibility) of)|"
+                              r"(?:eliminat|alleviat|dispell?|allay)\w* (?:any |all )?(?:concerns?|fears?|worr(?:y|ies)|suspicions?) "
+                              r"(?:about|of|for|regarding))\b", re.I)
 NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
                              r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
                              r"noted|observed|reported|performed|done|undertaken|carried out)|denied|unlikely|none|normal|unremarkable|"
@@ -98,7 +103,7 @@ PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
                       r"possible|possibly|probable|probably|likely|concern for|concerning for|risk of|at risk for|"
-                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|was considered|"
+                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|suggested|proposed|advised|was considered|"
                       r"(?:known to|(?:that|which) (?:can|could|may|might)) (?:cause|accelerate|increase|induce|promote|predispose|lead to))\b",
                       re.I)
 FAMILY = re.compile(r"\b(?:family history|family member|mother|father|brother|sister|sibling|siblings|parent|parents|"
@@ -316,7 +321,8 @@ ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|lit
 # a multiplier printed as a unit that no unit table knows ("13.7 x 104/L": a garbled power of ten)
 POWER_OF_TEN = re.compile(r"^10\s*\^?\s*\d{1,2}\s*/", re.I)
 # a comma and a new subject end a negation's scope ("she does not have a catheter, her tests revealed X")
-NEW_SUBJECT = re.compile(r",\s+(?:and\s+)?(?:her|his|their|the patient's|she|he|they|it|which|who)\s+\w+", re.I)
+NEW_SUBJECT = re.compile(r",\s+(?:and\s+)?(?:her|his|their|the patient's|she|he|they|it|which|who)\s+\w+"
+                         r"|,\s+(?:has|have|had|was|were|is|are)\s+(?:been\s+)?\w+", re.I)  # "..., with no X, has been treated for Y"
 # a relative clause between a negation and a term: the negation's scope is the noun the clause describes, not the
 # term in it ("never been prescribed any medication known to accelerate bleeding" negates no bleeding)
 OTHER_HEAD = re.compile(r"\b(?:known to|(?:that|which) (?:can|could|may|might|would|causes?|increases?|accelerates?|induces?|"
