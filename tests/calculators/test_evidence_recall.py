@@ -233,3 +233,30 @@ def test_a_negation_ends_at_the_comma_before_the_verb(sentence, ok):
 def test_a_former_condition_is_no_current_one(history, ok):
     note = f"A 77-year-old woman visits for a check-up. {history} She is alert."
     assert _silent(29, note, "Neoplastic disease", False).supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# lexicon phrasings: a clinical synonym of a criterion or a category
+
+
+@pytest.mark.parametrize("cid,sentence,name,value,ok", [
+    (29, "She was brought in due to alterations in her mental status.", "Altered mental status", True, True),
+    (29, "Her mental status was unremarkable.", "Altered mental status", True, False),
+    (29, "He reports a recent episode of fever and altered mental state.", "Altered mental status", True, True),
+    (29, "He has an active neoplastic condition.", "Neoplastic disease", True, True),
+    (20, "The exam shows grayish exudates overlying the palatine tonsils.", "Exudate or swelling on tonsils", True, True),
+    (20, "The exam shows grayish exudates overlying the buccal mucosa.", "Exudate or swelling on tonsils", True, False),
+    (25, "His INR results have fluctuated over the last year.", "Labile international normalized ratio", True, True),
+    (25, "His INR results have been reviewed over the last year.", "Labile international normalized ratio", True, False),
+    (15, "There was no visible abdominal distension.", "Ascites", "absent", True),
+    (15, "There was marked abdominal distension.", "Ascites", "absent", False),
+    (15, "He denies any remarkable cognitive impairments.", "Encephalopathy", "none", True),
+    (15, "He reports cognitive impairment.", "Encephalopathy", "none", False),
+    (32, "His kidney function is within normal limits.", "Moderate to severe Chronic Kidney Disease", "none", True),
+    (4, "DH 21-year-old primigravida presented for her booking visit.", "sex", "female", True),
+    (4, "DH 21-year-old primigravida presented for her booking visit.", "sex", "male", False),
+])
+def test_a_clinical_phrasing_names_the_criterion(cid, sentence, name, value, ok):
+    note = f"A patient was seen in clinic. {sentence} The visit ended."
+    v = _judge(cid, note, sentence, name, value)
+    assert v.supports is ok, v.reason
