@@ -219,7 +219,7 @@ def _time_cue(quote: str, s: int, e: int, at: int) -> re.Match[str] | None:
     initially = T.INITIALLY_BUT.search(quote, sa, s) if but else None
     return first(m for m in T.TIME_CUE.finditer(quote, lo, hi) if not (m.start() > e and T.COMPARED.search(quote, e, m.start()))) \
         or first(T.STRONG_TIME_CUE.finditer(quote, sa, sb)) or first(T.LATER_CUE.finditer(quote, sa, sb)) or initially \
-        or T.context_cue(quote, sa, s) or T.transfer_cue(quote, s) \
+        or first(c for c in (T.context_cue(quote, sa, s),) if c is not None) or T.transfer_cue(quote, s) \
         or first(m for m in T.DATE.finditer(quote, lo, hi) if not (m.start() <= s < m.end()))
 
 
