@@ -34,4 +34,6 @@ def test_the_row_document_states_the_row_verdict(real_instances):
     assert cells[1]["status"] == "certified" and all(i["verdict"] == "supports" for i in cells[1]["inputs"])
     sex = next(i for i in cells[47]["inputs"] if i["name"] == "sex")
     assert cells[47]["status"] == "contradicted"
-    assert (sex["value"], sex["verdict"], sex["note_value"]) == ("Female", "contradicts", "male")  # "a live male baby"
+    assert (sex["value"], sex["verdict"]) == ("Female", "supports")  # "primigravida" (the "live male baby" is the baby's)
+    htn = next(i for i in cells[47]["inputs"] if i["name"] == "Hypertension history")
+    assert (htn["value"], htn["verdict"], htn["note_value"]) == (True, "contradicts", False)

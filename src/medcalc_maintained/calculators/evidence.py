@@ -18,19 +18,26 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     7,500 /µL, through ``core/units.py``); the number is attributed to the quantity a term names right
     after it (``74-year-old``, ``18 breaths per minute``) or else to the nearest term before it in its
     sentence (``temperature 36.8, HR 90``; a ``respectively`` list and a slash list, ``BUN/creatinine
-    21.9/1.98``, pair names and numbers in order; a length or a mass alone names height or weight), and
+    21.9/1.98``, pair names and numbers in order (:mod:`.note_lists`: a slash pair is one value, a parenthesised
+    number none, an item the lexicon does not know keeps its place), as does a list whose values follow its names
+    directly, ``systolic and diastolic pressures of 118 and 74``; a dose ``each`` is every listed drug's; a length or a
+    mass alone names height or weight), and
     that quantity is the input; it is no bound of a reference range, no endpoint of a range, no bound
     (``below 10``), no change (``an increase of 2``, ``rose 8``, ``an 8 mEq/L rise``, ``(−26)``), no mass lost or gained
     (``a 30 lb. weight loss``) or of an object (``lift a 2.3 kg weight``), no denominator (``8/15``; a diastolic
     pressure is the denominator of a blood pressure), no relative's age and no part of a date; a
     printed unit fits the input's unit kind and is the recorded one (``/µL`` and ``µL``, mmol/L and
     mEq/L of sodium are one unit; K/µL is not /µL), or the record declares how it reads it
-    (``unit_reading: {printed, why}``: "5.3 g/l" read as g/dL); a value from another time (``two years
+    (``unit_reading: {printed, why}``: "5.3 g/l" read as g/dL); a serum urea in mmol/L is the blood urea nitrogen in
+    mmol/L (a urea in mg/dL is BUN x 2.14, another quantity); a value from another time (``two years
     ago``, ``baseline``, a date, at birth, an age at an event, a value after another one of the same
     paragraph, or of an earlier paragraph when a later time lies between them (``the following day``, ``repeated``,
     ``transferred to our hospital``), a value after a transfer to the reporting hospital that followed a stay of days
     in another (``admitted to a nearby hospital ... transferred to our hospital on day 27``)) needs a ``timepoint`` in
-    the record saying which and why; ``N-year-old`` is the age now. An absent measurement is one the note prints no
+    the record saying which and why; ``N-year-old`` is the age now; a time cue dates its own item of a list, not
+    another's (``creatinine 2.3 (baseline 1.1), albumin 1.5``; ``glucose 17, baseline insulin 0.4``; ``bilirubin 2.4 -
+    later 5.1, albumin 3.8``), a day of the illness is no hospital day, the day of admission and a first visit are the
+    presentation, and repeated attempts are no later time. An absent measurement is one the note prints no
     value of, nor a range of (``creatinine 10–15``).
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
@@ -49,7 +56,8 @@ Flags (criteria), categories and absent values
     recent surgery's absence); an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
-    names the criterion nowhere without negation; a category is named by its option's phrase, not inside a longer
+    names the criterion nowhere without negation; a criterion that is a finding's absence (``Cough Absent``) is unmet by
+    silence, unless the note states the finding absent somewhere; a category is named by its option's phrase, not inside a longer
     phrase of another option that negates it (``non-exertional chest pain`` states no ``exertional chest pain``), an
     option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a best response (a
     GCS component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
@@ -119,6 +127,8 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             window = bool(T.WINDOW.search(spec.name)) and not timepoint_stated(inp)
             return _absent_quoted(spec, entry, text, qs, qe, spans, history, window)
         return _absent_silent(spec, entry, inp, note, terms, absence_claimed, family_input, timeless)
+    if not quote.strip() and entry.absent_polarity and not absence_claimed:
+        return _absence_unmet(spec, entry, note, terms)
     if not quote.strip():
         return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
     if not spans:
@@ -142,10 +152,7 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
                                or T.PRE_ONSET.search(text, *T.clause(text, s))) and not timepoint_stated(inp):
             failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, at another time than "
                                                   "the definition asks about; the record does not say when and why")
-        elif window and (cue := T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e))
-                         or T.DAY_CUE.search(text, *T.sentence(text, s))
-                         or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s))
-                             else None)):
+        elif window and (cue := _window_cue(text, s, e)):
             failure = failure or _no("timepoint", f"{spec.name} asks about a time window and {term!r} is dated "
                                                   f"{cue.group(0)!r} in {clause!r}; the record does not say when and why")
         elif previously and not T.HISTORICAL.search(text, *T.sentence(text, s)):
@@ -155,6 +162,30 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             return _ok(f"{quote!r} states {term!r}")
     assert failure is not None
     return failure
+
+def _window_cue(text: str, s: int, e: int) -> re.Match[str] | None:
+    """The cue that dates a mention at ``text[s:e]`` outside a recent window (``in the past``, ``8 years ago``, a hospital
+    day, a year or a date in a sentence that does not state the presentation), or ``None``."""
+    return T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e)) \
+        or T.DAY_CUE.search(text, *T.sentence(text, s)) \
+        or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s)) else None)
+
+
+def _outside_window(text: str, s: int, e: int, current: bool = False) -> bool:
+    """Whether a mention is dated outside every recent window an input asks about: years back (``20 years ago``, ``in
+    the past``, ``remote``, a year two or more before the latest the note prints) or after the time asked (``later``,
+    ``the following day``); a mention placed in the window (``recent``) or dated in weeks or months is not. For an input
+    about a current state (``active cancer``), also a condition named as a former one (``prior breast cancer``)."""
+    ca, cb = T.clause(text, s)
+    if T.RECENT.search(text, ca, cb):
+        return False
+    sa, sb = T.sentence(text, s)
+    years = [int(y) for y in re.findall(r"\b(?:19|20)\d{2}\b", text)]
+    old = [int(y) for y in re.findall(r"\b(?:19|20)\d{2}\b", text[T.sentence(text, max(0, sa - 2))[0]:sb])]
+    former = current and re.search(r"\b(?:prior|previous|former|past)\s+(?:\w+\s+){0,2}$", text[max(sa, s - 40):s], re.I)
+    return bool(former or T.YEARS_AGO.search(text, *T.near(text, s, e)) or T.FAR_PAST.search(text, *T.near(text, s, e))
+                or (old and years and max(old) <= max(years) - 2) or T.LATER_CUE.search(text, ca, cb))
+
 
 def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note: str | None, terms: tuple[str, ...],
                    absence_claimed: bool, family_input: bool, timeless: bool) -> Verdict:
@@ -177,7 +208,10 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
     if absence_claimed:  # the criterion is a finding's absence: silence leaves it unmet, never met
         return _no("absent-by-missing-keyword", f"{spec.name} is met only where the note states the finding "
                                                 "absent; silence states neither")
+    window = bool(T.WINDOW.search(spec.name))
     for s, e in L.term_spans(note or "", terms, entry.masks, entry.patterns):
+        if window and _outside_window(note or "", s, e, bool(CURRENT_STATE.search(spec.name))):
+            continue  # "cholecystectomy in 1959" names no surgery of the last four weeks
         if not T.negated(note or "", s, e) and not T.planned(note or "", s, e) and (family_input or not T.family(note or "", s)):
             if timepoint_stated(inp) and not timeless:  # as for a measurement printed only at another time
                 tp = inp["timepoint"]
@@ -187,6 +221,20 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
                                            if note else f"the note names {spec.name}")
     return _ok(f"the note does not name {spec.name} without negation; the definition scores an unmentioned "
                f"criterion as absent")
+
+
+def _absence_unmet(spec: InputSpec, entry: L.Entry, note: str | None, terms: tuple[str, ...]) -> Verdict:
+    """A criterion that is a finding's absence ("Cough Absent") recorded unmet with no quote: met only where the note
+    states the finding absent, so silence leaves it unmet unless the note negates the finding somewhere."""
+    text = note or ""
+    for s, e in L.term_spans(text, terms, entry.masks, entry.patterns):
+        if T.negated(text, s, e) and not T.family(text, s):
+            return _no("negated", f"the note states {text[s:e]!r} absent at {s}..{e} "
+                                  f"({text[slice(*T.clause(text, s))].strip()[:120]!r}): {spec.name} is met")
+    if entry.negating and L.term_spans(text, entry.negating):
+        a, b = L.term_spans(text, entry.negating)[0]
+        return _no("negated", f"the note states {text[a:b]!r} at {a}..{b}: {spec.name} is met")
+    return _ok(f"the note never states the finding of {spec.name} absent: the criterion is unmet")
 
 
 def _absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int, spans: list[tuple[int, int]],
@@ -227,6 +275,9 @@ def _dated_years_ago(text: str, starts: list[int]) -> str | None:
             return None
         found = cue.group(0)
     return found
+
+
+CURRENT_STATE = re.compile(r"\bactive\b|\bcurrent\b|^neoplastic disease$", re.I)  # inputs about a state now
 
 
 ABSENT_OPTIONS = frozenset({"absent", "none", "no", "no encephalopathy", "grade 0"})  # the options that state a finding absent

@@ -73,6 +73,14 @@ def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any,
 CONVERSION_BAND = 0.05  # a converted value within 5% of the record (MedCalc-Bench's band for decimals)
 
 
+# a blood pressure reading given as the finding it shows ("hypotension (80/40 mm Hg)", "hypertensive at 180/100 mmHg")
+PRESSURE_FINDINGS = frozenset({"hypotension", "hypertension", "hypertension history"})
+BP_READING = re.compile(r"(?<![\d.])\d{2,3}\s*/\s*\d{2,3}\s*mm\s*Hg", re.I)
+# a serum urea printed in mmol/L is the blood urea nitrogen in mmol/L (a urea in mg/dL is BUN x 2.14: another quantity)
+UREA_KEYS = frozenset({"other:urea", "other:serum urea", "other:blood urea", "other:plasma urea"})
+MOLAR = frozenset({"mmol/l"})
+
+
 AGE_WORDS = re.compile(r"^\s*-?\s*(?:years?|yrs?|y)[\s-]*old\b|^-?\s*(?:yo|y/o|y\.o\.)\b", re.I)
 
 
@@ -111,6 +119,11 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     shown, norm = T.unit_after(quote, e)
     if owner not in keys and _unit_names(spec, norm, owner, value):
         owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
+    if owner in PRESSURE_FINDINGS and spec.kind == "pressure" and "blood pressure" in spec.name.lower() \
+            and any(m.start() <= s < m.end() for m in BP_READING.finditer(quote, *T.sentence(quote, s))):
+        owner = next(iter(keys))  # "hypotensive to 70/40 mmHg": the blood pressure read as a finding's
+    if owner in UREA_KEYS and "urea nitrogen" in spec.name.lower() and norm in MOLAR:
+        owner = next(iter(keys))  # urea 11.4 mmol/L is BUN 11.4 mmol/L (one nitrogen pair per molecule); urea in mg/dL is not
     if spec.name.lower() == "age" and T.family(quote, s):
         return no("family-history", f"{printed} is a relative's age in {quote[slice(*T.clause(quote, s))].strip()[:160]!r}")
     lead = quote[max(T.clause(quote, s)[0], s - 40):s]
@@ -184,20 +197,50 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
         if unit is not None and str(unit).strip() and spec.kind and U.normalise_unit(str(unit)) in U.known_units(spec.kind) \
                 and not U.same_unit(spec.kind, str(unit), norm) and spec.kind != "rate":
             return no("unit-mismatch", f"the quote prints {printed} {shown}, the record says {unit}")
-    a = max(0, min(at, s) - 30)
-    sa, sb = T.sentence(quote, s)
-    window = quote[max(a, sa):min(sb, e + 40)]
-    but = re.compile(r"\bbut\b", re.I).search(quote, e, sb)
-    initially = T.INITIALLY_BUT.search(quote, sa, s) if but else None
-    cue = next((m for m in T.TIME_CUE.finditer(window)
-                if not (m.start() > e - max(a, sa) and T.COMPARED.search(window, e - max(a, sa), m.start()))), None) \
-        or T.STRONG_TIME_CUE.search(quote, sa, sb) or T.LATER_CUE.search(quote, sa, sb) or initially \
-        or T.context_cue(quote, sa, s) or T.transfer_cue(quote, s) or next(
-            (m for m in T.DATE.finditer(window) if not (m.start() <= s - max(a, sa) < m.end())), None)
+    cue = _time_cue(quote, s, e, at)
     if cue is not None and not timepoint_stated(inp) and not age_of_patient:
         return no("timepoint", f"{printed} is dated {cue.group(0)!r}; the record does not say which time the "
                                 "definition asks for and why this one")
     return ok(f"{spec.name} {printed}{(' ' + str(shown)) if norm else ''} is named and printed in {quote[qs:qe]!r}")
+
+
+def _time_cue(quote: str, s: int, e: int, at: int) -> re.Match[str] | None:
+    """The cue that dates the number at ``quote[s:e]`` (named at ``at``): in its sentence (a word of time near it, a
+    strong or later cue anywhere), "initially ... but", the sentences before it, a transfer, a date near it; never a
+    cue of another item of its list (:func:`_of_another_item`)."""
+    a = max(0, min(at, s) - 30)
+    sa, sb = T.sentence(quote, s)
+    lo, hi = max(a, sa), min(sb, e + 40)
+
+    def first(matches: Any) -> re.Match[str] | None:
+        return next((m for m in matches if not _of_another_item(quote, m, s, e, at, sa, sb)), None)
+
+    but = re.compile(r"\bbut\b", re.I).search(quote, e, sb)
+    initially = T.INITIALLY_BUT.search(quote, sa, s) if but else None
+    return first(m for m in T.TIME_CUE.finditer(quote, lo, hi) if not (m.start() > e and T.COMPARED.search(quote, e, m.start()))) \
+        or first(T.STRONG_TIME_CUE.finditer(quote, sa, sb)) or first(T.LATER_CUE.finditer(quote, sa, sb)) or initially \
+        or first(c for c in (T.context_cue(quote, sa, s),) if c is not None) or T.transfer_cue(quote, s) \
+        or first(m for m in T.DATE.finditer(quote, lo, hi) if not (m.start() <= s < m.end()))
+
+
+def _of_another_item(quote: str, m: re.Match[str], s: int, e: int, at: int, sa: int, sb: int) -> bool:
+    """Whether a time cue dates another item of the number's list, not the number: it stands in parentheses that do
+    not hold the number ("creatinine 2.3 (baseline 1.1), albumin 1.5"); it comes after the number and introduces another
+    value ("glucose 17 mg/dL, baseline insulin 0.40"); or it comes after another item's value and another value follows
+    it before the number's name ("bilirubin 2.4 - later 5.1 mg/dl, albumin 3.8"). A cue that leads the list dates all."""
+    for p in T.PARENTHESES.finditer(quote, sa, sb):
+        if p.start() <= m.start() < p.end() and not p.start() <= s < p.end():
+            own = p.start() >= e and re.fullmatch(r"\s*(?:\S+\s*)?", quote[e:p.start()]) is not None
+            dates = [(d.start(), d.end()) for d in T.DATE.finditer(quote, p.start(), p.end())]
+            other_value = any(not any(x <= a < y for x, y in dates) for a, _, _ in T.numbers(quote, p.start(), p.end()))
+            return not own or other_value  # "175 μmol/L (June 11)": the value's own aside dates it
+    if any(p.start() <= m.start() < p.end() and p.start() <= s < p.end() for p in T.PARENTHESES.finditer(quote, sa, sb)):
+        return False
+    if m.start() >= e:
+        return any(True for _ in T.numbers(quote, m.end(), min(len(quote), m.end() + 30)))
+    name = min(at, s)
+    led = not any(True for _ in T.numbers(quote, sa, m.start()))
+    return m.end() <= name and not led and any(True for _ in T.numbers(quote, m.end(), name))
 
 
 def _unit_names(spec: InputSpec, norm: str | None, owner: str | None, value: Any) -> bool:

@@ -142,7 +142,7 @@ def lexicon_entry(name: str) -> Entry | None:
 
 
 def _term_pattern(term: str) -> str:
-    esc = re.escape(term).replace(r"\ ", r"\s+")
+    esc = re.sub(r"(?:\\ |\\-)+", lambda m: r"[\s\-]+", re.escape(term))  # "high-density lipoprotein" = "high density\nlipoprotein"
     exact = len(term) <= 4 and any(c.isupper() for c in term)  # HR, Cr, Na, Mg: abbreviations keep their case
     body = esc if exact else "(?i:" + esc + ")"
     return r"(?<![\w])" + body + r"(?![\w])"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from medcalc_maintained.calculators import note_lists as NL
 from medcalc_maintained.calculators.note_numbers import DECIMAL_COMMA as DECIMAL_COMMA
 from medcalc_maintained.calculators.note_numbers import FLAT_EXPONENT_GROUP as FLAT_EXPONENT_GROUP
 from medcalc_maintained.calculators.note_numbers import NUMBER as NUMBER
@@ -47,10 +48,12 @@ TREATMENT_EFFECT = re.compile(r"\b(?:resulting from|induced by|caused by|due to|
                                r"infusion|injection|bolus|overdose)\b", re.I)
 # a value measured later than the presentation the definition asks about
 DAY_CUE = re.compile(r"\b(?:on (?:hospital |hospitali[sz]ation )?day[- ]\d+|(?:hospital|hospitali[sz]ation) day[- ]\d+|(?:on|by) (?:the )?(?:end of )?(?:the )?"
-                      r"(?:second|third|fourth|fifth|sixth|seventh|\d+(?:st|nd|rd|th)) (?:day|hospital day)|(?:on|by) "
+                      r"(?:second|third|fourth|fifth|sixth|seventh|\d+(?:st|nd|rd|th)) (?:day(?! of (?:the |her |his |their )?"
+                      r"(?:illness|fever|symptoms?|onset|disease))|hospital day)|(?:on|by) "
                       r"(?:the end of )?day (?:two|three|four|five|six|seven|\d+)|day[- ]\d+ of (?:admission|"
                       r"hospitali[sz]ation))\b", re.I)
-LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
+LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?:ed)?(?! (?:attempts?|prompting|efforts?|"
+                       r"stimul\w*|requests?|questioning|episodes?|indications?|bouts?)\b)|post-?operative(?:ly)?|(?:decreased|increased|dropped|rose|fell|improved|"
                         r"worsened|declined) to|transferred to|started developing|(?<!regular )(?<!routine )(?<!for a )follow-?up|at discharge|"
                         r"on discharge|(?:at|on) the time of discharge|upon discharge|and discharged|discharged (?:on|with|home on)|"
                         r"(?:the|on the) (?:following|next) (?:day|morning)|the day after (?:admission|presentation)|"
@@ -63,12 +66,18 @@ PRE_ONSET = re.compile(r"\b(?:before|prior to|preceding) (?:the )?onset of (?:th
 # a time years before the presentation: what it dates lies outside every recent window an input asks about
 YEARS_AGO = re.compile(r"\b(?:(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|several|many|a few) years? (?:ago|earlier|"
                        r"before|prior)|years? ago|in (?:19|20)\d{2})\b", re.I)
+# a past far outside every recent window ("in the past", "remote", the past medical history)
+FAR_PAST = re.compile(r"\b(?:in the (?:distant |remote )?past|remote|PMH|past (?:medical|surgical) history|as a child|in (?:his|her) "
+                      r"(?:childhood|youth|twenties|thirties))\b", re.I)
 # a word that places a negation in the recent window the input asks about ("no recent surgery", "in the past month")
 RECENT = re.compile(r"\b(?:recent(?:ly)?|currently|current|now|presently|at present|at (?:the time of )?(?:admission|presentation)|"
                     r"in the (?:past|last|previous) (?:\d+|few|several|two|three|four|six|twelve)? ?(?:days?|weeks?|months?)|"
                     r"within)\b", re.I)
 PRESENTATION = re.compile(r"\b(?:on|at|upon) (?:admission|presentation|arrival)|in the (?:ED|emergency department|emergency room)"
-                           r"|initial (?:labs?|laboratory|vital)|at the time of (?:admission|presentation|arrival)", re.I)
+                           r"|initial (?:labs?|laboratory|vital)|at the time of (?:admission|presentation|arrival)"
+                           r"|on the day of (?:(?:his|her|the) )?(?:admission|presentation|arrival)"
+                           r"|(?:at|on|during) (?:his|her|their|the(?: patient's)?) first (?:visit|examination|presentation|evaluation)",
+                           re.I)
 PAST_CUE = re.compile(r"\b(?:in the past|remote|(?<!-)old|PMH|past medical history|years? ago|months? ago|\d+ (?:years?|"
                        r"months?|weeks?) (?:ago|earlier|before)|previous(?:ly)?(?! healthy)|prior(?! to))\b|\b(?:19|20)\d{2}\b", re.I)
 # a year or a calendar date in the sentence of a mention: a dated event, which a time window needs to place
@@ -82,7 +91,9 @@ NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|
                               r"void of|escaped|pointing away from|"
                               r"(?:do|does|did|has|have|had|could|would|can)(?:n't| not)|cannot|none of|nor|"
                               r"absent|ruled out|rules out|ruling out|unremarkable for|did not have|does not have|"
-                              r"had no|has no|nor|neither|lack of|lacks)\b", re.I)
+                              r"had no|has no|nor|neither|lack of|lacks|exclud(?:ing|es|ed) (?:any|the (?:presence|diagnosis|possibility) of)|"
+                              r"(?:eliminat|alleviat|dispell?|allay)\w* (?:any |all )?(?:concerns?|fears?|worr(?:y|ies)|suspicions?) "
+                              r"(?:about|of|for|regarding))\b", re.I)
 NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
                              r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
                              r"noted|observed|reported|performed|done|undertaken|carried out)|denied|unlikely|none|normal|unremarkable|"
@@ -92,13 +103,14 @@ PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
                       r"possible|possibly|probable|probably|likely|concern for|concerning for|risk of|at risk for|"
-                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|was considered|"
+                      r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|suggested|proposed|advised|was considered|"
                       r"(?:known to|(?:that|which) (?:can|could|may|might)) (?:cause|accelerate|increase|induce|promote|predispose|lead to))\b",
                       re.I)
 FAMILY = re.compile(r"\b(?:family history|family member|mother|father|brother|sister|sibling|siblings|parent|parents|"
                      r"son|daughter|grandmother|grandfather|aunt|uncle|cousin|relative|relatives|maternal|paternal)\b",
                      re.I)
 RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
+PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
 def sentence(text: str, pos: int) -> tuple[int, int]:
@@ -188,7 +200,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-RESPECTIVELY_UNPAIRED = "\x00respectively"
+RESPECTIVELY_UNPAIRED = NL.UNPAIRED
+NOT_A_UNIT = re.compile(r"(?:and|or|to|of|in|at|with|vs\.?|versus|while|but|was|were|is|are)", re.I)
 
 
 def distinct_places(mentions: list[tuple[int, int, str]]) -> list[list[tuple[int, int, str]]]:
@@ -197,30 +210,6 @@ def distinct_places(mentions: list[tuple[int, int, str]]) -> list[list[tuple[int
     for m in sorted(mentions):
         groups.setdefault((m[0], m[1]), []).append(m)
     return list(groups.values())
-
-
-def respectively(text: str, sa: int, r: int, inside: list[tuple[int, int, str]], s: int
-                  ) -> list[tuple[int, int, str]] | None:
-    """The names paired with the number at ``s`` by "A and B were x and y, respectively" (``r``: where
-    "respectively" is): the numbers after the last name before ``r`` pair in order with the run of
-    names before them. ``None`` when the number is not in that list; ``[]`` when the list does not
-    pair one to one."""
-    before_r = [m for m in inside if m[1] <= r]
-    if not before_r:
-        return None
-    last_name = max(m[1] for m in before_r)
-    nums = [sa + a for a, _b, _v in numbers(text[sa:r]) if sa + a >= last_name]
-    if s not in nums:
-        return None
-    places = distinct_places([m for m in before_r if m[1] <= nums[0]])
-    run: list[list[tuple[int, int, str]]] = []
-    for group in reversed(places):  # the names with no number between them, nearest first
-        if run and any(group[0][1] <= sa + a < run[0][0][0] for a, _b, _v in numbers(text[sa:r])):
-            break
-        run.insert(0, group)
-    if len(run) != len(nums) or len(nums) < 2:
-        return []
-    return run[nums.index(s)]
 
 
 def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
@@ -234,8 +223,8 @@ def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
     if around:
         return prefer(around, mine), around[0][0]
     after = [m for m in inside if m[0] >= e and m[0] - e <= 3 and re.fullmatch(r"[\s\-]*", text[e:m[0]])]
-    unit, _ = unit_after(text, e)
-    if unit is not None:
+    unit, unit_norm = unit_after(text, e)
+    if unit is not None and (unit_norm is not None or not NOT_A_UNIT.fullmatch(unit)):  # "a systolic of 110 and diastolic of 78": "and" is no unit
         gap = text.find(unit, e)
         after += [m for m in inside if gap >= 0 and m[0] >= gap and m[0] - (gap + len(unit)) <= 1 and m not in after]
         after += [m for m in inside if gap >= 0 and gap <= m[0] < gap + len(unit) and m not in after]
@@ -247,11 +236,14 @@ def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
         start = min(m[0] for m in after)
         first = [m for m in after if m[0] == start]
         return prefer(first, mine), start
+    unit_end = text.find(unit, e) + len(unit) if unit is not None and text.find(unit, e) >= 0 else e
+    each = NL.each_names(text, sa, s, unit_end, inside)  # "norepinephrine and epinephrine at 0.1 mcg/kg/min each"
+    if each and any(m[2] in mine for m in each):
+        return prefer(each, mine), next(m[0] for m in each if m[2] in mine)
     resp = RESPECTIVELY.search(text, e, sb)
-    if resp is not None:
-        paired = respectively(text, sa, resp.start(), inside, s)
-        if paired is not None:
-            return (prefer(paired, mine), paired[0][0]) if paired else (RESPECTIVELY_UNPAIRED, None)
+    paired = NL.paired(text, sa, resp.start() if resp else sb, s, inside, resp is not None)
+    if paired is not None:
+        return (prefer(paired, mine), paired[0][0]) if paired else (RESPECTIVELY_UNPAIRED, None)
     before = [m for m in inside if m[1] <= s]
     if before:
         end = max(m[1] for m in before)
@@ -329,7 +321,8 @@ ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|lit
 # a multiplier printed as a unit that no unit table knows ("13.7 x 104/L": a garbled power of ten)
 POWER_OF_TEN = re.compile(r"^10\s*\^?\s*\d{1,2}\s*/", re.I)
 # a comma and a new subject end a negation's scope ("she does not have a catheter, her tests revealed X")
-NEW_SUBJECT = re.compile(r",\s+(?:and\s+)?(?:her|his|their|the patient's|she|he|they|it|which|who)\s+\w+", re.I)
+NEW_SUBJECT = re.compile(r",\s+(?:and\s+)?(?:her|his|their|the patient's|she|he|they|it|which|who)\s+\w+"
+                         r"|,\s+(?:has|have|had|was|were|is|are)\s+(?:been\s+)?\w+", re.I)  # "..., with no X, has been treated for Y"
 # a relative clause between a negation and a term: the negation's scope is the noun the clause describes, not the
 # term in it ("never been prescribed any medication known to accelerate bleeding" negates no bleeding)
 OTHER_HEAD = re.compile(r"\b(?:known to|(?:that|which) (?:can|could|may|might|would|causes?|increases?|accelerates?|induces?|"
@@ -379,13 +372,15 @@ def slash_pair(text: str, s: int, mentions: list[tuple[int, int, str]]) -> list[
     if group is None:
         return None
     nums = [m.start() + group.start() for m in re.finditer(r"\d+(?:\.\d+)?", group.group(0))]
-    places = distinct_places([m for m in mentions if sa <= m[0] and m[1] <= group.start()])
+    places = NL.places(text, sa, mentions, group.start())  # "sodium/potassium (Na/K) were": the abbreviations are the names
     chain: list[list[tuple[int, int, str]]] = []
-    for place in places:
-        if chain and re.fullmatch(r"\)?\s*/\s*", text[chain[-1][0][1]:place[0][0]]):  # "urea nitrogen (BUN)/creatinine"
-            chain.append(place)
+    last_end = -1
+    for place, place_end in places:
+        if chain and re.fullmatch(r"\s*/\s*", NL.blank_parentheticals(text, last_end, place[0][0])):
+            chain.append(place)  # "urea nitrogen (BUN)/creatinine"
         else:
             chain = [place]
+        last_end = place_end
     if len(chain) != len(nums) or s not in nums:
         return None
     return chain[nums.index(s)]

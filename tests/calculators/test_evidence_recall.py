@@ -1,0 +1,264 @@
+"""The evidence verifier on readings a clinician makes at once that it used to miss (issue 45, recall): each rule a
+small synthetic note, in both directions (the rule reads the value / a near case it must not read)."""
+
+from __future__ import annotations
+
+import pytest
+
+from medcalc_maintained.calculators.evidence import verify
+
+
+def _at(note: str, text: str, name: str, value, unit=None) -> dict:
+    start = note.index(text)
+    return {"name": name, "value": value, "unit": unit, "evidence": {"start": start, "end": start + len(text), "text": text}}
+
+
+def _judge(cid: int, note: str, quote: str, name: str, value, unit=None):
+    return verify(cid, _at(note, quote, name, value, unit), note)
+
+
+# ------------------------------------------------------------------------------------------------
+# lists of names and values paired in order
+
+
+@pytest.mark.parametrize("sentence,name,value,unit,ok", [
+    # a slash pair is one value of the list ("blood pressure ... 120/73 mmHg")
+    ("His height, weight, and blood pressure were 165 cm, 66 kg, and 120/73 mmHg, respectively.", "weight", 66, "kg", True),
+    ("His height, weight, and blood pressure were 165 cm, 66 kg, and 120/73 mmHg, respectively.", "height", 165, "cm", True),
+    ("His height, weight, and blood pressure were 165 cm, 66 kg, and 120/73 mmHg, respectively.", "weight", 165, "kg", False),
+    # an item the lexicon does not know still takes its place in the list
+    ("His height, body weight, and waist circumference were 187 cm, 90 kg, and 104 cm, respectively.", "weight", 90, "kg", True),
+    ("His height, body weight, and waist circumference were 187 cm, 90 kg, and 104 cm, respectively.", "height", 104, "cm",
+     False),
+])
+def test_a_respectively_list_pairs_its_items_in_order(sentence, name, value, unit, ok):
+    note = f"A 50-year-old man presented for a check-up. {sentence} He was well."
+    v = _judge(6, note, sentence, name, value, unit)
+    assert v.supports is ok, v.reason
+
+
+def test_reference_ranges_in_parentheses_are_no_values_of_the_list():
+    s = ("The total cholesterol, triglyceride, high density lipoprotein-cholesterol and low density lipoprotein-cholesterol "
+         "results were 162 mg/dL (139-230 mg/dL), 33 mg/dL (48-177 mg/dL), 64 mg/dL (40-81 mg/dL) and 106 mg/dL (64-160 mg/dL), "
+         "respectively.")
+    note = f"A 40-year-old woman was seen. {s}"
+    assert _judge(44, note, s, "Total cholesterol", 162, "mg/dL").supports
+    assert _judge(44, note, s, "high-density lipoprotein cholesterol", 64, "mg/dL").supports
+    assert _judge(44, note, s, "Triglycerides", 33, "mg/dL").supports
+    assert not _judge(44, note, s, "Total cholesterol", 106, "mg/dL").supports  # the LDL's, not the total's
+    assert not _judge(44, note, s, "Triglycerides", 48, "mg/dL").supports       # a reference bound
+
+
+def test_an_abbreviation_in_parentheses_is_the_name_before_it():
+    s = "His blood pressure, heart rate, and peripheral oxygen saturation (SpO2) were 166/94 mmHg, 76 beats/min, and 99% respectively."
+    note = f"He arrived in the room. {s}"
+    assert _judge(48, note, s, "O₂ saturation percentage", 99, "%").supports
+    assert not _judge(48, note, s, "O₂ saturation percentage", 76, "%").supports
+    s2 = "Urinary levels of sodium/potassium/chloride (Na/K/Cl) were 95/73.2/47mEq/L, respectively."
+    note2 = f"He had polyuria. {s2}"
+    assert _judge(40, note2, s2, "Urine sodium", 95, "mEq/L").supports
+    assert not _judge(40, note2, s2, "Urine sodium", 47, "mEq/L").supports
+
+
+@pytest.mark.parametrize("sentence,name,value,ok", [
+    ("Her blood pressure was stable, with systolic and diastolic pressures of 115 and 72 mm Hg.", "Systolic Blood Pressure", 115, True),
+    ("Her blood pressure was stable, with systolic and diastolic pressures of 115 and 72 mm Hg.", "Systolic Blood Pressure", 72, False),
+    ("His blood pressure was stable with a systolic of 110 and diastolic of 78 mm Hg.", "Systolic Blood Pressure", 110, True),
+    ("His blood pressure was stable with a systolic of 110 and diastolic of 78 mm Hg.", "Diastolic Blood Pressure", 110, False),
+])
+def test_a_list_without_respectively_pairs_where_its_values_follow_its_names(sentence, name, value, ok):
+    note = f"A 70-year-old woman was admitted to the ICU. {sentence}"
+    assert _judge(43, note, sentence, name, value, "mm Hg").supports is ok
+
+
+def test_and_after_a_number_is_no_unit_that_hands_it_to_the_next_name():
+    s = "An arterial blood gas analysis reports a pH of 7.40 and PaO2 at 80 mm Hg."
+    note = f"A 60-year-old man had a cough. {s}"
+    assert _judge(29, note, s, "pH", 7.40).supports
+    assert not _judge(29, note, s, "pH", 80).supports
+
+
+def test_a_dose_given_to_each_drug_of_a_list():
+    s = "The patient is receiving norepinephrine and epinephrine infusions at 0.1 mcg/kg/min each."
+    note = f"A 60-year-old man is in the ICU. {s}"
+    assert _judge(43, note, s, "norEPINEPHrine", 0.1, "mcg/kg/min").supports
+    s2 = "The patient is receiving norepinephrine and epinephrine infusions at 0.1 mcg/kg/min."
+    note2 = f"A 60-year-old man is in the ICU. {s2}"
+    assert not _judge(43, note2, s2, "norEPINEPHrine", 0.1, "mcg/kg/min").supports
+
+
+# ------------------------------------------------------------------------------------------------
+# a criterion that is a finding's absence, recorded unmet by silence
+
+
+def _silent(cid: int, note: str, name: str, value):
+    return verify(cid, {"name": name, "value": value, "unit": None, "evidence": {"start": None, "end": None, "text": ""}}, note)
+
+
+def test_silence_leaves_a_finding_absence_criterion_unmet():
+    quiet = "A 16-year-old boy has a sore throat and fever of 39 C. The tonsils are swollen with exudate."
+    assert _silent(20, quiet, "Cough Absent", False).supports            # cough never stated absent: the point not given
+    assert not _silent(20, quiet, "Cough Absent", True).supports         # and silence never gives it
+    denied = quiet + " He denies cough."
+    assert not _silent(20, denied, "Cough Absent", False).supports       # the note states cough absent: the criterion is met
+
+
+# ------------------------------------------------------------------------------------------------
+# urea and blood urea nitrogen
+
+
+@pytest.mark.parametrize("printed,value,unit,ok", [
+    ("a serum urea of 11.4 mmol/L", 11.4, "mmol/L", True),   # urea and BUN are one molar quantity
+    ("a serum urea of 11.4 mmol/L", 31.9, "mg/dL", True),    # 11.4 mmol/L of BUN is 31.9 mg/dL
+    ("a serum urea of 84 mg/dL", 84, "mg/dL", False),        # urea in mg/dL is BUN x 2.14: another quantity
+])
+def test_a_urea_in_mmol_per_litre_is_the_blood_urea_nitrogen(printed, value, unit, ok):
+    note = f"A 64-year-old man presented with vomiting. Labs showed {printed} on admission and sodium 131 mmol/L."
+    assert _judge(30, note, printed, "Blood Urea Nitrogen (BUN)", value, unit).supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# a time cue dates its own item of a list
+
+
+@pytest.mark.parametrize("labs,value,ok", [
+    ("creatinine 2.3 mg/dl (baseline 1.1 mg/dl), albumin 1.5 g/dl, glucose 94 mg/dl", 1.5, True),   # another item's aside
+    ("creatinine 2.3 mg/dl, albumin 1.5 g/dl (baseline 3.9 g/dl), glucose 94 mg/dl", 1.5, True),    # its comparison value
+    ("creatinine 2.3 mg/dl (at baseline), albumin 1.5 g/dl", 1.5, True),                              # the creatinine's
+    ("creatinine 2.3 mg/dl, baseline albumin 1.5 g/dl, glucose 94 mg/dl", 1.5, False),                # its own cue
+    ("bilirubin 2.4 mg/dl - later on it went up to 5.1 mg/dl, albumin 1.5 g/dl", 1.5, True),          # the bilirubin's
+    ("albumin 1.5 g/dl, later 2.1 g/dl", 2.1, False),                                                  # the later value
+    ("albumin 1.5 g/dl (June 11)", 1.5, False),                                                        # its own date
+    ("creatinine 112 µmol/l on admission and 247 µmol/l on hospital day 3 (baseline 70 µmol/l), albumin 1.5 g/dl", 1.5, True),
+    ("creatinine 112 µmol/l, and on hospital day 3 albumin 1.5 g/dl", 1.5, False),                     # its own day
+])
+def test_a_time_cue_dates_its_own_item_of_a_list(labs, value, ok):
+    note = f"A 58-year-old man presented with jaundice. Serum chemistries showed {labs}. He was admitted."
+    v = _judge(15, note, labs, "Albumin", value, "g/dL")
+    assert v.supports is ok, v.reason
+
+
+@pytest.mark.parametrize("lead,ok", [
+    ("On the third day of the illness, she was admitted to our hospital.", True),   # the illness's day: the admission
+    ("On the third day, she was still febrile.", False),                             # a hospital day after admission
+])
+def test_a_day_of_the_illness_is_no_later_hospital_day(lead, ok):
+    note = f"A 9-year-old girl had vomiting for 3 days. {lead} Her axillary temperature was 36.2 °C."
+    assert _judge(51, note, "Her axillary temperature was 36.2 °C", "Temperature", 36.2, "°C").supports is ok
+
+
+@pytest.mark.parametrize("lead,ok", [
+    ("On the day of admission to our hospital, the blood tests were as follows:", True),
+    ("Two days later, the blood tests were as follows:", False),
+])
+def test_the_day_of_admission_is_the_presentation(lead, ok):
+    note = (f"A 50-year-old man was tested in another hospital, with AST 444 IU/L. {lead} hemoglobin 15.8 g/dL, "
+            "platelet count 244,000/µL, and sodium 134 mmol/L.")
+    assert _judge(19, note, "platelet count 244,000/µL", "Platelet count", 244000, "/µL").supports is ok
+
+
+@pytest.mark.parametrize("sentence,ok", [
+    ("Despite repeated attempts, the patient remained nonverbal.", True),   # repeated attempts now, not a later time
+    ("On repeated examination, the patient remained nonverbal.", False),    # a later examination
+])
+def test_repeated_attempts_are_no_later_time(sentence, ok):
+    note = f"A 40-year-old man was brought in unresponsive. {sentence}"
+    assert _judge(21, note, sentence, "Best verbal response", "no verbal response").supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# a recent window: a mention dated outside it does not break the silence
+
+
+@pytest.mark.parametrize("history,ok", [
+    ("She had a cholecystectomy in 1959 and an appendectomy 20 years ago.", True),   # dated years back
+    ("She had a cholecystectomy two weeks ago.", False),                              # inside the four weeks
+    ("She had a cholecystectomy.", False),                                            # undated: named
+])
+def test_a_window_criterion_is_silent_where_the_note_dates_every_mention_outside_it(history, ok):
+    note = f"A 66-year-old woman presented with dyspnea. {history} Her heart rate was 110/min."
+    assert _silent(8, note, "Surgery in the previous 4 weeks", False).supports is ok
+
+
+@pytest.mark.parametrize("sentence,ok", [
+    ("The surgeons suggested coronary artery bypass graft (CABG) surgery as a reasonable option.", True),  # proposed
+    ("She underwent coronary artery bypass graft (CABG) surgery last week.", False),
+])
+def test_a_suggested_operation_is_no_operation_done(sentence, ok):
+    note = f"A 70-year-old woman presented with leg swelling. {sentence}"
+    assert _silent(16, note, "Major surgery within 12 weeks", False).supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# a blood pressure given as the finding it shows
+
+
+@pytest.mark.parametrize("sentence,name,value,ok", [
+    ("Vital signs on admission showed hypotension (80/40 mm Hg) and tachycardia.", "Systolic Blood Pressure", 80, True),
+    ("Vital signs on admission showed hypotension (80/40 mm Hg) and tachycardia.", "Diastolic Blood Pressure", 40, True),
+    ("Vital signs on admission showed hypotension (80/40 mm Hg) and tachycardia.", "Systolic Blood Pressure", 40, False),
+    ("He has a history of hypertension for 10 years, treated with 20 mg of lisinopril.", "Systolic Blood Pressure", 20, False),
+])
+def test_a_hypotension_reading_is_the_blood_pressure(sentence, name, value, ok):
+    note = f"A 71-year-old man came in confused. {sentence}"
+    assert _judge(45, note, sentence, name, value, "mm Hg").supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# negation
+
+
+@pytest.mark.parametrize("sentence,value,ok", [
+    ("His liver function tests have been normal, excluding any ongoing liver disease.", False, True),
+    ("Liver function tests returned within normal parameters, alleviating any fear of liver disease.", False, True),
+    ("His tests were normal, excluding a history of liver disease from alcohol.", False, False),   # "excluding" = except
+    ("His liver function tests have been abnormal, suggesting liver disease.", False, False),
+])
+def test_a_test_that_excludes_a_disease_negates_it(sentence, value, ok):
+    note = f"A 60-year-old man on warfarin was seen in clinic. {sentence}"
+    assert _judge(25, note, sentence, "Liver disease criteria for the HAS-BLED rule", value).supports is ok
+
+
+@pytest.mark.parametrize("sentence,ok", [
+    ("A male patient, a non-smoker with no history of hepatic disease, has been under management for heart failure.", True),
+    ("A male patient, a non-smoker with no history of hepatic disease or heart failure, was seen.", False),
+])
+def test_a_negation_ends_at_the_comma_before_the_verb(sentence, ok):
+    note = f"{sentence} He came in for a check-up."
+    assert _judge(27, note, sentence, "Cardiac failure present", True).supports is ok
+
+
+@pytest.mark.parametrize("history,ok", [
+    ("Her medical history is significant for prior breast cancer.", True),      # a former cancer: none now
+    ("Her medical history is significant for breast cancer.", False),           # named, not said to be former
+])
+def test_a_former_condition_is_no_current_one(history, ok):
+    note = f"A 77-year-old woman visits for a check-up. {history} She is alert."
+    assert _silent(29, note, "Neoplastic disease", False).supports is ok
+
+
+# ------------------------------------------------------------------------------------------------
+# lexicon phrasings: a clinical synonym of a criterion or a category
+
+
+@pytest.mark.parametrize("cid,sentence,name,value,ok", [
+    (29, "She was brought in due to alterations in her mental status.", "Altered mental status", True, True),
+    (29, "Her mental status was unremarkable.", "Altered mental status", True, False),
+    (29, "He reports a recent episode of fever and altered mental state.", "Altered mental status", True, True),
+    (29, "He has an active neoplastic condition.", "Neoplastic disease", True, True),
+    (20, "The exam shows grayish exudates overlying the palatine tonsils.", "Exudate or swelling on tonsils", True, True),
+    (20, "The exam shows grayish exudates overlying the buccal mucosa.", "Exudate or swelling on tonsils", True, False),
+    (25, "His INR results have fluctuated over the last year.", "Labile international normalized ratio", True, True),
+    (25, "His INR results have been reviewed over the last year.", "Labile international normalized ratio", True, False),
+    (15, "There was no visible abdominal distension.", "Ascites", "absent", True),
+    (15, "There was marked abdominal distension.", "Ascites", "absent", False),
+    (15, "He denies any remarkable cognitive impairments.", "Encephalopathy", "none", True),
+    (15, "He reports cognitive impairment.", "Encephalopathy", "none", False),
+    (32, "His kidney function is within normal limits.", "Moderate to severe Chronic Kidney Disease", "none", True),
+    (4, "DH 21-year-old primigravida presented for her booking visit.", "sex", "female", True),
+    (4, "DH 21-year-old primigravida presented for her booking visit.", "sex", "male", False),
+])
+def test_a_clinical_phrasing_names_the_criterion(cid, sentence, name, value, ok):
+    note = f"A patient was seen in clinic. {sentence} The visit ended."
+    v = _judge(cid, note, sentence, name, value)
+    assert v.supports is ok, v.reason
