@@ -277,15 +277,16 @@ def test_propose_refuses_an_input_whose_quote_names_another_quantity(small, note
     assert "2026-11-proposals.yaml" in out and "C-0001 (new)" in out and "inputs[0] (Heart Rate or Pulse)" in out
     assert "rule wrong-quantity" in out and "temperature" in out, out
     assert list((small / "data" / "corrections").iterdir()) == []  # nothing written
-    # the quote that states the heart rate passes the verifier; the record is still refused, because
-    # upstream's entities already hold 108: an input that changes nothing is not recorded
+    # the quote that states the heart rate passes the verifier; upstream's entities already hold 108, and from
+    # 2.3.0 on (every input's evidence ships) an input that changes nothing is recorded as that evidence: the record
+    # is refused only because the definition on those inputs does not give its new value
     good = _at(notes[127], "pulse rate was 108/min", "Heart Rate or Pulse", 108, "beats per minute")
     inputs.write_text(yaml.safe_dump({"inputs": [good]}), encoding="utf-8")
     r = _invoke(small, "propose", "--uid", "127", "--new-value", "1.5", "--error-type", "extraction",
                 "--rationale", "Heart rate read from the note.", "--date", "2026-11-27", "--inputs", str(inputs))
     out = " ".join(r.output.split())
-    assert r.exit_code != 0 and "inputs[0] (Heart Rate or Pulse) changes nothing" in out, out
-    assert "quoting" not in out  # no evidence rule fired
+    assert r.exit_code != 0 and "gives 3, not new_value '1.5'" in out, out
+    assert "quoting" not in out and "changes nothing" not in out  # no evidence rule fired
     assert list((small / "data" / "corrections").iterdir()) == []
 
 

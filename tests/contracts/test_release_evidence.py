@@ -92,3 +92,16 @@ def test_evidence_that_is_missing_or_disagrees_with_its_status_is_not_recorded(c
     other = {**certified[1], "Evidence Status": "contradicted"}
     view = _view([missing, other])
     assert not view.at[1, "evidence_recorded"] and not view.at[141, "evidence_recorded"]
+
+
+def test_an_input_the_question_states_is_checked_against_the_question(real_instances):
+    r = real_instances[real_instances["uid"] == 948].iloc[0]  # steroid conversion: the target is the question's
+    docs = [i.document() for i in certify_row(int(r["Calculator ID"]), entities_or_empty(r["entities"]),
+                                              r["Patient Note"], (), r["Question"])]
+    target = next(d for d in docs if d["name"] == "target steroid")
+    assert target["verdict"] == "supports" and target["quote_in"] == "question"
+    row = {**_full_row(real_instances, 948, docs), "Question": r["Question"]}
+    assert _view([row])[FACTS].all().all()
+    target["quote_in"] = "note"  # the same offsets read in the note are not the quote
+    view = _view([{**_full_row(real_instances, 948, docs), "Question": r["Question"]}])
+    assert not view.at[948, "quotes_are_note"]

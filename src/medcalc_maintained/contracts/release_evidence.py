@@ -10,7 +10,8 @@ One row per verified row of ``full``:
 ``inputs_complete``          every input is a declared input of the calculator, once; every value the
                              label's derivation uses is listed with that value (each upstream entity of a
                              declared input, each input the ledger record recorded)
-``quotes_are_note``          every quote is the note's text at its offsets
+``quotes_are_note``          every quote is the note's text at its offsets (the question's, for an input the
+                             question states: ``quote_in``)
 ``verdicts_reverify``        the evidence verifier (``calculators/evidence.py``), run again, accepts every
                              ``supports`` (its quote, or the note's silence by convention) and the note's
                              other value of every ``contradicts``
@@ -56,7 +57,13 @@ def _note_entity(value: Any) -> tuple[Any, Any]:
     return value, None
 
 
-def _reverify(cid: int, item: Mapping[str, Any], note: str) -> str | None:
+def _source_text(item: Mapping[str, Any], note: str, question: str) -> str:
+    """What an input's quote indexes: the row's question for an input the question states (``quote_in``), else
+    its note."""
+    return question if item.get("quote_in") == "question" else note
+
+
+def _reverify(cid: int, item: Mapping[str, Any], note: str, question: str = "") -> str | None:
     from medcalc_maintained.calculators.evidence import verify
 
     quote = item.get("quote") or {"start": None, "end": None, "text": ""}
@@ -68,7 +75,8 @@ def _reverify(cid: int, item: Mapping[str, Any], note: str) -> str | None:
     else:
         return None
     declared = {k: item[k] for k in ("timepoint", "unit_reading") if item.get(k)} if item["verdict"] == "supports" else {}
-    v = verify(cid, {"name": item["name"], "value": value, "unit": unit, "evidence": quote, **declared}, note)
+    v = verify(cid, {"name": item["name"], "value": value, "unit": unit, "evidence": quote, **declared},
+               _source_text(item, note, question))
     return None if v.supports else f"{item['name']} {item['verdict']} {value!r}: {v.rule} ({v.reason[:160]})"
 
 
@@ -120,6 +128,7 @@ def _row(r: Mapping[str, Any]) -> dict[str, Any]:
         out["evidence_problem"] = "`Evidence` is not a {status, inputs} document whose status is `Evidence Status`"
         return out
     note, cid, inputs = _text(r.get("Patient Note")) or "", int(r["Calculator ID"]), doc["inputs"]
+    question = _text(r.get("Question")) or ""
     problems = []
     out["evidence_recorded"] = True
     out["status_follows_verdicts"] = row_verdict(inputs) == doc["status"]
@@ -128,11 +137,11 @@ def _row(r: Mapping[str, Any]) -> dict[str, Any]:
     missing = _completeness(cid, r, inputs)
     out["inputs_complete"] = missing is None
     problems += [missing] if missing else []
-    bad_quotes = [i["name"] for i in inputs if isinstance(i.get("quote"), dict)
-                  and note[i["quote"].get("start") or 0:i["quote"].get("end") or 0] != i["quote"].get("text")]
+    bad_quotes = [i["name"] for i in inputs if isinstance(i.get("quote"), dict) and _source_text(i, note, question)[
+        i["quote"].get("start") or 0:i["quote"].get("end") or 0] != i["quote"].get("text")]
     out["quotes_are_note"] = not bad_quotes
     problems += [f"quote of {n} is not the note's text at its offsets" for n in bad_quotes]
-    failed = [p for p in (_reverify(cid, i, note) for i in inputs) if p]
+    failed = [p for p in (_reverify(cid, i, note, question) for i in inputs) if p]
     out["verdicts_reverify"] = not failed
     problems += failed
     out["evidence_problem"] = "; ".join(problems) or None

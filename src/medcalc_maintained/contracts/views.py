@@ -82,7 +82,8 @@ def instance_view(maintained: pd.DataFrame, upstream: pd.DataFrame, records: pd.
     ids = df["Correction IDs"].fillna("").astype(str).map(lambda s: [x for x in s.split(";") if x])
     is_na = df["Ground Truth Answer"].astype(str).map(lambda s: parse_answer(s, "decimal").is_abstain)
     df["na_is_abstain_with_rationale"] = [
-        (not na) or (st == "abstain" and any(rationale_by_id.get(i, "").strip() for i in idl))
+        (not na) or (st in ("abstain", "disputed") and any(rationale_by_id.get(i, "").strip() for i in idl))  # a
+        # disputed row keeps the N/A an abstaining record set
         for na, st, idl in zip(is_na, df["Label Status"], ids)
     ]
     changed = [not same_value(a, o, t) for a, o, t in

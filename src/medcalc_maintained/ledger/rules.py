@@ -111,7 +111,8 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     out += [("inputs", p) for p in shape]
     if not shape and _derivable(inputs) and inputs and rules(rec.get("release", UNRELEASED)).evidence_gate:
         out += [("inputs", p) for p in evidence_problems(calculator_id, inputs, note, entities, rec.get("definition"),
-                                                         frozen=frozen)]
+                                                         frozen=frozen,
+                                                         evidence_only=rules(rec.get("release", UNRELEASED)).evidence_rows)]
     # nothing to derive: an override, no stated derivation, an unknown definition, malformed inputs
     if unknown or not _derivable(inputs) or rec.get("override") is not None or (
             not inputs and rec.get("definition") is None):
@@ -134,12 +135,14 @@ def derivation_problems(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
 
 
 def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities: Any, definition: Any = None, *,
-                      frozen: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+                      frozen: Mapping[str, Mapping[str, Any]] | None = None, evidence_only: bool = False) -> list[str]:
     """The evidence rules of records of releases from ``EVIDENCE_FROM`` on (and unreleased ones):
     every input's quote is accepted by the evidence verifier (``calculators/evidence.py``; the
     problem names the input, its quote and the rule), and no input changes nothing. An input whose
     verdict its published release froze (``frozen``, by ``ledger/published.py: verdict_key``) keeps it:
-    a later verifier never rewrites what a published record was accepted on."""
+    a later verifier never rewrites what a published record was accepted on. ``evidence_only`` (records of releases
+    that ship every input's evidence, ``core/versions.py: EVIDENCE_ROWS_FROM``): an input that changes nothing is
+    allowed, as the quote that certifies the value the label's derivation already uses."""
     out = []
     text = note if isinstance(note, str) else None
     for n, inp in enumerate(inputs):
@@ -148,7 +151,7 @@ def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities
             quote = str((inp.get("evidence") or {}).get("text") or "")
             out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {v.rule}: {v.reason}")
     ents = entities_or_empty(entities)
-    for n in D.inert_inputs(int(calculator_id), ents, [dict(i) for i in inputs], definition):
+    for n in ([] if evidence_only else D.inert_inputs(int(calculator_id), ents, [dict(i) for i in inputs], definition)):
         out.append(f"inputs[{n}] ({inputs[n].get('name')}) changes nothing: the definition gives the same value "
                    "without it; record only the inputs the derivation needs")
     return out
