@@ -303,7 +303,8 @@ def check_and_apply(instances: pd.DataFrame, records: list[Record], *, upto: str
 
 def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | None = None, *,
           collected: tuple[list[Record], list[LedgerProblem]] | None = None,
-          history: Mapping[str, Any] | None = None, whole_ledger: bool = True) -> pd.DataFrame:
+          history: Mapping[str, Any] | None = None, whole_ledger: bool = True,
+          frozen: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> pd.DataFrame:
     """Maintained instances from the ledger files (or their records as :func:`collect` read them, for
     a caller that needs the records too); raises :class:`LedgerError` listing every problem.
     ``history``: the published releases (:func:`medcalc_maintained.ledger.published.load_published`),
@@ -314,7 +315,9 @@ def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | Non
         from medcalc_maintained.ledger.published import published_problems
 
         problems = [*problems, *published_problems(records, history, complete=whole_ledger)]
-    frozen = {v: p.verdicts for v, p in history.items()} if history is not None else None  # published.frozen_verdicts
+    if history is not None:  # published.frozen_verdicts, with any the caller adds (a rebase's carried records)
+        frozen = {v: {**p.verdicts, **(frozen or {}).get(v, {})} for v, p in history.items()} | \
+            {v: f for v, f in (frozen or {}).items() if v not in history}
     out = check_and_apply(instances, records, upto=upto, prior=problems, frozen=frozen)
     drop = [c for c in ("entities", "gt_kind", "gt_value", "gt_date") if c in out.columns]
     return out.drop(columns=drop)

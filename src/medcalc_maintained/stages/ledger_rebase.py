@@ -33,6 +33,7 @@ import pandas as pd
 
 from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_json
 from medcalc_maintained.core.rows import read_upstream_csv
+from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
 from medcalc_maintained.stages.ingest import ingest
@@ -92,7 +93,7 @@ def run(project: Project) -> dict[str, Any]:
         shutil.rmtree(out)
     inst = ingested.instances
     result = rebase(project.ledger_paths, diff, read_upstream_csv(old[SPLIT]), read_upstream_csv(new[SPLIT]), inst, out,
-                    onto=project.upstream_version, split=SPLIT)
+                    onto=project.upstream_version, split=SPLIT, published=load_published(project.published).keys())
     write_atomic(out / "instances.parquet", lambda p: inst.to_parquet(p, index=False))
     write_csv_for_people(out / "quarantine.csv", ingested.quarantine)
     summary = {"base": project.upstream_base, **result.summary, "noop": False, "rows": len(inst),

@@ -21,10 +21,14 @@ from tests.release.test_release import invoke, rec, runner
 
 
 def test_draft_of_the_real_project_with_only_a_proposal_is_a_draft_of_the_latest_release(project_root, tmp_path):
-    """The issue's case: on the real ledger a contributor's proposal changes no label, so the draft
-    stays at the latest release of releases.yaml; it is still a draft (publish refuses it) and it
-    lists the proposal."""
+    """The issue's case: on the real ledger a contributor's proposal changes no label; the draft is a draft
+    (publish refuses it) and lists the proposal without applying it. After 2.2.0 the next release also
+    states every verified row's evidence (core/versions.py: EVIDENCE_ROWS_FROM), so the draft is that
+    minor release, and the new columns are its only reason."""
+    from medcalc_maintained.core.versions import bump
+
     latest = load_releases(project_root / "releases.yaml").latest.version
+    nxt = bump(latest, "minor")
     r = invoke(project_root, "propose", "--uid", "862", "--new-value", "N/A", "--error-type", "unanswerable",
                "--rationale", "Eye response not testable after surgery.", "--reviewer-id", "gh-1", "--date", "2026-03-02")
     assert r.exit_code == 0, r.output
@@ -32,10 +36,12 @@ def test_draft_of_the_real_project_with_only_a_proposal_is_a_draft_of_the_latest
     out = tmp_path / "preview"
     r = invoke(project_root, "release", "build", "--draft", "--out", str(out))
     assert r.exit_code == 0, r.output
-    assert f"nothing changed since {latest}" in r.output
+    said = " ".join(r.output.split())
+    assert f"draft of release {nxt} (minor" in said and "adds column(s) Evidence Status, Evidence" in said, said
+    assert "labels, limits or label statuses changed" not in said  # the proposal changes no label
     assert "Proposed (deferred, not in this release): 1 record(s)" in r.output
     man = yaml.safe_load((out / "manifest.json").read_text())
-    assert man["draft"] is True and man["version"] == latest
+    assert man["draft"] is True and man["version"] == nxt
     log = (out / "CHANGELOG.md").read_text()
     head = log[:log.index(f"## {latest}")]
     assert "### Proposed (deferred, not in this release) (1)" in head

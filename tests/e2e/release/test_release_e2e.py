@@ -274,7 +274,9 @@ def test_patch_release_gets_no_short_tag(project, builds, published, tmp_path, v
     card.write_text(card.read_text().replace("## Intended use", "## Intended use and scope"))
     r = cli(copy, "release", "next-version", "--previous", str(builds["2.2.0"]))
     assert r.exit_code == 0, r.output
-    assert "next version: 2.2.1 (patch)" in r.output
+    # the next release of this code states every verified row's evidence (EVIDENCE_ROWS_FROM 2.3.0): a minor one;
+    # a patch of the 2.2 line is built without it, and the card is then its only change
+    assert "next version: 2.3.0 (minor)" in r.output and "adds column(s) Evidence Status, Evidence" in r.output
     releases = copy / "releases.yaml"
     releases.write_text(releases.read_text() + (
         '  - version: 2.2.1\n    date: "2026-11-28"\n    kind: patch\n    default_rows: verified\n'

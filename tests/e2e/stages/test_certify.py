@@ -12,7 +12,7 @@ import pytest
 
 from medcalc_maintained.project import Project
 
-UIDS = (1, 2, 41, 47, 146, 240, 300, 500, 951)  # 951: a steroid conversion, its target stated by the question
+UIDS = (1, 2, 41, 47, 135, 146, 240, 300, 500, 951)  # 951: a steroid conversion, its target stated by the question
 
 
 @pytest.fixture
@@ -47,24 +47,27 @@ def test_every_input_of_every_verified_row_has_a_verdict(certified):
     assert on_disk["verified"] == v and pd.read_parquet(p.path("data/evidence") / "inputs.parquet").shape == frame.shape
 
 
-def test_a_boy_recorded_as_female_is_contradicted_and_routed(certified, evidence_tables):
-    """uid 47: upstream's extraction says Female; the note: 'as a one-year-old boy he has met all his
-    expected developmental milestones'."""
+def test_a_heart_rate_the_note_states_otherwise_is_contradicted_and_routed(certified, evidence_tables):
+    """uid 135: upstream's extraction says a heart rate of 115; the note's examination: 'heart rate of 76
+    beats/min'. (uid 47, the case this test read before, is a mother whose baby is a boy: her sex is
+    certified by 'primigravida'.)"""
     from medcalc_maintained.stages import certify, triage
 
     p, frame, _ = certified
+    hr = frame[(frame["uid"] == 135) & (frame["name"] == "Heart Rate or Pulse")].iloc[0]
+    assert (hr["verdict"], json.loads(hr["value"]), json.loads(hr["note_value"])) == ("contradicts", 115.0, "76 beats/min")
+    assert "heart rate of 76" in hr["quote_text"]
     sex = frame[(frame["uid"] == 47) & (frame["name"] == "sex")].iloc[0]
-    assert (sex["verdict"], json.loads(sex["value"]), json.loads(sex["note_value"])) == ("contradicts", "Female", "male")
-    assert "boy" in sex["quote_text"]
+    assert sex["verdict"] == "supports" and "primigravida" in sex["quote_text"].lower()
     reasons = certify.contradicted_rows(frame)
-    assert "sex = \"Female\" but the note states \"male\"" in reasons[("test", 47)]
+    assert "Heart Rate or Pulse = 115.0 but the note states \"76 beats/min\"" in reasons[("test", 135)]
     relabel, flags = evidence_tables
     for path, table in ((p.relabel_labels, relabel), (p.audit_flags, flags)):
         path.parent.mkdir(parents=True, exist_ok=True)
         table.to_parquet(path, index=False)
     run = triage.run(p, budget=5)
-    row = run.queue[run.queue["uid"] == 47].iloc[0]
-    assert bool(row["contradicted"]) and "evidence contradicts an input: sex" in row["evidence"]
+    row = run.queue[run.queue["uid"] == 135].iloc[0]
+    assert bool(row["contradicted"]) and "evidence contradicts an input: Heart Rate or Pulse" in row["evidence"]
 
 
 @pytest.fixture(scope="module")
