@@ -12,6 +12,8 @@ from typing import Any, Mapping
 
 RULES: dict[str, str] = {
     "supports": "the quote states the input's value",
+    "published": "a published release's record, carried onto another upstream note by a ledger rebase: the decision "
+                 "the release published holds (ledger/derivation.py: input_verdict)",
     "quote-mismatch": "the quoted text is not the note's text at its offsets",
     "unknown-input": "the name is not a declared input of the calculator",
     "no-quote": "a value without a quote (only an absent criterion may quote nothing)",

@@ -314,12 +314,17 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
 
 def input_verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
              frozen: Mapping[str, Mapping[str, Any]] | None) -> Any:
-    """The verdict on one input: as its published release published it, else the verifier's."""
+    """The verdict on one input: as its published release published it, else the verifier's. ``frozen`` is the
+    verdicts of the input's published release (``None``: not published); an input of a published release
+    that they do not name is one a ledger rebase carried onto another upstream note (its record is the one
+    the release published: ``ledger/published.py: published_problems``), and keeps the decision."""
     from medcalc_maintained.calculators.evidence import Verdict, verify
     from medcalc_maintained.ledger.published import verdict_key
 
-    doc = (frozen or {}).get(verdict_key(calculator_id, note, inp))
-    if doc is not None:
+    if frozen is not None:
+        doc = frozen.get(verdict_key(calculator_id, note, inp))
+        if doc is None:
+            return Verdict(True, "published", "the record's release published this input; a rebase carried it")
         return Verdict(bool(doc["supports"]), str(doc["rule"]), str(doc["reason"]))
     return verify(calculator_id, inp, note)
 

@@ -37,7 +37,7 @@ from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED, rules, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
-from medcalc_maintained.ledger.published import load_published
+from medcalc_maintained.ledger.published import frozen_verdicts, load_published
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import explanations, git, mini, proposals, row_evidence
 from medcalc_maintained.release import upstream as follow
@@ -198,7 +198,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     with ledger_at(project, release, releases_path or project.releases_file) as paths:
         collected = ledger.collect(paths)  # read once: applied, and the corrections config
         maintained = apply.build(instances, paths, upto=None if include_unreleased else release.version,
-                                 collected=collected, history=_history(project, release))
+                                 collected=collected, history=_history(project, release),
+                                 frozen=frozen_verdicts(project.published))  # a rebased ledger's published records
         records = collected[0]
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
