@@ -313,7 +313,7 @@ def evidenced_derivation(calculator_id: int, entities: Mapping[str, Any], label:
 
 
 def input_verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
-             frozen: Mapping[str, Mapping[str, Any]] | None) -> Any:
+                  frozen: Mapping[str, Mapping[str, Any]] | None, carried: bool = False) -> Any:
     """The verdict on one input: as its published release published it, else the verifier's. ``frozen`` is the
     verdicts of the input's published release (``None``: not published); an input of a published release
     that they do not name is one a ledger rebase carried onto another upstream note (its record is the one
@@ -323,8 +323,10 @@ def input_verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None,
 
     if frozen is not None:
         doc = frozen.get(verdict_key(calculator_id, note, inp))
-        if doc is None:
+        if doc is None and carried:  # a ledger record, never a shipped file (a tampered input is re-verified)
             return Verdict(True, "published", "the record's release published this input; a rebase carried it")
+        if doc is None:
+            return verify(calculator_id, inp, note)
         return Verdict(bool(doc["supports"]), str(doc["rule"]), str(doc["reason"]))
     return verify(calculator_id, inp, note)
 

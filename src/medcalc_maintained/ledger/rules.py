@@ -146,7 +146,7 @@ def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities
     out = []
     text = note if isinstance(note, str) else None
     for n, inp in enumerate(inputs):
-        v = D.input_verdict(int(calculator_id), inp, text, frozen)
+        v = D.input_verdict(int(calculator_id), inp, text, frozen, carried=True)
         if not v.supports:
             quote = str((inp.get("evidence") or {}).get("text") or "")
             out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {v.rule}: {v.reason}")
