@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from medcalc_maintained.calculators.evidence import RULES, find_evidence, verify
+from tests.support.evidence_support import quoted as _at
 from tests.support.paths import TESTS
 
 GOLD = TESTS / "data" / "evidence_gold.csv"
@@ -19,12 +20,6 @@ GOLD = TESTS / "data" / "evidence_gold.csv"
 def notes(v1_test_csv) -> dict[int, str]:
     df = pd.read_csv(v1_test_csv, dtype=str, keep_default_na=False)
     return dict(zip(df["Row Number"].astype(int), df["Patient Note"]))
-
-
-def _at(note: str, text: str, name: str, value, unit=None, **extra) -> dict:
-    start = note.index(text)
-    return {"name": name, "value": value, "unit": unit,
-            "evidence": {"start": start, "end": start + len(text), "text": text}, **extra}
 
 
 def _absent(name: str) -> dict:

@@ -8,16 +8,7 @@ import pytest
 
 from medcalc_maintained.calculators.evidence import verify
 from medcalc_maintained.core import units as U
-
-
-def _at(note: str, text: str, name: str, value, unit=None) -> dict:
-    start = note.index(text)
-    return {"name": name, "value": value, "unit": unit, "evidence": {"start": start, "end": start + len(text), "text": text}}
-
-
-def _judge(cid: int, note: str, quote: str, name: str, value, unit=None):
-    return verify(cid, _at(note, quote, name, value, unit), note)
-
+from tests.support.evidence_support import judge as _judge
 
 # ------------------------------------------------------------------------------------------------
 # units: conversions and multipliers through core/units.py

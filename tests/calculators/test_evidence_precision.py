@@ -7,12 +7,7 @@ from __future__ import annotations
 import pytest
 
 from medcalc_maintained.calculators.evidence import RULES, verify
-
-
-def _judge(cid: int, note: str, quote: str, name: str, value, unit=None):
-    start = note.index(quote)
-    inp = {"name": name, "value": value, "unit": unit, "evidence": {"start": start, "end": start + len(quote), "text": quote}}
-    return verify(cid, inp, note)
+from tests.support.evidence_support import judge as _judge
 
 
 def _rejects(v, rule: str) -> None:

@@ -6,16 +6,7 @@ from __future__ import annotations
 import pytest
 
 from medcalc_maintained.calculators.evidence import verify
-
-
-def _at(note: str, text: str, name: str, value, unit=None) -> dict:
-    start = note.index(text)
-    return {"name": name, "value": value, "unit": unit, "evidence": {"start": start, "end": start + len(text), "text": text}}
-
-
-def _judge(cid: int, note: str, quote: str, name: str, value, unit=None):
-    return verify(cid, _at(note, quote, name, value, unit), note)
-
+from tests.support.evidence_support import judge as _judge
 
 # ------------------------------------------------------------------------------------------------
 # lists of names and values paired in order

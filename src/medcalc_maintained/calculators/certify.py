@@ -118,7 +118,7 @@ def _input(spec: InputSpec, value: Any, unit: Any, span: tuple[int, int] | None,
     return {"name": spec.name, "value": value, "unit": unit, "evidence": ev}
 
 
-def _entity(spec: InputSpec, entities: Mapping[str, Any]) -> tuple[bool, Any, str | None]:
+def entity_of(spec: InputSpec, entities: Mapping[str, Any]) -> tuple[bool, Any, str | None]:
     """(found, value, unit) of the input in the entities (``[number, unit]`` or a plain value)."""
     names = {spec.name.lower(), *(a.lower() for a in spec.aliases)}
     for key, raw in entities.items():
@@ -247,7 +247,7 @@ def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: st
             out.append(certify_input(calculator_id, spec, rec.get("value"), rec.get("unit"), "recorded", reader, ev,
                                      reading=rec))
             continue
-        found, value, unit = _entity(spec, entities or {})
+        found, value, unit = entity_of(spec, entities or {})
         if spec.accessor == "opioid_list":
             value = D.opioid_value(entities or {})
             found = value is not None
@@ -282,5 +282,5 @@ def row_verdict(items: Iterable[InputEvidence | Mapping[str, Any]]) -> str:
     return "contradicted" if "contradicts" in verdicts else "not_addressed"
 
 
-__all__ = ["READABLE", "VERDICTS", "InputEvidence", "Note", "certify_input", "certify_row", "derived_from_evidence",
+__all__ = ["READABLE", "VERDICTS", "InputEvidence", "Note", "entity_of", "certify_input", "certify_row", "derived_from_evidence",
            "row_verdict"]

@@ -91,7 +91,7 @@ def _recorded(r: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
 
 
 def _completeness(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]]) -> str | None:
-    from medcalc_maintained.calculators.certify import _entity
+    from medcalc_maintained.calculators.certify import entity_of
     from medcalc_maintained.calculators.inputs import declared_inputs
 
     specs = {s.name: s for s in declared_inputs(cid)}
@@ -108,7 +108,7 @@ def _completeness(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]]) 
                 return f"{name}: an input the ledger record recorded is not listed as recorded"
             continue
         rec = next((k for k in keys if k in recorded), None)
-        found, value, _ = _entity(spec, entities)
+        found, value, _ = entity_of(spec, entities)
         if rec is None and not found:
             continue
         want = recorded[rec] if rec is not None else value

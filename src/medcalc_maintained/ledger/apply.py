@@ -309,15 +309,15 @@ def build(instances: pd.DataFrame, ledger_paths: Iterable[Path], upto: str | Non
     a caller that needs the records too); raises :class:`LedgerError` listing every problem.
     ``history``: the published releases (:func:`medcalc_maintained.ledger.published.load_published`),
     which no record may rewrite (:func:`medcalc_maintained.ledger.published.published_problems`; a
-    published record missing counts only when ``ledger_paths`` are the ``whole_ledger``)."""
+    published record missing counts only when ``ledger_paths`` are the ``whole_ledger``). ``frozen``: per
+    published release, the input verdicts its records are held to (default: ``history``'s)."""
     records, problems = collected if collected is not None else collect(ledger_paths)
     if history is not None:
         from medcalc_maintained.ledger.published import published_problems
 
         problems = [*problems, *published_problems(records, history, complete=whole_ledger)]
-    if history is not None:  # published.frozen_verdicts, with any the caller adds (a rebase's carried records)
-        frozen = {v: {**p.verdicts, **(frozen or {}).get(v, {})} for v, p in history.items()} | \
-            {v: f for v, f in (frozen or {}).items() if v not in history}
+    if frozen is None and history is not None:  # published.frozen_verdicts
+        frozen = {v: p.verdicts for v, p in history.items()}
     out = check_and_apply(instances, records, upto=upto, prior=problems, frozen=frozen)
     drop = [c for c in ("entities", "gt_kind", "gt_value", "gt_date") if c in out.columns]
     return out.drop(columns=drop)

@@ -37,7 +37,7 @@ from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED, rules, version_key
 from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
-from medcalc_maintained.ledger.published import frozen_verdicts, load_published
+from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import explanations, git, mini, proposals, row_evidence
 from medcalc_maintained.release import upstream as follow
@@ -98,13 +98,11 @@ def _tracked(root: Path, ref: str, rel: str) -> bool:
     return proc.returncode == 0 and bool(proc.stdout.strip())
 
 
-def _history(project: Project, release: Release) -> dict | None:
-    """The published history the ledger of ``release`` must keep (:mod:`medcalc_maintained.ledger.published`):
-    none for a ledger read at a git ref or rebased onto another upstream version (its records are
-    derived from the ledger that keeps it)."""
-    if release.ledger_ref or follow.on_another_upstream(project, release):
-        return None
-    return load_published(project.published)
+def _keeps_history(project: Project, release: Release) -> bool:
+    """Whether the ledger of ``release`` must keep the published history (:mod:`medcalc_maintained.ledger.published`):
+    not a ledger read at a git ref or rebased onto another upstream version (its records are derived from the
+    ledger that keeps it; they keep their published decisions all the same)."""
+    return not (release.ledger_ref or follow.on_another_upstream(project, release))
 
 
 def _records_table(records: list[ledger.Record], instances: pd.DataFrame, version: str, root: Path,
@@ -195,15 +193,16 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
     problems): the ledger is applied once. ``include_unreleased`` also applies the records without
     a release (a draft)."""
     instances = _read_instances(project, release)
+    history = load_published(project.published)  # read once: the records it keeps, their verdicts, this release's
     with ledger_at(project, release, releases_path or project.releases_file) as paths:
         collected = ledger.collect(paths)  # read once: applied, and the corrections config
         maintained = apply.build(instances, paths, upto=None if include_unreleased else release.version,
-                                 collected=collected, history=_history(project, release),
-                                 frozen=frozen_verdicts(project.published))  # a rebased ledger's published records
+                                 collected=collected, history=history if _keeps_history(project, release) else None,
+                                 frozen={v: p.verdicts for v, p in history.items()})
         records = collected[0]
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
-    published = load_published(project.published).get(release.version)
+    published = history.get(release.version)
     docs = row_derivations(maintained, instances, records, evidence=release.rules.evidence_gate,
                            frozen=published.verdicts if published else None) if release.rules.derivations else None
     texts, sources = explanations.explain(maintained, corrections, docs)

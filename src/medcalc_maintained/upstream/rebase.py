@@ -147,32 +147,13 @@ class Rebase:
     written: list[Path]
 
 
-def _carried_verdicts(ledger: Path, instances: pd.DataFrame, published: Collection[str]
-                      ) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per published release, a ``supports`` verdict for every input of its rebased records on the new
-    notes (``ledger/published.py: verdict_key``): the decision the release published, carried."""
-    from medcalc_maintained.ledger.published import verdict_key
-
-    notes = {(str(s), int(u)): (int(c), str(n)) for s, u, c, n in
-             zip(instances["split"], instances["uid"], instances["Calculator ID"], instances["Patient Note"])}
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for rec in load([ledger]):
-        row = notes.get((str(rec.get("split")), int(rec.get("uid") or -1)))
-        if rec.release not in published or row is None:
-            continue
-        for inp in rec.get("inputs") or []:
-            out.setdefault(rec.release, {})[verdict_key(row[0], row[1], inp)] = {
-                "supports": True, "rule": "published", "reason": f"carried from release {rec.release}, which published it"}
-    return out
-
-
 def rebase(ledger: list[Path], diff: Diff, old: pd.DataFrame, new: pd.DataFrame, new_instances: pd.DataFrame,
            out: Path, *, onto: str, split: str = "test", published: Collection[str] = ()) -> Rebase:
     """Class every record of ``ledger``, check the rebased ledger on ``new_instances`` and write
     ``out``; raises :class:`~medcalc_maintained.ledger.LedgerError` (and writes nothing) when the
     ledger cannot be read or the rebased ledger does not apply. A record of a ``published`` release
     carries the decision its release published: its inputs are held to that, not read again by
-    today's verifier (:func:`_carried_verdicts`)."""
+    today's verifier."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise DataError(out, "output directory is not empty (a rebase never overwrites)")
@@ -192,7 +173,9 @@ def rebase(ledger: list[Path], diff: Diff, old: pd.DataFrame, new: pd.DataFrame,
             (stage / rel).write_text(text, encoding="utf-8")
         (stage / "ledger").mkdir(parents=True, exist_ok=True)
         try:
-            build(new_instances, [stage / "ledger"], frozen=_carried_verdicts(stage / "ledger", new_instances, published))
+            # a published release's record keeps the decision it published (ledger/derivation.py: input_verdict,
+            # carried): on the new notes its verdicts name none of its inputs
+            build(new_instances, [stage / "ledger"], frozen={v: {} for v in published})
         except LedgerError as exc:  # name the files as they would have been written
             for prob in exc.problems:
                 prob.path = prob.path.replace(str(stage), str(out))
