@@ -142,3 +142,25 @@ def test_an_opioid_list_over_two_sentences_is_certified_and_another_dose_contrad
     assert wrong.verdict == "contradicts" and wrong.note_value == [["oxycodone", 10.0, "mg", 2.0], ["tramadol", 50.0, "mg", 3.0]]
     silent = _by_name(certify_row(49, MME, "He takes oxycodone and tramadol for back pain."))["opioids"]
     assert silent.verdict == "not_addressed"
+
+
+@pytest.mark.parametrize("printed", ["283 × 103/dL", "283 x 103/µL", "283×106/L", "13.7 × 104/L"])
+def test_a_power_of_ten_whose_superscript_was_lost_is_never_the_notes_other_value(printed):
+    """"283 × 103/dL" is 283 × 10³ with its exponent flattened: 103 is no platelet count the note states."""
+    note = f"A 58-year-old man with cirrhosis. Labs on admission: AST 116 U/L, ALT 73 U/L, platelet count {printed}."
+    ents = {"age": [58, "years"], "Aspartate aminotransferase": [116, "U/L"], "Alanine aminotransferase": [73, "U/L"],
+            "Platelet count": [150000, "µL"]}
+    plt = _by_name(certify_row(19, ents, note))["Platelet count"]
+    assert plt.verdict != "supports"
+    shown = str(plt.note_value or "")
+    assert not shown.startswith(("103", "104", "106")), (plt.verdict, plt.note_value)
+
+
+def test_the_notes_other_blood_pressure_is_shown_in_the_inputs_unit_not_the_diastolic_after_its_slash():
+    note = "A 61-year-old man presented with chest pain. His blood pressure was 93/62 mm Hg and his pulse 88."
+    got = _by_name(certify_row(5, {"Systolic Blood Pressure": [92, "mm Hg"], "Diastolic Blood Pressure": [62, "mm Hg"]},
+                               note))
+    sbp = got["Systolic Blood Pressure"]
+    assert sbp.verdict == "contradicts" and sbp.note_value == "93 mm Hg", sbp.note_value
+    assert sbp.note_entity == [93.0, "mm Hg"] and "93/62 mm Hg" in sbp.quote["text"]
+    assert got["Diastolic Blood Pressure"].verdict == "supports"

@@ -221,11 +221,12 @@ def _other_value(cid: int, spec: InputSpec, value: Any, unit: Any, note: Note, p
         return None
     if spec.accessor in ("quantity", "number"):
         for span in proposals:
-            for a, b, v in [n for n in note.numbers if span[0] <= n[0] < span[1]][:MAX_NUMBERS]:
+            for a, b, v in [n for n in note.numbers if span[0] <= n[0] < span[1]
+                            and not T.flat_exponent(text, n[0], n[1])][:MAX_NUMBERS]:
                 if not isinstance(value, bool) and value is not None and T.same_number(v, value):
                     continue
-                shown, _ = T.unit_after(text, b)
-                for u in dict.fromkeys([shown, unit]):
+                shown, norm = T.unit_after(text, b)  # a unit no table knows ("93/62": "/62") is not shown
+                for u in dict.fromkeys([x for x in (shown if norm is not None else None, unit) if x] or [None]):
                     if verify(cid, _input(spec, v, u, span, text), text).supports:
                         return (f"{v:g} {u}" if u else f"{v:g}"), ([v, u] if u else v), \
                             {"start": span[0], "end": span[1], "text": text[span[0]:span[1]]}, False

@@ -111,6 +111,18 @@ def unit_after(text: str, end: int) -> tuple[str | None, str | None]:
 FLAT_POWER = re.compile(r"^10\s?(3|4|6|9|12)\s*(?=/)")
 
 
+# such a flattened power read as a number of its own ("283 × 103/dL": the 103), after the times sign
+FLAT_POWER_NUMBER = re.compile(r"10\s?(?:3|4|6|9|12)\s*(?=/)")
+TIMES_BEFORE = re.compile(r"\d\s*[×xX*]\s*$")
+
+
+def flat_exponent(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` is the flattened power of ten of the number before it ("103" in
+    "283 × 103/dL"), not a value of its own."""
+    m = FLAT_POWER_NUMBER.match(text, start)
+    return m is not None and m.end() >= end and TIMES_BEFORE.search(text, max(0, start - 8), start) is not None
+
+
 @lru_cache(maxsize=1)
 def known_units() -> frozenset[str]:
     return frozenset(u for kind in U.CANONICAL for u in U.known_units(kind))

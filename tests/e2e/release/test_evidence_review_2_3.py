@@ -65,6 +65,21 @@ def test_no_contradicted_unexplained_label_stays_in_default(tables, full):
     disputed = set(full.index[full["Label Status"] == "disputed"])
     assert disputed >= set(DISPUTED) and not disputed & set(default.index)
     assert len(default) == 887 - len(disputed)
+    in_default = full[full.index.isin(default.index)]
+    left = in_default[(in_default["Evidence Status"] == "contradicted") & (in_default["Derivation Status"] == "unexplained")]
+    assert left.empty, left.index.tolist()
+
+
+def test_a_shipped_derivation_that_took_another_vital_sign_is_re_derived_from_certified_inputs(full):
+    """595 (SIRS) shipped in 2.2.0 with the respiratory rate (18) recorded as its heart rate; the label 2 is the
+    definition on the pulse the note states and the bare "WBC 4.1" read as thousands per µL (4.1 /µL would be a
+    leukopenia and give 3)."""
+    assert full.at[595, "Ground Truth Answer"] == "2" and full.at[595, "Evidence Status"] == "certified"
+    recorded = {i["name"]: (i["value"], i["unit"]) for i in json.loads(full.at[595, "Derivation"])["inputs"]}
+    assert recorded["White blood cell count"] == (4.1, "10^3/µL")
+    read = {i["name"]: i for i in json.loads(full.at[595, "Evidence"])["inputs"]}
+    assert read["Heart Rate or Pulse"]["value"] == 137 and read["Heart Rate or Pulse"]["verdict"] == "supports"
+    assert "pulse 137" in read["Heart Rate or Pulse"]["quote"]["text"]
 
 
 def _records(name: str) -> list[dict]:
