@@ -2,11 +2,11 @@
 developers already use. Each adapter is thin: it reads a release from a local directory built by
 ``release build`` (``build/release`` after ``make run``: offline) or from ``org/medcalc-maintained``
 at a release tag (any of the configs ``default``, ``full``, ``mini``), records the release in its
-task metadata, sends the same two chat messages of :mod:`medcalc_maintained.scoring.prompts`
+task metadata, sends the same two chat messages of :mod:`medcalc_maintained.grading.prompts`
 (system prompt, then note and question) through the harness's chat path with the same greedy
 decoding and token budget (:mod:`.common`), and grades with our answer semantics
-(:data:`medcalc_maintained.scoring.graders.GRADERS` ``["ours"]``, or the RL reward of
-:mod:`medcalc_maintained.scoring.reward`). The harness packages are optional extras:
+(:data:`medcalc_maintained.grading.graders.GRADERS` ``["ours"]``, or the RL reward of
+:mod:`medcalc_maintained.grading.reward`). The harness packages are optional extras:
 
 * :mod:`.lm_eval_task` (extra ``lm-eval``): writes an lm-evaluation-harness task directory (run with
   ``--apply_chat_template``, which its tasks require);

@@ -11,7 +11,7 @@ creates a task from a file inside that file's directory; ``-M`` arguments are th
 or from Python, ``inspect_ai.eval(medcalc_maintained(release=...), model=...)``; a published release
 is ``-T revision=v2.0`` (``org/medcalc-maintained`` at the tag; ``-T dataset=`` another repository).
 Each row is one sample whose input is the two chat messages every adapter sends (system prompt, then
-note and question: :mod:`medcalc_maintained.scoring.prompts`); the task asks for greedy decoding with
+note and question: :mod:`medcalc_maintained.grading.prompts`); the task asks for greedy decoding with
 :data:`~medcalc_maintained.harnesses.common.MAX_NEW_TOKENS` new tokens (``GenerateConfig``;
 ``--max-tokens N`` overrides the budget), and :func:`greedy_generate` refuses a model that would
 sample anyway (the ``hf`` provider without ``-M do_sample=false``). :func:`medcalc_scorer` grades

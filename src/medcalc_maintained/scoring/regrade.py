@@ -13,7 +13,7 @@ by ``evaluate`` under any releases and graders.
    row given twice (Inspect epochs, verifiers rollouts, several files) is refused, naming the file
    and line (or sample, or instance).
 3. **Reproduce** the harness's score (:func:`reproduce`): each row's verdict is recomputed with the
-   harness's own rule (:mod:`.graders`: ``ours`` for our adapters, ``upstream`` for MedCalc-Bench's
+   harness's own rule (:mod:`medcalc_maintained.grading.graders`: ``ours`` for our adapters, ``upstream`` for MedCalc-Bench's
    run.py, ``helm`` on the whole stripped completion for HELM's own scenario, whose metric extracts
    nothing) against the labels the harness recorded (the grading
    columns it did not record are the reference row's: upstream's run.py keeps no limits), and the
@@ -43,8 +43,8 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import extract_answer, graded_answer, limits, parse_model_answer
 from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir, write_csv_for_people, write_text_atomic
+from medcalc_maintained.grading.graders import grader
 from medcalc_maintained.scoring.evaluate import EvaluationReport, evaluate
-from medcalc_maintained.scoring.graders import grader
 from medcalc_maintained.scoring.results import ResultRow, Results, text
 
 REGRADE_FILES = frozenset({"regrade.json", "reproduction.csv", "compliance.csv"})
@@ -171,8 +171,8 @@ def grading_row(row: ResultRow, ref_row: dict[str, str]) -> tuple[dict[str, str]
 
 def whole_text_rule(name: str):
     """The rule ``name`` applied to the whole stripped output, as a harness that extracts nothing does
-    (HELM's ``MedCalcBenchMetric``); :data:`~.graders.GRADERS` first extracts the answer by our rule."""
-    from medcalc_maintained.scoring.graders import helm_rule, upstream_rule
+    (HELM's ``MedCalcBenchMetric``); :data:`~medcalc_maintained.grading.graders.GRADERS` first extracts the answer by our rule."""
+    from medcalc_maintained.grading.graders import helm_rule, upstream_rule
 
     rules = {"helm": helm_rule, "upstream": upstream_rule}
     if name not in rules:

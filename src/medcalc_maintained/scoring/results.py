@@ -30,7 +30,7 @@ the score the harness recorded. The formats:
     found no answer, read here as no answer (never as an abstention). The recorded score is the share
     of ``Result == "Correct"`` (its ``compute_overall_accuracy``). Rule: ``upstream``.
 ``jsonl`` / ``csv``
-    ``evaluate``'s predictions (:mod:`.predictions`): nothing recorded to reproduce.
+    ``evaluate``'s predictions (:mod:`medcalc_maintained.grading.predictions`): nothing recorded to reproduce.
 
 The harness readers, and :func:`read_results`, are in :mod:`.results_harness`. Every problem is a :class:`DataError` naming
 the file (and line, sample or instance).
@@ -79,7 +79,7 @@ class Results:
     harness: str                    # how the report names it: "lm-eval", "Inspect", "HELM", ...
     rows: list[ResultRow]
     metric: str | None = None       # the harness's metric, e.g. "acc"
-    rule: str | None = None         # the grader of scoring/graders.py that is the harness's own rule
+    rule: str | None = None         # the grader of grading/graders.py that is the harness's own rule
     recorded: float | None = None   # the score the harness recorded
     recorded_from: str = ""         # where that score was read
     whole_outputs: bool = True      # False: only an extracted answer is kept (no tag to count)
@@ -184,7 +184,7 @@ def detect_format(path: os.PathLike | str, max_line_bytes: int | None = None) ->
 
 def read_plain(path: Path, max_line_bytes: int | None, fmt: str = "jsonl") -> Results:
     """``evaluate``'s predictions (JSONL or CSV, ``fmt``): the rows, nothing recorded."""
-    from medcalc_maintained.scoring.predictions import read_predictions_lines
+    from medcalc_maintained.grading.predictions import read_predictions_lines
 
     lines = read_predictions_lines(path, max_line_bytes=max_line_bytes, as_csv=fmt == "csv")
     rows = [ResultRow(where=f"{path}, line {n}", output=out, uid=uid) for uid, (out, n) in lines.items()]

@@ -239,7 +239,7 @@ def read_helm(run: Path, max_line_bytes: int | None = None) -> Results:
 
 def read_verifiers(run: Path, max_line_bytes: int | None) -> Results:
     """A verifiers results directory (``results.jsonl`` and ``metadata.json``)."""
-    from medcalc_maintained.scoring.reward import completion_text
+    from medcalc_maintained.grading.reward import completion_text
 
     meta = _json_file(run / "metadata.json", "verifiers metadata", SUMMARY_MAX_BYTES)
     avg = meta.get("avg_metrics", {}) if isinstance(meta, dict) else {}
@@ -270,9 +270,9 @@ def read_verifiers(run: Path, max_line_bytes: int | None) -> Results:
 
 def verifiers_reward_note(run: Path, meta: dict[str, Any], rewards: list[tuple[str, dict, Any, Any]]) -> str:
     """Whether the reward verifiers recorded (each row's ``reward``, and ``avg_reward``) is the GRPO
-    reward of :mod:`medcalc_maintained.scoring.reward` at the run's ``lam`` (its ``env_args``) on the
+    reward of :mod:`medcalc_maintained.grading.reward` at the run's ``lam`` (its ``env_args``) on the
     labels the run recorded."""
-    from medcalc_maintained.scoring.reward import score
+    from medcalc_maintained.grading.reward import score
 
     head = f"{run.name}: verifiers reward (avg_reward {meta.get('avg_reward')})"
     env_args = meta.get("env_args")
@@ -290,7 +290,7 @@ def verifiers_reward_note(run: Path, meta: dict[str, Any], rewards: list[tuple[s
     mean = sum(r for *_, r in rewards) / len(rewards)
     avg = meta.get("avg_reward")
     if not differ and isinstance(avg, (int, float)) and abs(avg - mean) < 1e-9:
-        return f"{head}: reproduced exactly (scoring/reward.py score, lam {lam}, on the {len(rewards)} rows' recorded labels)"
+        return f"{head}: reproduced exactly (grading/reward.py score, lam {lam}, on the {len(rewards)} rows' recorded labels)"
     why = differ[:3] + ([f"... {len(differ) - 3} more rows"] if len(differ) > 3 else [])
     if not (isinstance(avg, (int, float)) and abs(avg - mean) < 1e-9):
         why.append(f"avg_reward {avg!r} is not the rows' mean reward {mean!r}")
