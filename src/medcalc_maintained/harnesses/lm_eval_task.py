@@ -27,11 +27,10 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir
+from medcalc_maintained.core.io import DataError, write_dir
 from medcalc_maintained.core.out_dirs import check_replace
 from medcalc_maintained.harnesses.common import (
     CONFIGS,
@@ -189,11 +188,5 @@ def write_task_dir(out: os.PathLike | str, revision: str | None = None, *, relea
         check_files(rel, config)
     files = {f"{TASKS[c]}.yaml": task_yaml(c, rel) for c in CONFIGS}
     files["utils.py"] = UTILS
-    tmp = scratch_dir(out)
-    try:
-        for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
-        swap_in_dir(tmp, out, check=check)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    write_dir(out, files, check=check)
     return [out / name for name in sorted(files)]

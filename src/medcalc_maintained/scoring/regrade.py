@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import extract_answer, graded_answer, limits, parse_model_answer
-from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir, write_csv_for_people, write_text_atomic
+from medcalc_maintained.core.io import DataError, write_csv_for_people, write_dir, write_text_atomic
 from medcalc_maintained.grading.graders import grader
 from medcalc_maintained.scoring.evaluate import EvaluationReport, evaluate
 from medcalc_maintained.scoring.results import ResultRow, Results, text
@@ -319,13 +318,7 @@ def write_regrade(report: RegradeReport, out: Path, *, force: bool = False) -> P
     """Write ``report`` into ``out`` as a whole (a scratch sibling swapped in; nothing partial is left).
     ``out`` is checked with :func:`check_out` again at the moment of the swap (the caller checked it
     before any work): a file saved into it meanwhile keeps it from being replaced."""
-    tmp = scratch_dir(out)
-    try:
-        report.write(tmp)
-        swap_in_dir(tmp, out, check=lambda target: check_out(target, force))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return write_dir(out, report.write, check=lambda target: check_out(target, force))
 
 
 def check_out(out: Path, force: bool) -> None:
