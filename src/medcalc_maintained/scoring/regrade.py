@@ -1,7 +1,7 @@
 """``regrade``: a harness's saved results, first reproduced as the harness scored them, then re-scored
 by ``evaluate`` under any releases and graders.
 
-1. **Read** each results file or run directory (:func:`~.results_harness.read_results`: lm-eval
+1. **Read** each results file or run directory (:func:`medcalc_maintained.harnesses.registry.read_results`: lm-eval
    samples, Inspect logs, HELM runs, verifiers results, MedCalc-Bench's run.py output, or
    ``evaluate``'s predictions).
 2. **Identify** every row (:func:`identify`) as a row of the reference release (the first
@@ -43,8 +43,8 @@ import pandas as pd
 from medcalc_maintained.core.answers import extract_answer, graded_answer, limits, parse_model_answer
 from medcalc_maintained.core.io import DataError, write_csv_for_people, write_dir, write_text_atomic
 from medcalc_maintained.grading.graders import grader
+from medcalc_maintained.harnesses.results import ResultRow, Results, text
 from medcalc_maintained.scoring.evaluate import EvaluationReport, evaluate
-from medcalc_maintained.scoring.results import ResultRow, Results, text
 
 REGRADE_FILES = frozenset({"regrade.json", "reproduction.csv", "compliance.csv"})
 FILES = EvaluationReport.FILES | REGRADE_FILES
@@ -342,8 +342,8 @@ def regrade(project, paths: list[Path], against: list[str] | None, *, out_dir: P
     """The ``regrade`` command: read ``paths``, reproduce, re-score under ``against`` (default
     :func:`default_against`) and ``graders`` (default ``ours`` and each harness's own rule), and write
     ``out_dir`` whole. Seed, resamples and the line limit default to ``compare.evaluate``."""
+    from medcalc_maintained.harnesses.registry import read_results
     from medcalc_maintained.scoring.labels import resolve_against
-    from medcalc_maintained.scoring.results_harness import read_results
 
     params = project.section("compare.evaluate")
     check_out(out_dir, force)  # before any work

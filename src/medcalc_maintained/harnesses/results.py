@@ -1,6 +1,6 @@
 """Saved results of the harnesses that run MedCalc-Bench, read into one shape for ``regrade``.
 
-:func:`~.results_harness.read_results` reads one file or run directory (its format detected by :func:`detect_format`
+:func:`~.registry.read_results` reads one file or run directory (its format detected by :func:`detect_format`
 or named, ``--format``) into :class:`Results`: one :class:`ResultRow` per graded row (the model's
 output, the row's identity as recorded, the labels the harness graded against and its verdict) and
 the score the harness recorded. The formats:
@@ -32,7 +32,7 @@ the score the harness recorded. The formats:
 ``jsonl`` / ``csv``
     ``evaluate``'s predictions (:mod:`medcalc_maintained.grading.predictions`): nothing recorded to reproduce.
 
-The harness readers, and :func:`read_results`, are in :mod:`.results_harness`. Every problem is a :class:`DataError` naming
+The harness readers, and :func:`read_results`, are in :mod:`.registry`. Every problem is a :class:`DataError` naming
 the file (and line, sample or instance).
 """
 

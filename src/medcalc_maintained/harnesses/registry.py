@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from medcalc_maintained.core.io import DataError, check_size, loads_json, read_jsonl, read_text_bounded, shown
 from medcalc_maintained.core.zip_bounds import ZipBounds, check_unpacked, open_bounded
-from medcalc_maintained.scoring.results import (
+from medcalc_maintained.harnesses.results import (
     FORMATS,
     ResultRow,
     Results,
