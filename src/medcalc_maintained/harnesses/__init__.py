@@ -13,7 +13,12 @@ decoding and token budget (:mod:`.common`), and grades with our answer semantics
 * :mod:`.inspect_task` (extra ``inspect``): an Inspect task with a scorer;
 * :mod:`.verifiers_env` (extra ``verifiers``): a verifiers environment whose rubric is the RL reward;
 * :mod:`.helm_scenario` and :mod:`.helm_run_spec` (crfm-helm, in its own venv: ``make harness-env
-  H=helm``): a HELM scenario, metric, adapter spec and run spec.
+  H=helm``): a HELM scenario, metric, adapter spec and run spec; :mod:`.helm_model`: HELM's
+  configuration of a local checkpoint.
+
+What each harness saved is read back for ``regrade`` by its reader, ``<name>_harness/reader.py``,
+into the shape of :mod:`.results`; the harness table :data:`.registry.HARNESSES` names each harness
+once (results, reader, grading rule, extra, task version, adapter modules).
 
 Nothing here is needed by the pipeline (``make run``).
 """

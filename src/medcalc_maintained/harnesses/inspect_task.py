@@ -40,9 +40,10 @@ from medcalc_maintained.harnesses.common import (
     prompt_messages,
     resolve_release,
 )
+from medcalc_maintained.harnesses.registry import task_version
 
-# the task's version as Inspect records it: 2 from the shared decoding on
-TASK_VERSION = 2
+# the task's version as Inspect records it (the harness table's; 2 from the shared decoding on)
+TASK_VERSION = task_version("inspect")
 
 
 def to_sample(row: dict[str, Any]) -> Sample:

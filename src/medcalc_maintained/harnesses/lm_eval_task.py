@@ -46,10 +46,11 @@ from medcalc_maintained.harnesses.common import (
     system_prompt,
     user_prompt,
 )
+from medcalc_maintained.harnesses.registry import task_version
 
 TASKS = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}
-# the task's version as lm-eval reports it: 2 from the chat prompt and the shared decoding on
-TASK_VERSION = 2.0
+# the task's version as lm-eval reports it (the harness table's; 2 from the chat prompt and the shared decoding on)
+TASK_VERSION = float(task_version("lm-eval"))
 NEEDS_CHAT = ("the medcalc-maintained tasks send a system and a user message through the model's chat "
               "template: run lm_eval with --apply_chat_template (without it lm-eval would send both as one "
               "plain-text string, a different prompt from every other harness's)")

@@ -1,58 +1,29 @@
 """Saved results of the harnesses that run MedCalc-Bench, read into one shape for ``regrade``.
 
-:func:`~.registry.read_results` reads one file or run directory (its format detected by :func:`detect_format`
-or named, ``--format``) into :class:`Results`: one :class:`ResultRow` per graded row (the model's
-output, the row's identity as recorded, the labels the harness graded against and its verdict) and
-the score the harness recorded. The formats:
-
-``lm-eval``
-    lm-evaluation-harness ``samples_<task>_<date>.jsonl`` (``--log_samples``): per line ``doc`` (the
-    dataset row), ``filtered_resps`` (the output graded) and the metric (``acc``); the recorded score
-    is ``results[task]["acc,<filter>"]`` of the ``results_<date>.json`` beside it, else the mean of
-    the per-sample metric. Harness rule: ``ours`` (the adapter's ``process_results``).
-``inspect``
-    an Inspect log (``.eval`` or ``.json``), read with ``inspect_ai.log.read_eval_log`` (the extra
-    ``inspect``): per sample ``id`` (= ``Row Number``), ``output.completion``, the score and the
-    grading columns in ``metadata``; the recorded score is the log's ``accuracy``. Rule: ``ours``.
-``helm``
-    a HELM run directory (``scenario_state.json``, ``per_instance_stats.json``, ``stats.json``):
-    our scenario (instance id ``uid<Row Number>``, stat ``medcalc_correct``, rule ``ours``) or
-    HELM's own ``medcalc_bench`` (id = upstream's ``Row Number``, stat ``medcalc_bench_accuracy``,
-    rule ``helm``).
-``verifiers``
-    a verifiers results directory (``results.jsonl`` + ``metadata.json``, what ``vf-eval`` and
-    ``Environment.evaluate(save_results=True)`` write): per line ``completion``, ``info`` (the
-    grading columns) and ``metrics.correct``; the recorded score is ``avg_metrics.correct``. Rule: ``ours``.
-``upstream``
-    MedCalc-Bench's own ``evaluation/run.py`` output (JSONL: ``Row Number``, ``Calculator ID``,
-    ``Note ID``, ``LLM Answer``, ``Ground Truth Answer``, ``Result`` ...): only the *extracted*
-    answer is kept (no output text, so no ``<answer>`` tag to count); upstream writes ``N/A`` when it
-    found no answer, read here as no answer (never as an abstention). The recorded score is the share
-    of ``Result == "Correct"`` (its ``compute_overall_accuracy``). Rule: ``upstream``.
-``jsonl`` / ``csv``
-    ``evaluate``'s predictions (:mod:`medcalc_maintained.grading.predictions`): nothing recorded to reproduce.
-
-The harness readers, and :func:`read_results`, are in :mod:`.registry`. Every problem is a :class:`DataError` naming
-the file (and line, sample or instance).
+Each harness's reader (``harnesses/<name>_harness/reader.py``, named by the harness table
+:data:`~medcalc_maintained.harnesses.registry.HARNESSES`) reads one file or run directory into
+:class:`Results`: one :class:`ResultRow` per graded row (the model's output, the row's identity as
+recorded, the labels the harness graded against and its verdict) and the score the harness
+recorded. :class:`Harness` is one row of that table; :func:`read_plain` reads ``evaluate``'s own
+predictions (:mod:`medcalc_maintained.grading.predictions`: nothing recorded to reproduce). Every
+problem is a :class:`DataError` naming the file (and line, sample or instance).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from medcalc_maintained.core.io import DataError, read_jsonl, shown
+from medcalc_maintained.core.io import DataError, loads_json, read_jsonl, read_text_bounded, shown
 
-FORMATS = ("lm-eval", "inspect", "helm", "verifiers", "upstream", "jsonl", "csv")
 # the columns a grader reads, as the harnesses record them (harnesses/common.py: LABEL_FIELDS)
 GRADING_FIELDS = ("Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator ID", "Category")
-UPSTREAM_KEYS = ("Row Number", "Calculator ID", "Note ID", "LLM Answer", "Ground Truth Answer", "Result")
-UPSTREAM_RESULTS = {"Correct": True, "Incorrect": False}
-# upstream's run.py writes this when it extracted no answer (its check then fails): no answer, not an abstention
-UPSTREAM_NOT_FOUND = "N/A"
+# What a run's summary may weigh (verifiers' metadata.json, lm-eval's results_<date>.json), checked
+# before a byte is read: json.loads costs up to ~27x a file's size. Measured: verifiers' metadata.json
+# 0.8 KB, lm-eval's results_<date>.json 9 KB; a hostile-file bound with headroom, not a tuning knob.
+SUMMARY_MAX_BYTES = 16 << 20
 
 
 @dataclass
@@ -86,6 +57,33 @@ class Results:
     extracts: bool = True           # False: the harness graded the whole stripped text (HELM's own metric),
                                     # not the answer our one rule extracts (core/answers.py: graded_answer)
     notes: list[str] = field(default_factory=list)
+
+
+# (results path, the max_line_bytes of a JSON Lines file, the harness's row) -> what it recorded
+Reader = Callable[[Path, "int | None", "Harness"], Results]
+
+
+@dataclass(frozen=True)
+class Harness:
+    """One row of the harness table: what its saved results look like, who reads them, the rule it
+    grades with, the extra it needs and the version its adapter gives its task."""
+
+    name: str                       # --format, and the format regrade.json records
+    label: str                      # how the reports name the harness
+    reader: Reader
+    grader: str | None = None       # its own rule, a grader of grading/graders.py (None: nothing to reproduce)
+    extra: str | None = None        # the pyproject.toml extra its adapter and reader import (None: none, or its own venv)
+    task_version: int | None = None  # the version its adapter gives its task (None: no task of ours)
+    folder: str | None = None       # harnesses/<folder>/: its reader (None: evaluate's own predictions)
+    adapters: tuple[str, ...] = ()  # its adapter's modules under harnesses/ (what runs a release in the harness)
+    run_files: tuple[str, ...] = ()  # a run directory: the files that make one (the first may be given alone)
+    suffixes: tuple[str, ...] = ()  # a results file of one of these endings
+    first_line: Callable[[dict[str, Any]], bool] | None = None  # a JSON Lines file whose first line this accepts
+    shape: str = ""                 # how a refusal names such results, e.g. "a HELM run (scenario_state.json)"
+
+    def results(self, path: Path, rows: list[ResultRow], **recorded: Any) -> Results:
+        """:class:`Results` of this harness (its format, label and rule; ``recorded`` may name another rule)."""
+        return Results(path, self.name, self.label, rows, **{"rule": self.grader, **recorded})
 
 
 def text(value: Any) -> str:
@@ -136,93 +134,22 @@ def verdict_of(value: Any, where: str, metric: str) -> bool:
     raise DataError(where, f"metric {metric!r} must be 0 or 1 (correct or not), got {shown(value)}")
 
 
-# -- detection ------------------------------------------------------------------------------------
+def json_file(path: Path, what: str, max_bytes: int) -> Any:
+    """A JSON file a harness wrote, refused unread when over ``max_bytes``."""
+    return loads_json(read_text_bounded(path, max_bytes, what), path, max_depth=64)
 
-def _first_record(path: Path, max_line_bytes: int | None) -> dict[str, Any]:
+
+def first_record(path: Path, max_line_bytes: int | None) -> dict[str, Any]:
+    """The first line of a JSON Lines results file."""
     for _, rec in read_jsonl(path, "results", "{...}", max_line_bytes=max_line_bytes):
         return rec
     raise DataError(path, "no results in the file (it is empty)")
 
 
-def detect_format(path: os.PathLike | str, max_line_bytes: int | None = None) -> str:
-    """The format of a results file or directory (see the module doc), from its name and, for a
-    JSONL file, the keys of its first line; a :class:`DataError` when it is none of :data:`FORMATS`."""
-    path = Path(path)
-    if path.is_dir():
-        if (path / "scenario_state.json").is_file():
-            return "helm"
-        if (path / "results.jsonl").is_file() and (path / "metadata.json").is_file():
-            return "verifiers"
-        raise DataError(path, "unknown results directory: neither a HELM run (scenario_state.json) nor verifiers "
-                              "results (results.jsonl + metadata.json)")
-    if not path.is_file():
-        raise DataError(path, "results file not found")
-    suffix = path.suffix.lower()
-    if path.name == "scenario_state.json":
-        return "helm"
-    if path.name == "results.jsonl" and (path.parent / "metadata.json").is_file():
-        return "verifiers"
-    if suffix == ".eval":
-        return "inspect"
-    if suffix == ".csv":
-        return "csv"
-    if suffix == ".json":
-        return "inspect"  # an Inspect log in JSON; anything else is refused by its reader
-    rec = _first_record(path, max_line_bytes)
-    if "doc" in rec and ("filtered_resps" in rec or "resps" in rec):
-        return "lm-eval"
-    if "LLM Answer" in rec and "Result" in rec:
-        return "upstream"
-    if "uid" in rec:
-        return "jsonl"
-    raise DataError(f"{path}, line 1", f"unknown results format: keys {sorted(rec)[:12]}; expected lm-eval samples "
-                    "(doc, filtered_resps), MedCalc-Bench's run.py output (Row Number, LLM Answer, Result) or "
-                    f"predictions (uid, output); or name it with --format ({', '.join(FORMATS)})")
-
-
-# -- plain predictions and upstream's format ------------------------------------------------------
-
-def read_plain(path: Path, max_line_bytes: int | None, fmt: str = "jsonl") -> Results:
-    """``evaluate``'s predictions (JSONL or CSV, ``fmt``): the rows, nothing recorded."""
+def read_plain(path: Path, max_line_bytes: int | None, harness: Harness) -> Results:
+    """``evaluate``'s predictions (JSONL or CSV, the harness row ``jsonl`` or ``csv``): the rows, nothing recorded."""
     from medcalc_maintained.grading.predictions import read_predictions_lines
 
-    lines = read_predictions_lines(path, max_line_bytes=max_line_bytes, as_csv=fmt == "csv")
+    lines = read_predictions_lines(path, max_line_bytes=max_line_bytes, as_csv=harness.name == "csv")
     rows = [ResultRow(where=f"{path}, line {n}", output=out, uid=uid) for uid, (out, n) in lines.items()]
-    return Results(path, fmt, f"predictions ({fmt.upper()})", rows)
-
-
-def _upstream_row(rec: dict[str, Any], where: str) -> ResultRow:
-    missing = [k for k in UPSTREAM_KEYS if k not in rec]
-    if missing:
-        raise DataError(where, f"missing key(s) {missing}; MedCalc-Bench's run.py writes {list(UPSTREAM_KEYS)}")
-    result = rec["Result"]
-    if result not in UPSTREAM_RESULTS:
-        raise DataError(where, f"Result must be 'Correct' or 'Incorrect', got {shown(result)}", field="Result")
-    answer = rec["LLM Answer"]
-    if not isinstance(answer, (str, int, float)) or isinstance(answer, bool):
-        raise DataError(where, f"LLM Answer must be text, got {shown(answer)}", field="LLM Answer")
-    output = "" if text(answer).strip() == UPSTREAM_NOT_FOUND else text(answer)
-    labels = {"Ground Truth Answer": text(rec["Ground Truth Answer"]), "Calculator ID": text(rec["Calculator ID"])}
-    if rec.get("Category") is not None:
-        labels["Category"] = text(rec["Category"])
-    note = rec.get("Patient Note") if isinstance(rec.get("Patient Note"), str) else None
-    return ResultRow(where=where, output=output, uid=int_or_none(rec["Row Number"], where, "Row Number"),
-                     by="Row Number", calculator_id=text(rec["Calculator ID"]) or None,
-                     note_id=text(rec["Note ID"]) or None, note=note, labels=labels, verdict=UPSTREAM_RESULTS[result])
-
-
-def read_upstream(path: Path, max_line_bytes: int | None) -> Results:
-    """MedCalc-Bench's ``evaluation/run.py`` output (see the module doc)."""
-    rows = [_upstream_row(rec, f"{path}, line {n}")
-            for n, rec in read_jsonl(path, "MedCalc-Bench results", "with " + ", ".join(UPSTREAM_KEYS),
-                                     max_line_bytes=max_line_bytes)]
-    if not rows:
-        raise DataError(path, "no results in the file (it is empty)")
-    k = sum(bool(r.verdict) for r in rows)
-    not_found = sum(1 for r in rows if r.output == "")
-    notes = [f"{path.name}: only the answer upstream's run.py extracted is kept (no output text): tag compliance "
-             f"cannot be counted; {not_found} row(s) with LLM Answer 'N/A' (upstream found no answer) are read as no "
-             "answer, not as an abstention"]
-    return Results(path, "upstream", "MedCalc-Bench run.py", rows, metric="Result", rule="upstream",
-                   recorded=k / len(rows), recorded_from="the share of Result 'Correct' (compute_overall_accuracy)",
-                   whole_outputs=False, notes=notes)
+    return harness.results(path, rows)

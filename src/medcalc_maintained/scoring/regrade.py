@@ -1,9 +1,10 @@
 """``regrade``: a harness's saved results, first reproduced as the harness scored them, then re-scored
 by ``evaluate`` under any releases and graders.
 
-1. **Read** each results file or run directory (:func:`medcalc_maintained.harnesses.registry.read_results`: lm-eval
-   samples, Inspect logs, HELM runs, verifiers results, MedCalc-Bench's run.py output, or
-   ``evaluate``'s predictions).
+1. **Read** each results file or run directory with its harness's reader
+   (:func:`medcalc_maintained.harnesses.registry.read_results`, the harness table: lm-eval samples,
+   Inspect logs, HELM runs, verifiers results, MedCalc-Bench's run.py output, or ``evaluate``'s
+   predictions).
 2. **Identify** every row (:func:`identify`) as a row of the reference release (the first
    ``--against`` release, whose ``full`` config holds every row): by our ``uid``, which is upstream
    v1.0's ``Row Number`` (``ingest``), or by ``Calculator ID`` + ``Note ID`` when no row number is
