@@ -29,7 +29,7 @@ OPTIONAL = {
     "harnesses/helm_scenario.py": None,
     "harnesses/helm_run_spec.py": None,
     "harnesses/lm_eval_task.py": "lm-eval",  # its task class (the chat-template check) runs inside lm_eval
-    "scoring/results_harness.py": "inspect",  # regrade of an Inspect log (a clear error without it)
+    "harnesses/inspect_harness/reader.py": "inspect",  # regrade of an Inspect log (a clear error without it)
     "scoring/report.py": "train",
     "scoring/safe_grpo.py": "train",
     "scoring/small_model.py": "train",

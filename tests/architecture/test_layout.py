@@ -121,6 +121,73 @@ def test_no_import_cycle_among_the_modules():
     assert import_cycles(graph(SRC)) == []
 
 
+# The floors of the package, lowest first: a folder imports only folders of lower floors (imports
+# inside functions count), so the folders form no cycle even where no two modules do. Answer grading
+# (grading/) stands below everything that grades -- the release's score shift, the harness adapters,
+# scoring, the MCP tools -- and no module of release/ or harnesses/ imports scoring/.
+FLOORS = (
+    ("core",),
+    ("project", "calculators", "devtools"),
+    ("grading", "ledger", "planning", "quality"),
+    ("upstream", "verifiers", "review", "release"),
+    ("contracts", "tools", "harnesses"),
+    ("scoring",),
+    ("stages",),
+    ("cli",),
+)
+
+
+def folder_graph(modules: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """The folders of ``package`` (its top-level packages; a top-level module counts as a folder of
+    its name) -> the other folders their modules import (``modules``: module -> imported modules)."""
+    def folder(name: str) -> str | None:
+        parts = name.split(".")
+        return parts[1] if parts[0] == package and len(parts) > 1 else None
+
+    found: dict[str, set[str]] = {}
+    for mod, imports in modules.items():
+        if (source := folder(mod)) is not None:
+            found.setdefault(source, set()).update(f for f in map(folder, imports) if f not in (None, source))
+    return found
+
+
+def upward_imports(folders: dict[str, set[str]], floors: tuple[tuple[str, ...], ...]) -> list[str]:
+    """``folder -> imported`` for each import of a folder on its own floor or one above it, and
+    ``folder -> ?`` for a folder no floor names."""
+    floor = {name: level for level, names in enumerate(floors) for name in names}
+    upward = sorted(f"{src} -> {dst}" for src, imported in folders.items() for dst in imported
+                    if src in floor and dst in floor and floor[dst] >= floor[src])
+    return upward + sorted({f"{name} -> ?" for src, imported in folders.items() for name in (src, *imported)
+                            if name not in floor})
+
+
+def test_the_floor_scan_finds_a_folder_cycle_and_an_upward_import_that_no_module_cycle_shows():
+    # no two modules import each other, yet low/ and high/ do: low.a -> high.b, high.c -> low.d
+    modules = {"p": set(), "p.low.a": {"p.high.b"}, "p.low.d": set(), "p.high.b": set(), "p.high.c": {"p.low.d", "p"},
+               "p.mid": {"p.low.d", "p.mid"}, "p.side.e": {"p.mid"}}
+    assert import_cycles(modules) == []
+    folders = folder_graph(modules, "p")
+    assert folders == {"low": {"high"}, "high": {"low"}, "mid": {"low"}, "side": {"mid"}}
+    assert import_cycles(folders) == [["high", "low"]]
+    floors = (("low",), ("mid", "side"), ("high",))
+    assert upward_imports(folders, floors) == ["low -> high", "side -> mid"]
+    assert upward_imports(folders, (("low",), ("mid",), ("high",))) == ["low -> high", "side -> ?"]
+    assert upward_imports({"mid": {"low"}, "low": set()}, floors) == []
+
+
+def test_the_folders_form_no_cycle_and_import_only_lower_floors():
+    """``grading/`` is the floor of answer grading: ``release/`` and ``harnesses/`` import it and never
+    ``scoring/``; ``release``, ``scoring`` and ``tools`` import no folder that imports them."""
+    from medcalc_maintained.devtools.import_graph import PACKAGE, graph
+
+    folders = folder_graph(graph(SRC), PACKAGE)
+    assert {"grading", "release", "harnesses", "scoring", "tools"} <= set(folders)  # never vacuous
+    assert "grading" in folders["release"] and "grading" in folders["harnesses"]
+    assert import_cycles(folders) == []
+    assert upward_imports(folders, FLOORS) == []
+    assert sorted(n for names in FLOORS for n in names) == sorted(folders)  # every folder has one floor
+
+
 def test_the_upstream_columns_and_the_entities_literal_have_one_definition():
     defined = sorted(f"{p.relative_to(SRC)}: {line.strip()}" for p in _modules()
                      for line in p.read_text(encoding="utf-8").splitlines()

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.redact import redact
+from medcalc_maintained.grading.predictions import read_predictions
 from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
-from medcalc_maintained.scoring.predictions import read_predictions
 from tests.review.test_review_bounded import rezip
 from tests.scoring.test_evaluate import ORIGINAL, PREDICTIONS, frame, write_jsonl
 from tests.support.ledger_support import minimal_project

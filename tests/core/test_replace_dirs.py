@@ -1,7 +1,9 @@
 """Directories replaced as a whole (core/io.py) never lose what the writer did not write (issue 46):
 `replace_files` carries every entry or refuses a folder it would lose, refuses a directory that changed
 while it wrote, `swap_in_dir` re-checks the target at the moment of the swap, and the old set a kill
-left aside between the two renames of the fallback swap is put back by the next writer."""
+left aside between the two renames of the fallback swap is put back by the next writer; `write_dir`, the one
+"write a directory whole" of the commands that write one (harness adapters, evaluate, regrade), leaves the old
+set or the new and never its scratch directory."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import OutRefused, replace_files, scratch_dir, swap_in_dir
+from medcalc_maintained.core.io import OutRefused, replace_files, scratch_dir, swap_in_dir, write_dir
 from medcalc_maintained.core.out_dirs import check_replace
 
 
@@ -115,3 +117,27 @@ def test_a_swap_into_a_missing_target_puts_the_old_set_back_first(tmp_path):
     swap_in_dir(new, out, check=lambda t: check_replace(t, command="x", writes={"a.json"}, required=(), force=True))
     assert tree(out) == {"a.json": "new"}
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_write_dir_replaces_the_directory_whole_or_leaves_it(tmp_path):
+    out = tmp_path / "out"
+    assert write_dir(out, {"a.yaml": "one", "utils.py": "two"}) == out  # file name -> text, into a new directory
+    assert tree(tmp_path) == {"out": "dir", "out/a.yaml": "one", "out/utils.py": "two"}
+
+    def half(directory: Path) -> None:  # a writer that fails after its first file
+        (directory / "a.yaml").write_text("three")
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"):
+        write_dir(out, half)
+    assert tree(tmp_path) == {"out": "dir", "out/a.yaml": "one", "out/utils.py": "two"}  # no scratch left
+
+    def only_earlier(target: Path) -> None:
+        check_replace(target, command="x", writes={"a.yaml", "utils.py"}, required={"a.yaml"}, force=True)
+
+    write_dir(out, lambda d: (d / "a.yaml").write_text("four"), check=only_earlier)
+    assert tree(tmp_path) == {"out": "dir", "out/a.yaml": "four"}
+    (out / "notes.md").write_text("mine")
+    with pytest.raises(OutRefused, match="is not an earlier output of `x`"):
+        write_dir(out, {"a.yaml": "five"}, check=only_earlier)
+    assert tree(tmp_path) == {"out": "dir", "out/a.yaml": "four", "out/notes.md": "mine"}

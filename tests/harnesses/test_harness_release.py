@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
 from medcalc_maintained.harnesses.common import (
     DATASET,
     MAX_NEW_TOKENS,
@@ -26,7 +27,6 @@ from medcalc_maintained.harnesses.common import (
     resolve_release,
 )
 from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
-from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
 
 COLUMNS = ["Row Number", "Calculator ID", "Calculator Name", "Category", "Output Type", "Note ID", "Patient Note",
            "Question", "Ground Truth Answer", "Lower Limit", "Upper Limit"]

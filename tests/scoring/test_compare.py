@@ -7,10 +7,10 @@ import json
 import pytest
 import yaml
 
+from medcalc_maintained.grading.reward import compute_score
 from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained.scoring.arms import export_arms
 from medcalc_maintained.scoring.noise import reward_noise
-from medcalc_maintained.scoring.reward import compute_score
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from medcalc_maintained.core.io import DataError
+from medcalc_maintained.grading.predictions import read_predictions
 from medcalc_maintained.scoring.evaluate import evaluate
 from medcalc_maintained.scoring.labels import resolve_against, subset_uids
-from medcalc_maintained.scoring.predictions import read_predictions
 
 CURB = "CURB-65 Score for Pneumonia Severity"
 

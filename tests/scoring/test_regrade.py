@@ -253,8 +253,8 @@ def test_a_file_saved_into_out_during_the_run_is_kept(real, tmp_path):
     work; a file the user saves into it meanwhile keeps it from being replaced at the swap (issue 46:
     it was deleted with the old set)."""
     from medcalc_maintained.core.io import OutRefused
+    from medcalc_maintained.harnesses.registry import read_results
     from medcalc_maintained.scoring import regrade as rg
-    from medcalc_maintained.scoring.results_harness import read_results
 
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"uid": 1, "output": "<answer>25.238</answer>"}) + "\n")

@@ -16,13 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
+from medcalc_maintained.harnesses.helm_harness.reader import HELM_STATE_MAX_BYTES, HELM_STATS_MAX_BYTES
+from medcalc_maintained.harnesses.inspect_harness.reader import INSPECT_LOG
+from medcalc_maintained.harnesses.results import SUMMARY_MAX_BYTES
 from medcalc_maintained.scoring.labels import LABEL_FILE_MAX_BYTES, LABEL_MAX_ROWS
-from medcalc_maintained.scoring.results_harness import (
-    HELM_STATE_MAX_BYTES,
-    HELM_STATS_MAX_BYTES,
-    INSPECT_LOG,
-    SUMMARY_MAX_BYTES,
-)
 from tests.core.test_zip_bounds import MEMBER, declare
 from tests.scoring.test_evaluate import ORIGINAL, PREDICTIONS, frame, write_jsonl
 

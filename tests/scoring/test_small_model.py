@@ -18,9 +18,9 @@ import re
 import pandas as pd
 import pytest
 
+from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
 from medcalc_maintained.project import defaults
 from medcalc_maintained.scoring import small_model
-from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
 from medcalc_maintained.scoring.warmup import WarmupParams, heldout_sample, synthetic_cases
 
 HAVE_TRAIN = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
 from medcalc_maintained.project import defaults
-from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
 from medcalc_maintained.scoring.train import (
     TrainParams,
     build_arm_dataset,

@@ -50,7 +50,7 @@ def train_command(
     split: Optional[str] = typer.Option(None, "--split", help="Split to train on (default: params compare.train.split)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default: params compare.train.output_dir/ARM; a temporary directory with --smoke)."),
 ) -> None:
-    """Train one arm of the comparison with GRPO (TRL) and the Eq. 2 reward of `scoring/reward.py`.
+    """Train one arm of the comparison with GRPO (TRL) and the Eq. 2 reward of `grading/reward.py`.
 
     Prompts, order, seed and hyperparameters come from `compare.train` in params.yaml and are the
     same for both arms; only the labels behind the reward differ. Needs the `train` extra.
@@ -211,7 +211,7 @@ def evaluate_command(
     per_status.csv (own and common rows), graded.csv, flips.csv (common rows whose correctness
     differs between versions), skipped.csv, accuracy.png.
 
-    **Graders** (`--grader`, repeatable; `scoring/graders.py`): `ours` (the rule above),
+    **Graders** (`--grader`, repeatable; `grading/graders.py`): `ours` (the rule above),
     `upstream` (MedCalc-Bench's `check_correctness`: no abstention), `helm` (HELM's
     `MedCalcBenchMetric`, whose range check knows only the categories `physical` and `dosage
     conversion`, so every `lab` and `dosage` row scores 0: the output names this defect and counts

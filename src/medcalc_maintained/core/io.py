@@ -224,6 +224,24 @@ def scratch_dir(target: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", dir=target.parent))
 
 
+def write_dir(target: os.PathLike | str, contents: Callable[[Path], object] | dict[str, str], *,
+              check: Check | None = None) -> Path:
+    """Write directory ``target`` whole: ``contents`` (``writer(directory)``, or file name -> text) fills a
+    scratch sibling (:func:`scratch_dir`) that :func:`swap_in_dir` puts at ``target`` (``check`` at the swap)."""
+    import shutil
+
+    tmp = scratch_dir(Path(target))
+    try:
+        for name, text in contents.items() if isinstance(contents, dict) else ():
+            (tmp / name).write_text(text, encoding="utf-8")
+        if callable(contents):
+            contents(tmp)
+        swap_in_dir(tmp, Path(target), check=check)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Path(target)
+
+
 def clean_stale(parent: Path, prefix: str) -> list[Path]:
     """Remove ``parent/<prefix><pid>-*`` and ``parent/<prefix>old-<pid>`` left by processes that are gone."""
     import shutil
@@ -281,8 +299,8 @@ def replace_files(directory: Path, writers: dict[str, Callable[[Path], object]],
     if check is not None:
         check(directory)
     carried = _carried(directory, set(writers))
-    tmp = scratch_dir(directory)
-    try:
+
+    def fill(tmp: Path) -> None:
         for name in carried:
             shutil.copy2(directory / name, tmp / name, follow_symlinks=False)
         for name, writer in writers.items():
@@ -290,17 +308,14 @@ def replace_files(directory: Path, writers: dict[str, Callable[[Path], object]],
                 writer(tmp / name)
             os.chmod(tmp / name, 0o666 & ~_UMASK)
 
-        def unchanged(target: Path) -> None:
-            if check is not None:
-                check(target)
-            if _carried(target, set(writers)) != carried:
-                raise OutRefused(directory, "changed while the new files were written (an entry was added, removed "
-                                            "or saved); nothing written, run the command again")
+    def unchanged(target: Path) -> None:
+        if check is not None:
+            check(target)
+        if _carried(target, set(writers)) != carried:
+            raise OutRefused(directory, "changed while the new files were written (an entry was added, removed "
+                                        "or saved); nothing written, run the command again")
 
-        swap_in_dir(tmp, directory, check=unchanged)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    write_dir(directory, fill, check=unchanged)
     return [directory / name for name in writers]
 
 

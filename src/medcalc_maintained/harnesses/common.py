@@ -10,7 +10,7 @@ repository id or an ``HF_ENDPOINT`` mirror works the same). :func:`resolve_relea
 into a :class:`Release`, which every adapter records in its task metadata.
 
 Every adapter sends the same two chat messages (:func:`prompt_messages`: the system prompt and the
-user turn of :func:`medcalc_maintained.scoring.prompts.build_prompt`) through its harness's chat path
+user turn of :func:`medcalc_maintained.grading.prompts.build_prompt`) through its harness's chat path
 and asks for the same greedy decoding with the same budget (:data:`DECODING`).
 """
 
@@ -23,8 +23,8 @@ from typing import Any, Mapping
 
 from medcalc_maintained.core.io import DataError, sha256_file
 from medcalc_maintained.core.versions import full_tag, resolve_tag
-from medcalc_maintained.scoring.graders import grader
-from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT, build_prompt
+from medcalc_maintained.grading.graders import grader
+from medcalc_maintained.grading.prompts import SYSTEM_PROMPT, build_prompt
 
 DATASET = "org/medcalc-maintained"
 CONFIGS = ("default", "full", "mini")
@@ -76,7 +76,7 @@ class Release:
     def metadata(self) -> dict[str, Any]:
         """What a task records about its data, prompt and decoding."""
         return {"release": self.version, "release_tag": self.tag, "source": self.source,
-                "prompt": "chat: system + user (scoring/prompts.py build_prompt)",
+                "prompt": "chat: system + user (grading/prompts.py build_prompt)",
                 "decoding": "greedy", "max_new_tokens": MAX_NEW_TOKENS}
 
 

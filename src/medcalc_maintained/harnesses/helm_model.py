@@ -21,13 +21,12 @@ import functools
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir
+from medcalc_maintained.core.io import DataError, write_dir
 
 FILES = ("model_metadata.yaml", "tokenizer_configs.yaml", "model_deployments.yaml")
 DTYPES = ("float32", "bfloat16", "float16")
@@ -118,11 +117,5 @@ def write_model_dir(out: os.PathLike | str, model: os.PathLike | str, name: str 
                               force=force, caches={"cache": ".sqlite"})
     check(out)  # before the model is read, and again at the moment of the swap
     files = model_files(model, name, dtype)
-    tmp = scratch_dir(out)
-    try:
-        for file, text in files.items():
-            (tmp / file).write_text(text, encoding="utf-8")
-        swap_in_dir(tmp, out, check=check)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    write_dir(out, files, check=check)
     return [out / file for file in FILES]

@@ -20,9 +20,9 @@ from helm.benchmark.metrics.metric import MetricSpec
 from helm.benchmark.run_spec import RunSpec, run_spec_function
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
+from medcalc_maintained.grading.reward import DEFAULT_LAMBDA
 from medcalc_maintained.harnesses.common import DATASET, MAX_NEW_TOKENS, resolve_release
 from medcalc_maintained.harnesses.helm_scenario import METRIC_CLASS, SCENARIO_CLASS, adapter_spec, check_limit
-from medcalc_maintained.scoring.reward import DEFAULT_LAMBDA
 
 
 @run_spec_function("medcalc_maintained")

@@ -12,13 +12,13 @@ therefore imports HELM only when its classes are first asked for, so it imports 
   ``--max-eval-instances`` draws a seeded random sample instead): ``dataset_path`` a local release directory built
   by ``release build`` (``build/release`` after ``make run``; offline), or a Hub repository
   (``org/medcalc-maintained``) at tag ``revision``. Input: the two chat messages every adapter sends
-  (``messages``: system prompt, then note and question, :mod:`medcalc_maintained.scoring.prompts`;
+  (``messages``: system prompt, then note and question, :mod:`medcalc_maintained.grading.prompts`;
   ``text`` holds them joined, for a run that is not a chat run); one correct reference: the
   released label; ``extra_data``: the grading columns; id ``uid<Row Number>``.
 * ``MedCalcMaintainedMetric(lam=0.1)``: per generation, ``medcalc_correct`` (our answer semantics for
   every output type: decimals inside the limits, integers rounded, dates the same day, gestational
   age the same weeks and days, ``N/A`` only against ``N/A``) and ``medcalc_reward`` (the GRPO reward
-  of :mod:`medcalc_maintained.scoring.reward`: 1 / ``lam`` / 0).
+  of :mod:`medcalc_maintained.grading.reward`: 1 / ``lam`` / 0).
 * :func:`adapter_spec`: HELM's chat adapter (the instance's messages through the model's chat
   template), one output, no in-context examples, temperature 0 and
   :data:`~medcalc_maintained.harnesses.common.MAX_NEW_TOKENS` tokens: the decoding of every adapter.
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from medcalc_maintained.grading.reward import DEFAULT_LAMBDA, _check_lambda, score
 from medcalc_maintained.harnesses.common import (
     DATASET,
     MAX_NEW_TOKENS,
@@ -44,7 +45,6 @@ from medcalc_maintained.harnesses.common import (
     prompt_text,
     resolve_release,
 )
-from medcalc_maintained.scoring.reward import DEFAULT_LAMBDA, _check_lambda, score
 
 SCENARIO_CLASS = f"{__name__}.MedCalcMaintainedScenario"
 METRIC_CLASS = f"{__name__}.MedCalcMaintainedMetric"

@@ -11,7 +11,7 @@ creates a task from a file inside that file's directory; ``-M`` arguments are th
 or from Python, ``inspect_ai.eval(medcalc_maintained(release=...), model=...)``; a published release
 is ``-T revision=v2.0`` (``org/medcalc-maintained`` at the tag; ``-T dataset=`` another repository).
 Each row is one sample whose input is the two chat messages every adapter sends (system prompt, then
-note and question: :mod:`medcalc_maintained.scoring.prompts`); the task asks for greedy decoding with
+note and question: :mod:`medcalc_maintained.grading.prompts`); the task asks for greedy decoding with
 :data:`~medcalc_maintained.harnesses.common.MAX_NEW_TOKENS` new tokens (``GenerateConfig``;
 ``--max-tokens N`` overrides the budget), and :func:`greedy_generate` refuses a model that would
 sample anyway (the ``hf`` provider without ``-M do_sample=false``). :func:`medcalc_scorer` grades
@@ -40,9 +40,10 @@ from medcalc_maintained.harnesses.common import (
     prompt_messages,
     resolve_release,
 )
+from medcalc_maintained.harnesses.registry import task_version
 
-# the task's version as Inspect records it: 2 from the shared decoding on
-TASK_VERSION = 2
+# the task's version as Inspect records it (the harness table's; 2 from the shared decoding on)
+TASK_VERSION = task_version("inspect")
 
 
 def to_sample(row: dict[str, Any]) -> Sample:

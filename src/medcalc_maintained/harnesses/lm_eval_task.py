@@ -27,11 +27,10 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir
+from medcalc_maintained.core.io import DataError, write_dir
 from medcalc_maintained.core.out_dirs import check_replace
 from medcalc_maintained.harnesses.common import (
     CONFIGS,
@@ -47,10 +46,11 @@ from medcalc_maintained.harnesses.common import (
     system_prompt,
     user_prompt,
 )
+from medcalc_maintained.harnesses.registry import task_version
 
 TASKS = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}
-# the task's version as lm-eval reports it: 2 from the chat prompt and the shared decoding on
-TASK_VERSION = 2.0
+# the task's version as lm-eval reports it (the harness table's; 2 from the chat prompt and the shared decoding on)
+TASK_VERSION = float(task_version("lm-eval"))
 NEEDS_CHAT = ("the medcalc-maintained tasks send a system and a user message through the model's chat "
               "template: run lm_eval with --apply_chat_template (without it lm-eval would send both as one "
               "plain-text string, a different prompt from every other harness's)")
@@ -189,11 +189,5 @@ def write_task_dir(out: os.PathLike | str, revision: str | None = None, *, relea
         check_files(rel, config)
     files = {f"{TASKS[c]}.yaml": task_yaml(c, rel) for c in CONFIGS}
     files["utils.py"] = UTILS
-    tmp = scratch_dir(out)
-    try:
-        for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
-        swap_in_dir(tmp, out, check=check)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    write_dir(out, files, check=check)
     return [out / name for name in sorted(files)]

@@ -4,12 +4,12 @@
 (a local release directory built by ``release build``: ``build/release`` after ``make run``,
 offline), or ``revision="v2.0"`` for a published release (``org/medcalc-maintained`` at the tag;
 ``dataset=`` another repository), gives a single-turn environment over the rows: the two chat
-messages every adapter sends (:mod:`medcalc_maintained.scoring.prompts`), the shared greedy decoding
+messages every adapter sends (:mod:`medcalc_maintained.grading.prompts`), the shared greedy decoding
 as the environment's ``sampling_args`` (temperature 0,
 :data:`~medcalc_maintained.harnesses.common.MAX_NEW_TOKENS` tokens; ``evaluate(sampling_args=...)``
 overrides them), an ``XMLParser`` for the ``<answer>`` field, and a ``Rubric`` whose one weighted
-reward is the GRPO reward of :mod:`medcalc_maintained.scoring.reward`
-(:func:`~medcalc_maintained.scoring.reward.score`: 1 for a correct answer, ``lam`` for a parsable wrong
+reward is the GRPO reward of :mod:`medcalc_maintained.grading.reward`
+(:func:`~medcalc_maintained.grading.reward.score`: 1 for a correct answer, ``lam`` for a parsable wrong
 one, 0 without a readable ``<answer>``), plus the unweighted metric ``correct`` (our grading, as the
 other adapters report it).
 
@@ -30,6 +30,7 @@ from typing import Any
 import verifiers as vf
 from datasets import Dataset
 
+from medcalc_maintained.grading.reward import DEFAULT_LAMBDA, _check_lambda, completion_text, score
 from medcalc_maintained.harnesses.common import (
     DATASET,
     MAX_NEW_TOKENS,
@@ -40,7 +41,6 @@ from medcalc_maintained.harnesses.common import (
     prompt_messages,
     resolve_release,
 )
-from medcalc_maintained.scoring.reward import DEFAULT_LAMBDA, _check_lambda, completion_text, score
 
 # verifiers finds an environment by importing the module its id names (``-`` read as ``_``)
 ENV_ID = __name__

@@ -1,7 +1,7 @@
 """The measured score shift that opens a release's card: the worked example's predictions (the
 relabel stage's answers, ``compare.evaluate.predictions``, written by stage ``evaluate-example``)
 graded under the previous release and under this one with the same grader (``ours``,
-``scoring/graders.py``), on the rows of the split they answer (``relabel.split``) that both
+``grading/graders.py``), on the rows of the split they answer (``relabel.split``) that both
 releases' ``default`` configs label. ``evaluate PREDICTIONS --against PREVIOUS --against THIS``
 reports the same numbers as its common rows.
 """
@@ -20,7 +20,7 @@ GRADER = "ours"
 
 
 def _graded(t: Tables, split: str, predictions: dict[int, str]) -> dict[int, bool]:
-    from medcalc_maintained.scoring.graders import grader
+    from medcalc_maintained.grading.graders import grader
 
     grade = grader(GRADER)
     frame = t.tables["default"].get(split)
@@ -37,7 +37,7 @@ def _graded(t: Tables, split: str, predictions: dict[int, str]) -> dict[int, boo
 def measure(project: Project, previous: Tables | None, t: Tables) -> dict[str, Any] | None:
     """The worked example graded under ``previous`` and ``t`` (``None`` without a previous release
     or without the predictions file: stage ``evaluate-example`` has not run)."""
-    from medcalc_maintained.scoring.predictions import read_predictions
+    from medcalc_maintained.grading.predictions import read_predictions
 
     path = project.example_predictions
     if previous is None or not path.is_file():

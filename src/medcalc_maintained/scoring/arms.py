@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from medcalc_maintained.scoring.prompts import build_prompt
-from medcalc_maintained.scoring.reward import ground_truth_json
+from medcalc_maintained.grading.prompts import build_prompt
+from medcalc_maintained.grading.reward import ground_truth_json
 
 DATA_SOURCE = "medcalc-maintained"
 ABILITY = "clinical-calculation"

@@ -23,7 +23,7 @@ wrong (``NaN``/``Infinity`` and answers over ``MAX_ANSWER_CHARS`` are unparsable
 (``N/A``) is correct only when the label is ``N/A`` (``N/A`` labels are scored, never skipped);
 otherwise :func:`medcalc_maintained.core.answers.is_correct` decides.
 
-Predictions: see :mod:`medcalc_maintained.scoring.predictions`. Label set: a DataFrame with
+Predictions: see :mod:`medcalc_maintained.grading.predictions`. Label set: a DataFrame with
 ``uid``, ``Ground Truth Answer``, ``Lower Limit``, ``Upper Limit``, ``Output Type`` and
 ``Calculator Name`` (``Label Status``, ``Calculator ID`` and ``Relevant Entities`` are used when
 present).
@@ -43,7 +43,7 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
 from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_text_atomic
-from medcalc_maintained.scoring.predictions import read_predictions
+from medcalc_maintained.grading.predictions import read_predictions
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")
 # optional columns, with the names they are kept under
@@ -169,7 +169,7 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
 
     ``subset`` restricts every set to those uids (``--subset``); ``n_boot`` and ``seed`` are
     ``compare.evaluate.n_boot`` / ``.seed`` in the pipeline. ``graders`` (``--grader``, default
-    ``["ours"]``): the rules of :mod:`medcalc_maintained.scoring.graders`; with any other than ours
+    ``["ours"]``): the rules of :mod:`medcalc_maintained.grading.graders`; with any other than ours
     alone, each label set is scored once per grader as ``NAME [GRADER]``, and with two or more
     label sets and graders the change due to labels and the change due to grading are reported
     separately (:attr:`EvaluationReport.decomposition`)."""
@@ -217,7 +217,7 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
 
 
 def _check_graders(graders: list[str] | None) -> list[str]:
-    from medcalc_maintained.scoring.graders import grader
+    from medcalc_maintained.grading.graders import grader
 
     graders = list(graders or ["ours"])
     for g in graders:
@@ -242,7 +242,7 @@ def _per_grader(sets, universes, origins, graders):
 
 def _helm_defect_notes(sets, cells, versions, graded) -> list[str]:
     """Name HELM's category defect with the number of rows it zeroes in each version's scored rows."""
-    from medcalc_maintained.scoring.graders import HELM_DEFECT_CATEGORIES, HELM_RANGE_CATEGORIES, helm_defect
+    from medcalc_maintained.grading.graders import HELM_DEFECT_CATEGORIES, HELM_RANGE_CATEGORIES, helm_defect
 
     notes = []
     for v in versions:

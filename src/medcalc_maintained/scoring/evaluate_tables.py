@@ -13,8 +13,7 @@ import pandas as pd
 from medcalc_maintained.calculators.severity import LEVELS, SEVERE
 from medcalc_maintained.core.answers import Answer, graded_answer, parse_answer
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.scoring.graders import grader
-from medcalc_maintained.scoring.grading import (
+from medcalc_maintained.grading.grade import (
     STATUSES,
     bootstrap_accuracy_ci,
     bootstrap_difference_ci,
@@ -23,6 +22,7 @@ from medcalc_maintained.scoring.grading import (
     mcnemar_exact,
     parsed_text,
 )
+from medcalc_maintained.grading.graders import grader
 
 GRADED_COLUMNS = ["label_set", "uid", "calculator", "label_status", "label", "output_type", "answer", "parsed",
                   "status", "correct", "severity"]
@@ -48,7 +48,7 @@ def grade_all(preds: dict[int, str], sets: dict[str, pd.DataFrame], universes: d
               subset: frozenset[int] | None, graders: dict[str, str] | None = None
               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(graded, skipped)``: one row per scored (label set, uid), one per skipped one with its reason.
-    ``graders`` names the grader of each set (:mod:`medcalc_maintained.scoring.graders`; default ours)."""
+    ``graders`` names the grader of each set (:mod:`medcalc_maintained.grading.graders`; default ours)."""
     rows, skipped = [], []
     graders = graders or {}
     for name, labels in sets.items():

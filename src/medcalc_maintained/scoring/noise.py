@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from medcalc_maintained.grading.reward import score
 from medcalc_maintained.scoring.arms import arm_rows
-from medcalc_maintained.scoring.reward import score
 
 
 def reward_noise(base: pd.DataFrame, new: pd.DataFrame, *, rows: str, lam: float

@@ -4,7 +4,7 @@ Inputs: the ``old`` and ``new`` label versions of the same rows (columns ``uid``
 ``Calculator Name``, ``Ground Truth Answer``, ``Lower Limit``, ``Upper Limit``, ``Output Type``;
 only uids in both are used) and ``rollouts`` of the trained policies on those rows (columns
 ``arm``, ``uid``, ``completion``). Rewards and correctness are Eq. 2 of
-:mod:`medcalc_maintained.scoring.reward` (1 = correct).
+:mod:`medcalc_maintained.grading.reward` (1 = correct).
 
 * **Reward flip** of a row: answering one version's label is not rewarded as correct under the
   other version (either direction). A flipped row is a *changed* row; the others are *unchanged*.
@@ -24,7 +24,7 @@ from typing import Any, cast
 import pandas as pd
 
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.scoring.reward import score
+from medcalc_maintained.grading.reward import score
 
 LABEL_COLUMNS = ("uid", "Calculator Name", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type")
 

@@ -1,9 +1,10 @@
 """``regrade``: a harness's saved results, first reproduced as the harness scored them, then re-scored
 by ``evaluate`` under any releases and graders.
 
-1. **Read** each results file or run directory (:func:`~.results_harness.read_results`: lm-eval
-   samples, Inspect logs, HELM runs, verifiers results, MedCalc-Bench's run.py output, or
-   ``evaluate``'s predictions).
+1. **Read** each results file or run directory with its harness's reader
+   (:func:`medcalc_maintained.harnesses.registry.read_results`, the harness table: lm-eval samples,
+   Inspect logs, HELM runs, verifiers results, MedCalc-Bench's run.py output, or ``evaluate``'s
+   predictions).
 2. **Identify** every row (:func:`identify`) as a row of the reference release (the first
    ``--against`` release, whose ``full`` config holds every row): by our ``uid``, which is upstream
    v1.0's ``Row Number`` (``ingest``), or by ``Calculator ID`` + ``Note ID`` when no row number is
@@ -13,7 +14,7 @@ by ``evaluate`` under any releases and graders.
    row given twice (Inspect epochs, verifiers rollouts, several files) is refused, naming the file
    and line (or sample, or instance).
 3. **Reproduce** the harness's score (:func:`reproduce`): each row's verdict is recomputed with the
-   harness's own rule (:mod:`.graders`: ``ours`` for our adapters, ``upstream`` for MedCalc-Bench's
+   harness's own rule (:mod:`medcalc_maintained.grading.graders`: ``ours`` for our adapters, ``upstream`` for MedCalc-Bench's
    run.py, ``helm`` on the whole stripped completion for HELM's own scenario, whose metric extracts
    nothing) against the labels the harness recorded (the grading
    columns it did not record are the reference row's: upstream's run.py keeps no limits), and the
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,10 +42,10 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import extract_answer, graded_answer, limits, parse_model_answer
-from medcalc_maintained.core.io import DataError, scratch_dir, swap_in_dir, write_csv_for_people, write_text_atomic
+from medcalc_maintained.core.io import DataError, write_csv_for_people, write_dir, write_text_atomic
+from medcalc_maintained.grading.graders import grader
+from medcalc_maintained.harnesses.results import ResultRow, Results, text
 from medcalc_maintained.scoring.evaluate import EvaluationReport, evaluate
-from medcalc_maintained.scoring.graders import grader
-from medcalc_maintained.scoring.results import ResultRow, Results, text
 
 REGRADE_FILES = frozenset({"regrade.json", "reproduction.csv", "compliance.csv"})
 FILES = EvaluationReport.FILES | REGRADE_FILES
@@ -171,8 +171,8 @@ def grading_row(row: ResultRow, ref_row: dict[str, str]) -> tuple[dict[str, str]
 
 def whole_text_rule(name: str):
     """The rule ``name`` applied to the whole stripped output, as a harness that extracts nothing does
-    (HELM's ``MedCalcBenchMetric``); :data:`~.graders.GRADERS` first extracts the answer by our rule."""
-    from medcalc_maintained.scoring.graders import helm_rule, upstream_rule
+    (HELM's ``MedCalcBenchMetric``); :data:`~medcalc_maintained.grading.graders.GRADERS` first extracts the answer by our rule."""
+    from medcalc_maintained.grading.graders import helm_rule, upstream_rule
 
     rules = {"helm": helm_rule, "upstream": upstream_rule}
     if name not in rules:
@@ -319,13 +319,7 @@ def write_regrade(report: RegradeReport, out: Path, *, force: bool = False) -> P
     """Write ``report`` into ``out`` as a whole (a scratch sibling swapped in; nothing partial is left).
     ``out`` is checked with :func:`check_out` again at the moment of the swap (the caller checked it
     before any work): a file saved into it meanwhile keeps it from being replaced."""
-    tmp = scratch_dir(out)
-    try:
-        report.write(tmp)
-        swap_in_dir(tmp, out, check=lambda target: check_out(target, force))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return write_dir(out, report.write, check=lambda target: check_out(target, force))
 
 
 def check_out(out: Path, force: bool) -> None:
@@ -349,8 +343,8 @@ def regrade(project, paths: list[Path], against: list[str] | None, *, out_dir: P
     """The ``regrade`` command: read ``paths``, reproduce, re-score under ``against`` (default
     :func:`default_against`) and ``graders`` (default ``ours`` and each harness's own rule), and write
     ``out_dir`` whole. Seed, resamples and the line limit default to ``compare.evaluate``."""
+    from medcalc_maintained.harnesses.registry import read_results
     from medcalc_maintained.scoring.labels import resolve_against
-    from medcalc_maintained.scoring.results_harness import read_results
 
     params = project.section("compare.evaluate")
     check_out(out_dir, force)  # before any work

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medcalc_maintained.scoring.grading import bootstrap_accuracy_ci
+from medcalc_maintained.grading.grade import bootstrap_accuracy_ci
 from medcalc_maintained.scoring.noise_diagnostics import grade_rollouts, summarize
 
 

@@ -4,7 +4,7 @@ Traces file: JSON Lines, one object per row ``{"uid": int, "calls": [{"tool": st
 {...}}, ...], "answer": str}`` (the calls in order, then the final answer; the tools are those of
 ``medcalc-maintained serve-mcp``). Per traced row:
 
-* **answer**: graded like ``evaluate`` (:func:`medcalc_maintained.scoring.grading.grade_output`,
+* **answer**: graded like ``evaluate`` (:func:`medcalc_maintained.grading.grade.grade_output`,
   the package's one extraction rule and MedCalc-Bench's grading of :mod:`core.answers`);
 * **selection**: the *last* calculator call (``list_calculators`` and ``lookup_instance`` are
   not selections) names the row's calculator; no calculator call is a wrong selection;
@@ -33,7 +33,7 @@ from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import graded_answer, parse_model_answer, same_value
 from medcalc_maintained.core.io import DataError, read_jsonl
 from medcalc_maintained.core.rows import parse_entities
-from medcalc_maintained.scoring.grading import grade_output
+from medcalc_maintained.grading.grade import grade_output
 from medcalc_maintained.tools import calculator_tools as T
 
 INPUT_RTOL = 0.01  # relative tolerance of a numeric input (rounding in unit conversions)

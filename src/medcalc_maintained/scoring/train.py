@@ -2,7 +2,7 @@
 
 The two arms differ only in the labels their reward is computed against; everything else (prompts,
 order of minibatches, hyperparameters, seed) comes from the ``compare.train`` section of
-``params.yaml`` and is the same for both. The reward is :func:`medcalc_maintained.scoring.reward.make_trl_reward`
+``params.yaml`` and is the same for both. The reward is :func:`medcalc_maintained.grading.reward.make_trl_reward`
 (Eq. 2, lambda_f = ``format_weight``).
 
 ``run_grpo(dataset, model_path, params)`` trains a local checkpoint. ``smoke=True`` needs no
@@ -29,8 +29,8 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES
 from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.grading.prompts import build_prompt
 from medcalc_maintained.project import Project
-from medcalc_maintained.scoring.prompts import build_prompt
 
 DATASET_COLUMNS = ("prompt", "ground_truth", "lower", "upper", "output_type", "uid")
 
@@ -414,7 +414,7 @@ def run_grpo(arm_dataset, model_path: str | os.PathLike | None, params: dict[str
     p = TrainParams.from_dict(asdict(params) if isinstance(params, TrainParams) else params)
     check_dataset(arm_dataset)
     trl, progress_callback = _import_training()
-    from medcalc_maintained.scoring.reward import make_trl_reward
+    from medcalc_maintained.grading.reward import make_trl_reward
 
     setup = _smoke_setup(p, arm_dataset, output_dir) if smoke else _checkpoint_setup(arm_dataset, model_path, output_dir)
     if save_steps is not None:

@@ -13,7 +13,7 @@ What the warm-up sees, and why no label of either version leaks into it:
   whole), each yes/no input drawn at random, other inputs kept. Its answer is the reference
   calculator's value for those made-up inputs; a case the calculator cannot compute, or whose
   inputs are outside the plausible range, is drawn again. The rows' notes and labels are never read.
-* **Prompt**: the same system prompt and layout as every training row (``scoring/prompts.py``), with
+* **Prompt**: the same system prompt and layout as every training row (``grading/prompts.py``), with
   a short made-up note listing the inputs (``age: 61 years. Cough Absent: no. ...``) and the
   calculator's own question text.
 * **Completion**: ``<answer>VALUE</answer>`` alone.
@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.scoring.prompts import build_prompt
+from medcalc_maintained.grading.prompts import build_prompt
 
 SCALE = (0.7, 1.3)  # range of the factor a case's numbers are scaled by
 MAX_TRIES = 20  # draws per case before a calculator is given up for that case
@@ -310,7 +310,7 @@ def greedy_parsable(model_dir: str | Path, prompts: list[list[dict[str, str]]], 
                     max_new_tokens: int, batch_size: int = 8) -> tuple[int, list[str]]:
     """How many of ``prompts`` the checkpoint answers (greedy) with a parsable ``<answer>``, and the
     completions (prompts are batched shortest first to keep padding small)."""
-    from medcalc_maintained.scoring.reward import score
+    from medcalc_maintained.grading.reward import score
 
     model, tok = load_for_generation(model_dir)
     texts = [tok.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts]
@@ -357,9 +357,9 @@ def group_rollouts(model_dir: str | Path, prompts: list[list[dict[str, str]]], *
 
 
 def nonzero_std_groups(groups: list[list[str]], dataset, format_weight: float) -> tuple[int, float]:
-    """Groups whose training rewards (``scoring.reward.score`` against ``dataset``'s labels) are not
+    """Groups whose training rewards (``grading.reward.score`` against ``dataset``'s labels) are not
     all equal, and the mean reward: GRPO skips a group of equal rewards (zero advantage)."""
-    from medcalc_maintained.scoring.reward import score
+    from medcalc_maintained.grading.reward import score
 
     nonzero, total, count = 0, 0.0, 0
     for group, row in zip(groups, dataset):

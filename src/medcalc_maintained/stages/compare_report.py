@@ -89,7 +89,7 @@ def checkpoints(run_dir: Path, base_model: Path | None = None) -> list[tuple[int
 
 
 def _prompts(df: pd.DataFrame, max_chars: int | None) -> list[Any]:
-    from medcalc_maintained.scoring.prompts import build_prompt
+    from medcalc_maintained.grading.prompts import build_prompt
 
     prompts = [build_prompt(str(n), str(q)) for n, q in zip(df["Patient Note"], df["Question"])]
     if max_chars:

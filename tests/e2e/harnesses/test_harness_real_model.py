@@ -148,8 +148,8 @@ def rendered(model_dir: Path, messages: list[dict]) -> str:
 def assert_same_as_lm_eval(name: str, got: dict, lm: dict, rows: list[dict], model_dir: Path) -> None:
     """Each row's rendered prompt is our two messages through the model's chat template, as lm-eval's,
     and the greedy output is lm-eval's text."""
+    from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
     from medcalc_maintained.harnesses.common import prompt_messages
-    from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
 
     assert sorted(got) == sorted(lm) == sorted(int(r["Row Number"]) for r in rows), name
     for row in rows:

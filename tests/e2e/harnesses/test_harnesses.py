@@ -194,7 +194,7 @@ import json, sys
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from medcalc_maintained.harnesses.inspect_task import medcalc_maintained
-from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
+from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
 
 args = json.loads(open(sys.argv[1]).read())
 out = {}
@@ -243,8 +243,8 @@ def relabel(builds, project, tmp_path_factory):
     ``evaluate`` reports for them. The predictions are made as the pipeline makes them (``relabel``
     with its offline replay backend, then ``compare predictions``) on the test's project copy: CI
     runs the tests before ``make run``, so the checkout holds no pipeline outputs."""
+    from medcalc_maintained.grading.predictions import read_predictions
     from medcalc_maintained.project import Project
-    from medcalc_maintained.scoring.predictions import read_predictions
     from medcalc_maintained.stages.evaluate_example import write_predictions
 
     work = tmp_path_factory.mktemp("relabel")
@@ -306,7 +306,7 @@ import json, sys
 import httpx
 import openai
 import verifiers as vf
-from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
+from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
 
 args = json.loads(open(sys.argv[1]).read())
 out, rewards = {}, {}
@@ -367,7 +367,7 @@ from helm.benchmark.metrics.metric import MetricSpec, create_metric
 from helm.benchmark.scenarios.scenario import TEST_SPLIT, ScenarioSpec, create_scenario
 from helm.common.request import GeneratedOutput, Request, RequestResult
 from medcalc_maintained.harnesses.helm_scenario import METRIC_CLASS, SCENARIO_CLASS, adapter_spec
-from medcalc_maintained.scoring.prompts import SYSTEM_PROMPT
+from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
 
 import medcalc_maintained.harnesses.helm_run_spec  # noqa: F401 (registers the run spec, as `helm-run --plugins` does)
 from helm.benchmark.run_spec import get_run_spec_function

@@ -222,14 +222,14 @@ def test_verifiers_results(project, hub, table, tmp_path):
     text, rep, out = regrade(project, str(tmp_path / "vf"))
     check_reproduced(text, rep, "verifiers correct", round(got["acc"] * got["n"]), got["n"])
     same_as_evaluate(project, out, {int(u): o for u, o in table.items()}, ["ours"])
-    # the reward too: every row's recorded reward is scoring/reward.py's score at the run's lam
+    # the reward too: every row's recorded reward is grading/reward.py's score at the run's lam
     (run,) = {p.parent for p in (tmp_path / "vf").rglob("results.jsonl")}
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     assert {r["reward"] for r in records} == {0.0, 0.1, 1.0}, "the table gives wrong, parsable-wrong and right answers"
     # (the notes as evaluation.json records them: the console wraps a long path anywhere)
     (note,) = [n for n in json.loads((out / "evaluation.json").read_text())["notes"] if "verifiers reward" in n]
     assert note.startswith(f"{run.name}: verifiers reward (avg_reward") and note.endswith(
-        f"reproduced exactly (scoring/reward.py score, lam 0.1, on the {got['n']} rows' recorded labels)"), note
+        f"reproduced exactly (grading/reward.py score, lam 0.1, on the {got['n']} rows' recorded labels)"), note
     # a reward the rule does not give is named by its line; a run without lam says so
     records[4]["reward"] = 0.5
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -27,7 +27,7 @@ import json, sys, time
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from medcalc_maintained.scoring.small_model import convert
-from medcalc_maintained.scoring.prompts import build_prompt
+from medcalc_maintained.grading.prompts import build_prompt
 
 target = sys.argv[1]
 done = convert(target)

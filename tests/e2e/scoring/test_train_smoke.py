@@ -149,7 +149,7 @@ def test_a_non_finite_gradient_is_not_applied(tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from medcalc_maintained.scoring.reward import make_trl_reward
+    from medcalc_maintained.grading.reward import make_trl_reward
     from medcalc_maintained.scoring.safe_grpo import SafeGRPOTrainer
     from medcalc_maintained.scoring.train import _grpo_config, _import_training, _smoke_setup
 

@@ -1,7 +1,8 @@
 """Grading one prediction and the statistics of the comparison: the status of an answer
 (:data:`STATUSES`), how ``graded.csv`` shows it, the severity of an error, bootstrap intervals of
-an accuracy and of a paired difference, and McNemar's exact test. :mod:`.evaluate`, its tables
-(:mod:`.evaluate_tables`) and the graders (:mod:`.graders`) all grade through here."""
+an accuracy and of a paired difference, and McNemar's exact test. The graders (:mod:`.graders`),
+``evaluate`` and its tables (:mod:`medcalc_maintained.scoring.evaluate`,
+:mod:`medcalc_maintained.scoring.evaluate_tables`) all grade through here."""
 
 from __future__ import annotations
 

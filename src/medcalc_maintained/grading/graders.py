@@ -7,7 +7,7 @@ for one labelled ``row`` (a mapping with ``Ground Truth Answer``, ``Lower Limit`
 rules are re-implementations, in our own code, of each harness's published behaviour:
 
 ``ours``
-    :func:`medcalc_maintained.scoring.grading.grade` (``core/answers.is_correct`` after the one
+    :func:`medcalc_maintained.grading.grade.grade` (``core/answers.is_correct`` after the one
     extraction rule): an abstention is correct against an ``N/A`` label.
 ``upstream``
     ncbi-nlp/MedCalc-Bench, ``evaluation/evaluate.py`` ``check_correctness`` (the v1.0 evaluation
@@ -43,7 +43,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from medcalc_maintained.core.answers import graded_answer
-from medcalc_maintained.scoring.grading import grade
+from medcalc_maintained.grading.grade import grade
 
 Row = Mapping[str, Any]
 Grader = Callable[[Row, str], bool]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from medcalc_maintained.core.answers import extract_answer
-from medcalc_maintained.scoring.reward import (
+from medcalc_maintained.grading.reward import (
     completion_text,
     compute_score,
     ground_truth_json,
@@ -198,7 +198,7 @@ def test_verl_and_trl_rewards_agree_with_the_recipe(completion, ours, recipe, ex
 
 
 def test_known_differences_from_the_recipe():
-    """Where our labels are stricter than the recipe's band (documented in scoring/reward.py)."""
+    """Where our labels are stricter than the recipe's band (documented in grading/reward.py)."""
     # an integer score is rounded in our grading; the recipe keeps its +-5% band
     assert score("<answer>4.4</answer>", *CHA[0]) == 1.0
     assert compute_score("m", "<answer>4.4</answer>", CHA[1][0], {"data_type": "float"}) == pytest.approx(0.1)

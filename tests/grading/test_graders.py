@@ -1,4 +1,4 @@
-"""The harnesses' grading rules side by side (scoring/graders.py) on gold answers of the real
+"""The harnesses' grading rules side by side (grading/graders.py) on gold answers of the real
 labels: each row answered with its own label."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from medcalc_maintained.scoring.graders import GRADERS, grader, helm_rule, opencompass_answer, upstream_rule
+from medcalc_maintained.grading.graders import GRADERS, grader, helm_rule, opencompass_answer, upstream_rule
 
 
 def _gold(name: str, label: str) -> str:
@@ -79,12 +79,12 @@ def test_rules_on_hand_made_rows():
 
 
 def test_grading_one_answer_needs_only_the_standard_library():
-    """The harness adapters grade through scoring/graders.py; HELM's own venv installs this package
+    """The harness adapters grade through grading/graders.py; HELM's own venv installs this package
     ``--no-deps``, so importing the adapters' grading must not pull in numpy, pandas or PyYAML."""
     import subprocess
     import sys
 
-    code = ("import sys, medcalc_maintained.harnesses.common, medcalc_maintained.scoring.graders as g; "
+    code = ("import sys, medcalc_maintained.harnesses.common, medcalc_maintained.grading.graders as g; "
             "assert g.grader('ours')({'Ground Truth Answer': '4', 'Lower Limit': '4', 'Upper Limit': '4', "
             "'Output Type': 'integer'}, '<answer>4</answer>'); "
             "print(sorted(m for m in ('numpy', 'pandas', 'yaml') if m in sys.modules))")
