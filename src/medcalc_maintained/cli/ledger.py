@@ -49,13 +49,10 @@ def propose_cmd(
     from medcalc_maintained.ledger.propose import propose
 
     try:
-        from medcalc_maintained.ledger.records import read_derivation_file
-
-        recorded = read_derivation_file(inputs).get("inputs") if inputs is not None else None
         prop = propose(Project.load(), uid=uid, new_value=new_value, error_type=error_type, rationale=rationale, split=split,
                        evidence=evidence, reviewer_id=reviewer_id, reviewer_role=reviewer_role,
                        specialty=specialty, source=source, blinded=blinded, file=file, today=date,
-                       definition=definition, override_reason=override_reason, inputs=recorded)
+                       definition=definition, override_reason=override_reason, inputs_file=inputs)
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:
@@ -97,30 +94,27 @@ def rebase_cmd(
         return
     if out is None:
         _fail(DataError("ledger rebase", "--out is required with --onto"))
-    from medcalc_maintained.core.rows import read_upstream_csv
-    from medcalc_maintained.stages.ingest import ingest
-    from medcalc_maintained.upstream import diff as d
-    from medcalc_maintained.upstream.rebase import rebase
+    from medcalc_maintained.stages import ledger_rebase as stage
 
     try:
         project = guarded(out)
-        base_path = resolve(base, split) if base else dict((s, p) for s, p, _ in project.upstream_sources())[split]
         new_path = resolve(onto, split)
-        with console.status("matching rows"):
-            old_df, new_df = read_upstream_csv(base_path), read_upstream_csv(new_path)
-            diff = d.diff_frames(old_df, new_df)
-            new_inst = ingest([(split, new_path)]).instances
-        with console.status("rebasing and checking the rebased ledger"):
-            result = rebase(list(ledger) if ledger else project.ledger_paths, diff, old_df, new_df, new_inst, out,
-                            onto=str(new_path), split=split)
+        with console.status("matching rows") as status:
+            result = stage.rebase_files(project, resolve(base, split) if base else None, new_path, out,
+                                        ledger=ledger, split=split, progress=status.update)
     except LedgerError as exc:
         if any(p.path.startswith(str(out)) for p in exc.problems):  # the rebased ledger does not apply
             fail_ledger(exc, path=out, what="problem(s): the rebased ledger does not apply", code=1)
         fail_ledger(exc)
     except DataError as exc:
         _fail(exc)
+    _print_rebase(result, new_path)
+
+
+def _print_rebase(result, onto: Path) -> None:
+    """`ledger rebase --onto`'s lines: the records per class, the first conflicts, the files written."""
     s = result.summary
-    console.print(f"ledger rebase onto {new_path}: {s['records']} records: carried {s['carried']}, upstreamed "
+    console.print(f"ledger rebase onto {onto}: {s['records']} records: carried {s['carried']}, upstreamed "
                   f"{s['upstreamed']}, conflict {s['conflict']}, orphaned {s['orphaned']}; the rebased ledger applies",
                   highlight=False)
     for line in result.report[result.report["class"] == "conflict"].head(20).itertuples():
