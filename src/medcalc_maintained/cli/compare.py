@@ -4,9 +4,9 @@
 
 Argument parsing and printing only: the work is done by :mod:`medcalc_maintained.stages.compare`,
 :mod:`medcalc_maintained.stages.compare_report`, :mod:`medcalc_maintained.stages.evaluate_example`
-and :mod:`medcalc_maintained.scoring.train`. Heavy
-imports (torch, transformers, trl, matplotlib) happen inside the commands, so ``--help`` stays fast
-and the rest of the CLI works without the ``train`` extra.
+and :mod:`medcalc_maintained.scoring.train`. Heavy imports (torch, transformers, trl, matplotlib)
+happen inside the commands, so ``--help`` stays fast and the rest of the CLI works without the
+``train`` extra.
 """
 
 from __future__ import annotations
