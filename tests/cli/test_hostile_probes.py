@@ -401,7 +401,7 @@ def test_ledger_derive_refuses_a_huge_inputs_file_unread(derive_project):
 # -- recovery: dvc.lock as DVC reads it; a draft never into the pipeline's release ---------------------
 
 def test_a_lock_cut_inside_a_hash_line_is_not_valid():
-    from medcalc_maintained.cli.lock import lock_problem
+    from medcalc_maintained.devtools.dvc_lock import lock_problem
 
     text = (ROOT / "dvc.lock").read_text(encoding="utf-8")
     assert lock_problem(text) is None

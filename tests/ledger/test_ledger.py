@@ -174,3 +174,22 @@ def test_propose_refuses_a_rationale_with_an_escape_sequence(tmp_path, real_inst
     text = " ".join(result.output.split())
     assert result.exit_code != 0 and "field 'rationale'" in text and "U+001B (ESC)" in text, text
     assert list((root / "data" / "corrections").iterdir()) == []
+
+
+def test_propose_reads_its_inputs_file_first(tmp_path, real_instances):
+    """``propose(inputs_file=)`` (``propose --inputs``): the derivation file is read before anything
+    else, so a malformed one is refused naming it, here before the empty rationale; nothing is written."""
+    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.ledger.propose import propose
+    from medcalc_maintained.project import Project
+    from tests.support.ledger_support import minimal_project
+
+    root = minimal_project(tmp_path / "p", real_instances)
+    bad = tmp_path / "inputs.yaml"
+    bad.write_text("inputs: [5]\n")
+    with pytest.raises(DataError, match=r"inputs\.yaml, field 'inputs\.0': 5 is not of type 'object'"):
+        propose(Project.load(root), uid=41, new_value="N/A", error_type="unanswerable", rationale=" ", inputs_file=bad)
+    bad.write_text("inputs: []\n")  # the same call with a well-formed file: the rationale is refused
+    with pytest.raises(DataError, match="--rationale: must say why"):
+        propose(Project.load(root), uid=41, new_value="N/A", error_type="unanswerable", rationale=" ", inputs_file=bad)
+    assert list((root / "data" / "corrections").iterdir()) == []

@@ -17,6 +17,7 @@ from medcalc_maintained.cli import app
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import bump, full_tag, short_tag, version_key
 from medcalc_maintained.project import Project
+from medcalc_maintained.release import build
 from medcalc_maintained.release.plan import load_releases
 from medcalc_maintained.release.state import derive_bump, next_version, release_state
 from medcalc_maintained.release.table_builder import build_tables
@@ -281,6 +282,7 @@ def test_next_version_of_the_working_tree(tmp_path, instances):
                                             entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor")])
     r = invoke(root, "release", "next-version")
     assert r.exit_code == 1 and "nothing changed since 2.3.0" in r.output, r.output
+    assert build.next_release(Project.load(root)) == build.NextVersion("2.3.0", None, None, [])  # the library call
     # an unreleased accepted correction of another row -> minor
     (root / "data" / "corrections" / "more.yaml").write_text(ledger.dump(
         [rec(id="T-0002", uid=2, release=None, old_value="38", new_value="40")], root))

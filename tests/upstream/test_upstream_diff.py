@@ -118,6 +118,26 @@ def test_write_outputs(real_diff, tmp_path):
     assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_command_s_diff_matches_two_files_and_writes_the_three_outputs(tmp_path):
+    """``upstream diff OLD NEW --out`` (upstream/diff.py: diff_and_write): one row kept, one removed,
+    one added; each step reported."""
+    from tests.upstream.test_upstream_rebase import _csv
+
+    old = _csv(tmp_path / "old.csv", [(1, 2, "n1", "First note: sodium 140, glucose 90.", "1.5"),
+                                      (2, 3, "n2", "A removed row about potassium 5.1.", "2.5")])
+    new = _csv(tmp_path / "new.csv", [(1, 9, "n9", "An added row about a new calculator.", "7"),
+                                      (2, 2, "n1", "First note: sodium 140, glucose 90.", "1.5")])
+    steps: list[str] = []
+    result, written = d.diff_and_write(old, new, tmp_path / "out", progress=steps.append)
+    assert steps == ["matching rows", "writing the row map, summary and plot"]
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == [
+        "out/row_map.csv", "out/summary.json", "out/changes_per_calculator.png"]
+    s = json.loads(written[1].read_text())
+    assert (s["matched_unchanged"], s["removed"], s["added"]) == (1, 1, 1) == (
+        result.summary["matched_unchanged"], result.summary["removed"], result.summary["added"])
+    assert (s["old"], s["new"]) == (str(old), str(new))
+
+
 def _frame(rows):
     base = {c: "" for c in UPSTREAM_COLUMNS}
     out = []

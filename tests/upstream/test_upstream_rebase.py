@@ -69,3 +69,23 @@ def test_synthetic_upstream_with_added_and_removed_rows(tmp_path):
     rm = diff_frames(read_upstream_csv(old), read_upstream_csv(new)).row_map
     assert rm.loc[rm["new_uid"] == 1, "status"].item() == "added"
     assert rm.loc[rm["old_uid"] == 2, "status"].item() == "removed"
+
+
+def test_the_command_s_rebase_matches_the_two_files_and_carries_the_project_s_ledger(tmp_path):
+    """``ledger rebase --onto`` (stages/ledger_rebase.py: rebase_files): the rows of the two files are
+    matched here, and without ``--ledger`` the project's ledger is carried; each step is reported."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages.ledger_rebase import rebase_files
+
+    old = _csv(tmp_path / "old.csv", [(1, 2, "n1", "First note: sodium 140, glucose 90.", "1.5"),
+                                      (2, 3, "n3", "Third note: heart rate 100 and age 70.", "3")])
+    new = _csv(tmp_path / "new.csv", [(1, 3, "n3", "Third note: heart rate 100 and age 70.", "3"),
+                                      (2, 2, "n1", "First note: sodium 140, glucose 90.", "1.5")])
+    root = tmp_path / "p"
+    write_ledger(root / "data" / "corrections" / "2026-01-t.yaml", [rec("S-1", 1, "1.5", "1.6")])
+    (root / "params.yaml").write_text("apply:\n  ledger: [data/corrections]\n  out: data/maintained\n")
+    steps: list[str] = []
+    res = rebase_files(Project.load(root), old, new, tmp_path / "out", progress=steps.append)
+    assert steps == ["matching rows", "rebasing and checking the rebased ledger"]
+    assert classes(res) == {"S-1": ("carried", 2)}  # the sodium row is row 2 of the new file
+    assert [(r.id, r["uid"]) for r in load([tmp_path / "out" / "ledger"])] == [("S-1", 2)]

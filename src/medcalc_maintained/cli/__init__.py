@@ -11,12 +11,14 @@ import typer
 from medcalc_maintained.cli import (
     compare,
     dvc_deps,
+    evaluate,
     harness,
     ledger,
     llm,
     lock,
     mcp,
     pipeline,
+    regrade,
     release,
     review,
     upstream,
@@ -43,6 +45,7 @@ def _root() -> None:
     """Maintain MedCalc-Bench labels like code (see the README for the pipeline)."""
 
 
-for _module in (pipeline, llm, ledger, review, release, compare, mcp, upstream, harness, lock, dvc_deps):
+for _module in (pipeline, llm, ledger, review, release, compare, evaluate, regrade, mcp, upstream, harness, lock,
+                dvc_deps):
     _module.register(app)
 guard_commands(app)  # a full disk ends any command with one line naming the file, exit 1

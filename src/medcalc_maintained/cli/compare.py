@@ -1,9 +1,12 @@
-"""Command line of the label comparison (paper section 4): the ``compare`` group, ``evaluate`` and ``regrade``.
+"""Command line of the label comparison (paper section 4): the ``compare`` group (``evaluate`` and
+``regrade`` have their own modules, :mod:`medcalc_maintained.cli.evaluate` and
+:mod:`medcalc_maintained.cli.regrade`).
 
 Argument parsing and printing only: the work is done by :mod:`medcalc_maintained.stages.compare`,
-:mod:`medcalc_maintained.stages.evaluate_example` and :mod:`medcalc_maintained.scoring`. Heavy
-imports (torch, transformers, trl, matplotlib) happen inside the commands, so ``--help`` stays fast
-and the rest of the CLI works without the ``train`` extra.
+:mod:`medcalc_maintained.stages.compare_report`, :mod:`medcalc_maintained.stages.evaluate_example`
+and :mod:`medcalc_maintained.scoring.train`. Heavy imports (torch, transformers, trl, matplotlib)
+happen inside the commands, so ``--help`` stays fast and the rest of the CLI works without the
+``train`` extra.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
+from medcalc_maintained.cli.evaluate import print_evaluation
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.project import Project
 
@@ -63,21 +66,14 @@ def train_command(
         project = guarded(out)
     except DataError as exc:
         fail(exc)
-    try:
-        params = train.TrainParams.from_dict(project.section("compare.train"))
-    except (TypeError, ValueError) as exc:
-        fail(ValueError(f"params.yaml: {exc}"))
+    params = _train_params(project)
     if not smoke and model is None:
         fail(ValueError("--model PATH is required (a local checkpoint directory), or pass --smoke"))
     try:
         data = train.arm_data(project, arm.value, instances=instances, labels=labels, split=split, smoke=smoke)
     except (DataError, ValueError) as exc:
         fail(exc)
-    if data.note:
-        console.print(f"[dim]{data.note}[/]")
-    console.print(f"arm [bold]{arm.value}[/]: {len(data.dataset)} prompts"
-                  + (f" ({data.dropped} instance(s) without a label left out)" if data.dropped else ""))
-
+    _print_arm(data, arm.value)
     out_dir = out if out is not None else (None if smoke else project.models_dir / arm.value)
     try:
         result = train.run_grpo(data.dataset, model, params, smoke=smoke, output_dir=out_dir)
@@ -85,7 +81,31 @@ def train_command(
         fail(exc)
     except RuntimeError as exc:
         fail(exc, code=1)
-    table = Table(title=f"GRPO {arm.value}{' (smoke)' if smoke else ''}")
+    _print_training(result, f"GRPO {arm.value}{' (smoke)' if smoke else ''}")
+
+
+def _train_params(project: Project):
+    """``compare.train`` of params.yaml read as the training parameters (exit 2 naming params.yaml
+    when they are malformed)."""
+    from medcalc_maintained.scoring import train
+
+    try:
+        return train.TrainParams.from_dict(project.section("compare.train"))
+    except (TypeError, ValueError) as exc:
+        fail(ValueError(f"params.yaml: {exc}"))
+
+
+def _print_arm(data, arm: str) -> None:
+    """`compare train`'s line on the arm's prompts, after the note of its data, if any."""
+    if data.note:
+        console.print(f"[dim]{data.note}[/]")
+    console.print(f"arm [bold]{arm}[/]: {len(data.dataset)} prompts"
+                  + (f" ({data.dropped} instance(s) without a label left out)" if data.dropped else ""))
+
+
+def _print_training(result, title: str) -> None:
+    """`compare train`'s table: steps, skipped steps, the last mean rewards, the model written."""
+    table = Table(title=title)
     for col in ("steps", "skipped", "mean reward per step", "model"):
         table.add_column(col)
     sk = result.skipped_steps
@@ -94,197 +114,6 @@ def train_command(
     table.add_row(str(result.steps), skipped, ", ".join(f"{r:.3f}" for r in result.rewards[-10:]), result.model_dir)
     console.print(table)
     console.print(f"wrote {Path(result.output_dir) / 'train_result.json'}")
-
-
-def _share(k, n) -> str:
-    return "n/a" if k is None or k != k or not n else f"{k / n:.1%}"
-
-
-def _print_report(report, compliance=None) -> None:
-    """evaluate's tables; with ``compliance`` (regrade's table), the tagged and parsable shares of each
-    label set's scored outputs beside its accuracy."""
-    shares = {} if compliance is None else {r["name"]: r for r in compliance.to_dict("records")
-                                            if r["scope"] == "label set"}
-    table = Table(title=f"accuracy of {report.n_predictions} predictions, per label set on the rows it labels")
-    extra = ("tagged", "parsable") if shares else ()
-    for col in ("label set", "scored", "correct", "accuracy", *extra, "95% CI", "wrong", "N/A", "unparsable",
-                "severe", "skipped"):
-        table.add_column(col, justify="right" if col != "label set" else "left")
-    for r in report.accuracy.to_dict("records"):
-        skipped = (r["skipped_no_prediction"] + r["skipped_unlabelled_in_this_version"]
-                   + r["skipped_not_in_this_label_set"])
-        c = shares.get(r["label_set"], {})
-        beside = (_share(c.get("tagged"), c.get("outputs")), _share(c.get("parsable"), c.get("outputs"))) if shares else ()
-        table.add_row(r["label_set"], str(r["n"]), str(r["correct"]), f"{r['accuracy']:.1%}", *beside,
-                      f"{r['ci_low']:.1%}–{r['ci_high']:.1%}", str(r["wrong"]), str(r["abstained"]),
-                      str(r["unparsable"]), str(r["severe_errors"]), str(skipped))
-        console.print(f"[dim]{r['label_set']}: skipped {r['skipped_no_prediction']} without prediction, "
-                      f"{r['skipped_unlabelled_in_this_version']} unlabelled in this version, "
-                      f"{r['skipped_not_in_this_label_set']} not in this label set; errors by severity "
-                      + ", ".join(f"{lv} {r['errors_' + lv]}" for lv in ("L0", "L1", "L2", "L3"))
-                      + f", unknown {r['errors_without_level']}[/]")
-    console.print(table)
-    if len(report.accuracy) > 1:
-        common = Table(title=f"common rows ({report.n_common}, scored under every label set)")
-        for col in ("label set", "correct", "accuracy", "95% CI"):
-            common.add_column(col)
-        for r in report.common.to_dict("records"):
-            common.add_row(r["label_set"], str(r["correct"]), f"{r['accuracy']:.1%}",
-                           f"{r['ci_low']:.1%} – {r['ci_high']:.1%}")
-        console.print(common)
-    if len(report.comparisons):
-        comp = Table(title=f"paired comparison on the common rows (McNemar exact test); {len(report.flips)} flips")
-        for col in ("A", "B", "paired", "A only", "B only", "acc A − acc B", "95% CI", "p"):
-            comp.add_column(col)
-        for r in report.comparisons.to_dict("records"):
-            comp.add_row(r["a"], r["b"], str(r["n_paired"]), str(r["a_only"]), str(r["b_only"]),
-                         f"{r['difference']:+.1%}", f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}",
-                         f"{r['mcnemar_p']:.3g}")
-        console.print(comp)
-    if len(report.decomposition):
-        _print_decomposition(report)
-    for note in report.notes:
-        console.print(f"[dim]{note}[/]")
-
-
-def _print_decomposition(report) -> None:
-    from medcalc_maintained.scoring.evaluate import graded_name
-
-    grid = Table(title=f"accuracy on the {report.n_common} common rows: label version x grader")
-    labels = report.decomposition[report.decomposition["change"] == "labels"]
-    versions = list(dict.fromkeys([*labels["from"], *labels["to"]]))
-    grid.add_column("labels")
-    for g in report.graders:
-        grid.add_column(g, justify="right")
-    common = dict(zip(report.common["label_set"], report.common["accuracy"]))
-    for v in versions:
-        grid.add_row(v, *(f"{common[graded_name(v, g)]:.1%}" for g in report.graders))
-    console.print(grid)
-    dec = Table(title="the accuracy change due to labels and the change due to grading, separately")
-    for col in ("change", "held fixed", "from", "to", "accuracy from", "accuracy to", "difference", "95% CI"):
-        dec.add_column(col, justify="left" if col in ("change", "held fixed", "from", "to") else "right")
-    for r in report.decomposition.to_dict("records"):
-        dec.add_row(r["change"], r["held_fixed"], r["from"], r["to"], f"{r['accuracy_from']:.1%}",
-                    f"{r['accuracy_to']:.1%}", f"{r['difference']:+.1%}",
-                    f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}")
-    console.print(dec)
-
-
-def _print_evaluation(run) -> None:
-    _print_report(run.report)
-    console.print(f"wrote {run.out_dir}/: evaluation.json, per_calculator.csv, per_status.csv, graded.csv, "
-                  "flips.csv, skipped.csv, accuracy.png")
-
-
-def evaluate_command(
-    predictions: Path = typer.Argument(..., help='Predictions: JSONL, one {"uid": int, "output": str} per line ("answer" may stand for "output"), or CSV (.csv) with columns uid and output (or answer).'),
-    against: list[str] = typer.Option(..., "--against", help="A label version; repeat it. A release version or tag (2.0.0, v2.0.0, v2.0 = the first release of the 2.0 line, v1.0 = release 1.0.0, the upstream v1.0 labels), a built release directory (build/release), or a parquet/CSV label file; NAME=ITEM names it."),
-    subset: Optional[str] = typer.Option(None, "--subset", help="Score only the rows of this config of the releases (e.g. mini): the rows it holds in every release given that has it with rows (1.0.0's empty mini is scored on the mini rows of the other releases, and the output says so); refused when no release given has rows in it."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output directory; must not exist or be empty unless --force (default: a new directory under params compare.evaluate.runs, build/evaluations/)."),
-    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
-    n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
-    grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule; repeat it: ours (default), upstream (MedCalc-Bench's check_correctness), helm (HELM's MedCalcBenchMetric, with its category defect), opencompass. With several, each label version is scored once per grader, and with two or more versions the change due to labels and the change due to grading are reported separately."),
-    max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="Longest prediction line (JSONL) or field (CSV) accepted; a longer one is refused with exit 2 naming file and line (default: params compare.evaluate.max_line_bytes, 1 MiB)."),
-) -> None:
-    """Grade PREDICTIONS under each label version: per version on the rows it labels that have a
-    prediction, and side by side on the rows common to all versions.
-
-    **Answer extraction** (the one rule of `core/answers.py`): the answer of an output is the text
-    of its last `<answer>...</answer>` (case-insensitive), else the whole output, stripped. It
-    must then be one answer: a number (with an optional unit, `78.1 ml/hr`), a date
-    (`MM/DD/YYYY` or ISO), a gestational age `('W weeks', 'D days')`, or an abstention (`N/A`,
-    `unknown`, ...). Anything else is **unparsable** and wrong, e.g. the untagged output "The
-    answer is 38." (tag it: `<answer>38</answer>`); so are `NaN`, `Infinity` (also as JSON
-    numbers) and answers over 200 characters. An abstention is correct only against an `N/A`
-    label; decimals are correct inside the label's [Lower Limit, Upper Limit], integers after
-    rounding, dates on the same day. `graded.csv` shows the extracted `answer` and its `parsed`
-    value per row.
-
-    **Rows:** each version is scored on the rows it labels (its `default` config) that have a
-    prediction. Skipped rows are counted per reason: no prediction; unlabelled in this version
-    (e.g. an unverified row 2.0.0 leaves out); not in this label set. `N/A` labels are scored.
-
-    **Output** (`--out`, default a new `build/evaluations/<time>`): evaluation.json (accuracy with
-    95% bootstrap CI, statuses, severe errors = answers in another decision band than the label
-    (L2/L3), skipped counts; common rows; McNemar per pair), per_calculator.csv and
-    per_status.csv (own and common rows), graded.csv, flips.csv (common rows whose correctness
-    differs between versions), skipped.csv, accuracy.png.
-
-    **Graders** (`--grader`, repeatable; `grading/graders.py`): `ours` (the rule above),
-    `upstream` (MedCalc-Bench's `check_correctness`: no abstention), `helm` (HELM's
-    `MedCalcBenchMetric`, whose range check knows only the categories `physical` and `dosage
-    conversion`, so every `lab` and `dosage` row scores 0: the output names this defect and counts
-    its rows), `opencompass` (upstream's rule after OpenCompass's answer extraction). With any
-    grader but `ours` alone, each version is scored as `VERSION [GRADER]`; with two versions and two
-    graders a 2x2 table of accuracy on the common rows and the change due to labels (per grader)
-    and due to grading (per version), each with a paired bootstrap 95% interval, are printed and
-    written to decomposition.csv and evaluation.json.
-    """
-    from medcalc_maintained.stages import evaluate_example as stage
-
-    try:
-        run = stage.evaluate(guarded(out), predictions, against, out_dir=out, seed=seed, n_boot=n_boot,
-                             subset=subset, max_line_bytes=max_line_bytes, force=force, graders=grader)
-    except (DataError, ValueError) as exc:
-        fail(exc)
-    _print_evaluation(run)
-
-
-def regrade_command(
-    results: list[Path] = typer.Argument(..., help="Saved results of a harness run: an lm-eval samples_<task>_<date>.jsonl, an Inspect log (.eval/.json), a HELM run directory, a verifiers results directory (results.jsonl + metadata.json), MedCalc-Bench's run.py output (JSONL), or evaluate's predictions (JSONL/CSV). Several: the parts of one run (one output per row over all of them)."),
-    against: Optional[list[str]] = typer.Option(None, "--against", help="A label version to re-score under; repeat it (as for evaluate: a release version or tag, a built release directory, or a label file; NAME=ITEM names it). Default: v1.0 and the latest release of releases.yaml. The first release given identifies the rows."),
-    grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule to re-score with; repeat it: ours, upstream, helm, opencompass (default: ours, plus the harness's own rule when it is another, e.g. upstream for MedCalc-Bench's run.py output)."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="The results' format when its detection is not wanted: lm-eval, inspect, helm, verifiers, upstream, jsonl, csv."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output directory; must not exist or be empty unless --force (default: a new directory under params compare.evaluate.runs, build/evaluations/)."),
-    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds an earlier regrade (only its files)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
-    n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
-) -> None:
-    """Re-grade a harness's saved RESULTS: first reproduce the score the harness recorded, then
-    re-score the same outputs under each release and grader, as `evaluate` does.
-
-    **Rows** are identified as rows of the first `--against` release: by our `uid`, which is upstream
-    v1.0's `Row Number` (lm-eval's `doc`, Inspect's sample id, HELM's instance id `uid<N>` or, for
-    HELM's own `medcalc_bench`, `<N>`, verifiers' `info`, run.py's `Row Number`), else by `Calculator
-    ID` + `Note ID`. A row that is not in the release, whose recorded calculator, note id or note is
-    not that row's (results made on another dataset version, such as upstream 2024-06, which
-    renumbers rows), whose row number and `Calculator ID` + `Note ID` name two rows, or that is given
-    twice (epochs, rollouts) is refused with exit 2, naming file and line; nothing is written.
-
-    **Reproduction**: each recorded verdict is recomputed with the harness's own rule (`ours` for this
-    package's adapters, `upstream` for MedCalc-Bench's run.py, `helm` on the whole completion for
-    HELM's own scenario) on the labels the harness recorded, and compared with the score it
-    recorded: "reproduced lm-eval acc 0.35 (7/20) exactly", or which rows differ and why
-    (reproduction.csv).
-
-    **Re-score**: `evaluate` on the same outputs (accuracy per version with 95% CI, per calculator,
-    accuracy.png, flips, and with two versions and two graders the change due to labels apart from
-    the change due to grading), with the **tag compliance** beside accuracy: the share of outputs
-    with an `<answer>` tag and the share whose answer parses, per label set, per calculator and
-    overall (compliance.csv). MedCalc-Bench's run.py keeps only its extracted answer, so no tag is
-    counted there, and its `N/A` (no answer found) is read as no answer, not as an abstention.
-
-    **Output**: evaluate's files plus regrade.json (inputs, reproductions, compliance),
-    reproduction.csv and compliance.csv.
-    """
-    from medcalc_maintained.scoring.regrade import regrade
-    from medcalc_maintained.stages.evaluate_example import new_run_dir
-
-    try:
-        project = guarded(out)
-        report, where = regrade(project, results, against, out_dir=out or new_run_dir(project), graders=grader,
-                                fmt=fmt, force=force, seed=seed, n_boot=n_boot)
-    except (DataError, ValueError) as exc:
-        fail(exc)
-    for rep in report.reproductions:
-        console.print(("[green]" if rep.exact else "[yellow]") + escape(rep.message) + "[/]")
-    _print_report(report.evaluation, report.compliance)
-    overall = report.compliance.iloc[0]
-    console.print(f"tag compliance over {overall['outputs']} outputs: {_share(overall['tagged'], overall['outputs'])} "
-                  f"with an <answer> tag, {_share(overall['parsable'], overall['outputs'])} with a parsable answer")
-    console.print(f"wrote {where}/: regrade.json, reproduction.csv, compliance.csv, evaluation.json, "
-                  "per_calculator.csv, per_status.csv, graded.csv, flips.csv, skipped.csv, accuracy.png")
 
 
 def _print_analyze(run) -> None:
@@ -363,20 +192,31 @@ def report_command(
     try:
         project = guarded(out)
         if run:
-            runs = {}
-            for item in run:
-                arm, sep, path = item.partition("=")
-                if not sep or arm not in stage.ARMS or not Path(path).is_dir():
-                    raise ValueError(f"--run {item!r}: expected ARM=DIR with ARM one of {', '.join(stage.ARMS)} "
-                                     "and DIR an existing directory")
-                runs[arm] = Path(path)
-            report, note, where = stage.report_runs(project, runs, base_model=base_model,
+            report, note, where = stage.report_runs(project, _arm_runs(run, stage.ARMS), base_model=base_model,
                                                     max_new_tokens=max_new_tokens, out=out)
         else:
             report, note, where = stage.smoke(project, out=out)
     except (DataError, ValueError) as exc:
         fail(exc)
     console.print(f"[dim]{note}[/]")
+    _print_curves(report)
+    console.print(f"wrote {where}/: metrics.json, report.json, curves.csv, per_calculator.csv, curves.png")
+
+
+def _arm_runs(items: list[str], arms) -> dict[str, Path]:
+    """The ``--run ARM=DIR`` options as ``{arm: directory}`` (``ValueError`` naming a malformed one)."""
+    runs = {}
+    for item in items:
+        arm, sep, path = item.partition("=")
+        if not sep or arm not in arms or not Path(path).is_dir():
+            raise ValueError(f"--run {item!r}: expected ARM=DIR with ARM one of {', '.join(arms)} "
+                             "and DIR an existing directory")
+        runs[arm] = Path(path)
+    return runs
+
+
+def _print_curves(report) -> None:
+    """`compare report`'s table: held-out accuracy per arm and checkpoint."""
     table = Table(title=f"held-out accuracy per checkpoint ({report.summary['heldout_rows']} rows, "
                         f"{report.summary['changed_rows']} changed)")
     for col in ("arm", "step", "maintained labels (95% CI)", "original labels (95% CI)", "changed", "unchanged",
@@ -388,7 +228,6 @@ def report_command(
                       f"{r['accuracy_old']:.1%} ({r['accuracy_old_ci_low']:.1%}–{r['accuracy_old_ci_high']:.1%})",
                       f"{r['accuracy_changed']:.1%}", f"{r['accuracy_unchanged']:.1%}", f"{r['old_label_share']:.1%}")
     console.print(table)
-    console.print(f"wrote {where}/: metrics.json, report.json, curves.csv, per_calculator.csv, curves.png")
 
 
 @compare_app.command("run")
@@ -430,11 +269,9 @@ def example_command() -> None:
     except (DataError, ValueError) as exc:
         fail(exc)
     console.print(f"compare predictions: {preds.n} predictions from {preds.source} -> {preds.target}")
-    _print_evaluation(evaluation)
+    print_evaluation(evaluation)
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``compare`` group and ``evaluate`` to the main CLI."""
+    """Add the ``compare`` group to the main CLI."""
     app.add_typer(compare_app, name="compare")
-    app.command("evaluate")(evaluate_command)
-    app.command("regrade")(regrade_command)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from medcalc_maintained.cli.common import console, err, fail
-from medcalc_maintained.core.io import DataError, write_text_atomic
+from medcalc_maintained.core.io import DataError
 
 
 def dvc_deps(
@@ -14,30 +14,27 @@ def dvc_deps(
     """Rewrite every stage's `${src}` deps in dvc.yaml (the import closure of its module and the data
     files it reads; a directory when every file under it is one of them) and the header's stage list;
     the rest of dvc.yaml is kept byte for byte. Run it after adding an import; then `dvc repro`."""
-    from medcalc_maintained.devtools.dvc_deps import DVC_FILE, generate, problems
+    from medcalc_maintained.devtools.dvc_deps import DVC_FILE, problems, regenerate
     from medcalc_maintained.project import find_root
 
     root = find_root()
     try:
-        current, generated = generate(root)
-        if check:
-            found = problems(root)
-            for p in found:
-                err.print(f"  {p}", highlight=False, soft_wrap=True)
-            if found:
-                fail(DataError(root / DVC_FILE, f"{len(found)} generated part(s) differ from the code; "
-                                                "run `make deps` (medcalc-maintained dvc-deps)"), code=1)
-            console.print(f"{DVC_FILE}: the deps and the stage list are what the code says", highlight=False,
-                          soft_wrap=True)
-            return
+        found, lines = (problems(root), None) if check else ([], regenerate(root))
     except DataError as exc:
         fail(exc)
-    if current == generated:
+    for p in found:
+        err.print(f"  {p}", highlight=False, soft_wrap=True)
+    if found:
+        fail(DataError(root / DVC_FILE, f"{len(found)} generated part(s) differ from the code; "
+                                        "run `make deps` (medcalc-maintained dvc-deps)"), code=1)
+    if check:
+        console.print(f"{DVC_FILE}: the deps and the stage list are what the code says", highlight=False,
+                      soft_wrap=True)
+    elif lines is None:
         console.print(f"{DVC_FILE}: unchanged", highlight=False)
-        return
-    write_text_atomic(root / DVC_FILE, generated)
-    console.print(f"{DVC_FILE}: rewritten ({current.count(chr(10))} -> {generated.count(chr(10))} lines); "
-                  "`dvc repro` next (`dvc status` shows the stages whose deps changed)", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"{DVC_FILE}: rewritten ({lines[0]} -> {lines[1]} lines); "
+                      "`dvc repro` next (`dvc status` shows the stages whose deps changed)", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

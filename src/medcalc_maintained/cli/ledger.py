@@ -49,13 +49,10 @@ def propose_cmd(
     from medcalc_maintained.ledger.propose import propose
 
     try:
-        from medcalc_maintained.ledger.records import read_derivation_file
-
-        recorded = read_derivation_file(inputs).get("inputs") if inputs is not None else None
         prop = propose(Project.load(), uid=uid, new_value=new_value, error_type=error_type, rationale=rationale, split=split,
                        evidence=evidence, reviewer_id=reviewer_id, reviewer_role=reviewer_role,
                        specialty=specialty, source=source, blinded=blinded, file=file, today=date,
-                       definition=definition, override_reason=override_reason, inputs=recorded)
+                       definition=definition, override_reason=override_reason, inputs_file=inputs)
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:
@@ -97,30 +94,27 @@ def rebase_cmd(
         return
     if out is None:
         _fail(DataError("ledger rebase", "--out is required with --onto"))
-    from medcalc_maintained.core.rows import read_upstream_csv
-    from medcalc_maintained.stages.ingest import ingest
-    from medcalc_maintained.upstream import diff as d
-    from medcalc_maintained.upstream.rebase import rebase
+    from medcalc_maintained.stages import ledger_rebase as stage
 
     try:
         project = guarded(out)
-        base_path = resolve(base, split) if base else dict((s, p) for s, p, _ in project.upstream_sources())[split]
         new_path = resolve(onto, split)
-        with console.status("matching rows"):
-            old_df, new_df = read_upstream_csv(base_path), read_upstream_csv(new_path)
-            diff = d.diff_frames(old_df, new_df)
-            new_inst = ingest([(split, new_path)]).instances
-        with console.status("rebasing and checking the rebased ledger"):
-            result = rebase(list(ledger) if ledger else project.ledger_paths, diff, old_df, new_df, new_inst, out,
-                            onto=str(new_path), split=split)
+        with console.status("matching rows") as status:
+            result = stage.rebase_files(project, resolve(base, split) if base else None, new_path, out,
+                                        ledger=ledger, split=split, progress=status.update)
     except LedgerError as exc:
         if any(p.path.startswith(str(out)) for p in exc.problems):  # the rebased ledger does not apply
             fail_ledger(exc, path=out, what="problem(s): the rebased ledger does not apply", code=1)
         fail_ledger(exc)
     except DataError as exc:
         _fail(exc)
+    _print_rebase(result, new_path)
+
+
+def _print_rebase(result, onto: Path) -> None:
+    """`ledger rebase --onto`'s lines: the records per class, the first conflicts, the files written."""
     s = result.summary
-    console.print(f"ledger rebase onto {new_path}: {s['records']} records: carried {s['carried']}, upstreamed "
+    console.print(f"ledger rebase onto {onto}: {s['records']} records: carried {s['carried']}, upstreamed "
                   f"{s['upstreamed']}, conflict {s['conflict']}, orphaned {s['orphaned']}; the rebased ledger applies",
                   highlight=False)
     for line in result.report[result.report["class"] == "conflict"].head(20).itertuples():
@@ -148,68 +142,36 @@ def derive_cmd(
     definition gives no value or a justification is recorded). Exit 0 when the label derives and the
     evidence holds, 1 when it does not, 2 for bad input.
     """
-    from medcalc_maintained.core.rows import entities_or_empty
-    from medcalc_maintained.ledger import collect
-    from medcalc_maintained.ledger import derivation as D
-    from medcalc_maintained.ledger.propose import current_row
-    from medcalc_maintained.ledger.records import read_derivation_file
+    from medcalc_maintained.ledger.derivation_check import check_row
 
     project = Project.load()
     try:
-        doc: dict = {}
-        if inputs is not None:
-            doc = read_derivation_file(inputs)  # bounded, strict, and of the record schema's shape
-        from medcalc_maintained.core.io import read_parquet
-
-        instances = read_parquet(project.instances, "upstream instances", "ingest")
-        collected = collect(project.ledger_paths)  # read once: the row's labels and its applied record
-        row = current_row(project, split, uid, instances, collected=collected)
-        ents = instances.loc[(instances["split"].astype(str) == split) & (instances["uid"] == uid), "entities"].iloc[0]
-        cid = int(row["Calculator ID"])
-        if inputs is None:
-            doc = _applied_derivation(collected[0], str(row["Correction IDs"] or ""))
-        chosen = definition or doc.get("definition")
-        if (p := D.definition_problem(cid, chosen)):
-            raise DataError(inputs or "--definition", p, field="definition")
+        check = check_row(project, split, uid, inputs_file=inputs, definition=definition, label=label)
     except DataError as exc:
         _fail(exc)
-    recorded = doc.get("inputs") or []
-    problems = D.input_problems(cid, recorded, row.get("Patient Note"))
-    shown = label if label is not None else str(row["Ground Truth Answer"])
-    from medcalc_maintained.core.answers import limits
-
-    otype = str(row["Output Type"])
-    lo, hi = (row["Lower Limit"], row["Upper Limit"]) if label is None else limits(label, otype, None)
-    result = D.label_derivation(cid, entities_or_empty(ents), shown, lo, hi, otype,
-                                {"inputs": recorded, "definition": chosen, "justification": doc.get("justification")},
-                                note=row.get("Patient Note"), evidence=True)
-    ok = result.status in D.DERIVED
-    from medcalc_maintained.calculators.evidence import verify
-    console.print(f"{split} uid {uid}: {row['Calculator Name']} (calculator {cid}), {row['Label Status']} label "
-                  f"{row['Ground Truth Answer']!s}, upstream {row['Original Ground Truth Answer']!s}", highlight=False)
-    if inputs is None and recorded:
-        console.print("  (the inputs of the row's applied ledger record)", highlight=False)
-    for inp in recorded:
-        ev = inp.get("evidence") or {}
-        verdict = verify(cid, inp, row.get("Patient Note"))
-        console.print(f"  input {inp.get('name')} = {inp.get('value')!r} {inp.get('unit') or ''} "
-                      f"<- note[{ev.get('start')}:{ev.get('end')}] {str(ev.get('text') or '')[:80]!r}\n"
-                      f"    verifier: {verdict.rule} ({verdict.reason})", highlight=False)
-    for p in problems:
-        console.print(f"  evidence problem: {p}", highlight=False)
-    console.print(f"label {shown}: {result.status} ({result.reason})"
-                  + ("" if ok else "; it does NOT derive"), highlight=False)
-    if problems or not ok:
+    _print_derivation(check)
+    if not check.holds:
         raise typer.Exit(1)
 
 
-def _applied_derivation(records: list, ids: str) -> dict:
-    """``inputs``, ``definition`` and ``justification`` of the last record applied to a row's label
-    (``{}`` when none): a ``disputed`` record leaves the label, so the one before it."""
-    from medcalc_maintained.ledger.derivation import label_record
-
-    rec = label_record({r.id: r.data for r in records if r.valid}, [i for i in ids.split(";") if i.strip()])
-    return {k: rec.get(k) for k in ("inputs", "definition", "justification")} if rec else {}
+def _print_derivation(check) -> None:
+    """``ledger derive``'s lines: the row, each input with the verifier's verdict, the evidence problems
+    and the label's derivation status."""
+    row, result = check.row, check.result
+    console.print(f"{check.split} uid {check.uid}: {row['Calculator Name']} (calculator {int(row['Calculator ID'])}), "
+                  f"{row['Label Status']} label {row['Ground Truth Answer']!s}, upstream "
+                  f"{row['Original Ground Truth Answer']!s}", highlight=False)
+    if check.from_record and check.inputs:
+        console.print("  (the inputs of the row's applied ledger record)", highlight=False)
+    for inp, verdict in zip(check.inputs, check.verdicts):
+        ev = inp.get("evidence") or {}
+        console.print(f"  input {inp.get('name')} = {inp.get('value')!r} {inp.get('unit') or ''} "
+                      f"<- note[{ev.get('start')}:{ev.get('end')}] {str(ev.get('text') or '')[:80]!r}\n"
+                      f"    verifier: {verdict.rule} ({verdict.reason})", highlight=False)
+    for p in check.problems:
+        console.print(f"  evidence problem: {p}", highlight=False)
+    console.print(f"label {check.label}: {result.status} ({result.reason})"
+                  + ("" if check.derives else "; it does NOT derive"), highlight=False)
 
 
 def _stage_rebase() -> None:

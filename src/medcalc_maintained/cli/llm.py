@@ -70,7 +70,6 @@ def _print_result(result: Any) -> None:
 def _run_stage(stage: str, *, dry_run: bool, **options: Any) -> None:
     from functools import partial
 
-    from medcalc_maintained.stages import _llm
     from medcalc_maintained.stages import audit as audit_stage
     from medcalc_maintained.stages import relabel as relabel_stage
     from medcalc_maintained.verifiers.engine import FatalCallError, progress_bar
@@ -80,15 +79,15 @@ def _run_stage(stage: str, *, dry_run: bool, **options: Any) -> None:
     backend = options.pop("backend")
     try:
         plan = mod.plan(guarded(options.get("out")), backend=backend.value if backend else None, dry_run=dry_run, **options)
-    except (DataError, _llm.Refused) as exc:
+    except (DataError, ValueError) as exc:  # a bad option value (the stage's Refused)
         fail(exc)
     for note in plan.notes:
         console.print(f"[dim]{note}[/]")
     if dry_run:
-        _print_estimate(stage, plan.backend, _llm.estimate(plan), plan.batch)
+        _print_estimate(stage, plan.backend, plan.estimate(), plan.batch)
         return
     try:
-        result = _llm.execute(plan, partial(progress_bar, console))
+        result = plan.execute(partial(progress_bar, console))
     except CallsFailed as exc:
         for o in exc.failed[:20]:
             err.print(f"  uid {o.task.uid} run {o.task.run}: {redact(o.error)}", highlight=False, soft_wrap=True)

@@ -201,28 +201,19 @@ def next_version_cmd(
     Exits 1 when nothing changed.
     """
     from medcalc_maintained.ledger import LedgerError
-    from medcalc_maintained.release import build, layout, state
+    from medcalc_maintained.release.build import next_release
 
     try:
-        project = Project.load()
-        cur, plan = build.current_state(project)
-        if previous is None:
-            prev = build.state_of(project, plan.latest, plan, state.read_card(project))
-        else:
-            man = layout.read_manifest(previous)
-            if man.get("version") != plan.latest.version:
-                raise DataError(previous, f"is release {man.get('version')}, not the latest {plan.latest.version}")
-            prev = man["state"]
+        nxt = next_release(Project.load(), previous)
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:
         _fail(exc)
-    version, kind, reasons = state.next_version(plan.latest.version, prev, cur)
-    if version is None:
-        console.print(f"nothing changed since {plan.latest.version}")
+    if nxt.version is None:
+        console.print(f"nothing changed since {nxt.latest}")
         raise typer.Exit(1)
-    console.print(f"next version: [bold]{version}[/] ({kind}) after {plan.latest.version}")
-    for r in reasons:
+    console.print(f"next version: [bold]{nxt.version}[/] ({nxt.kind}) after {nxt.latest}")
+    for r in nxt.reasons:
         console.print(f"  - {r}", highlight=False)
 
 

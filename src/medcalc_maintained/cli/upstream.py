@@ -63,8 +63,7 @@ def diff_cmd(
     Without OLD and NEW this is the pipeline stage `upstream-diff`: `upstream.base` -> `upstream.version`
     of params.yaml, per split, into `upstream.diff_out`.
     """
-    from medcalc_maintained.upstream import diff as d
-    from medcalc_maintained.upstream.identity import THRESHOLD
+    from medcalc_maintained.upstream.diff import diff_and_write
 
     t0 = time.perf_counter()
     if old is None and new is None:
@@ -74,11 +73,10 @@ def diff_cmd(
         _fail(DataError("upstream diff", "give OLD, NEW and --out, or none of them (the pipeline stage)"))
     try:
         guarded(out)
-        with console.status("matching rows"):
-            result = d.diff_files(resolve(old), resolve(new), threshold=THRESHOLD if threshold is None else threshold,
-                                  use_note_id=not no_note_id)
-        with console.status("writing the row map, summary and plot"):
-            written = d.write(result, out)
+        old_path, new_path = resolve(old), resolve(new)
+        with console.status("matching rows") as status:
+            result, written = diff_and_write(old_path, new_path, out, threshold=threshold, use_note_id=not no_note_id,
+                                             progress=status.update)
     except DataError as exc:
         _fail(exc)
     _print_summary(result.summary, time.perf_counter() - t0)

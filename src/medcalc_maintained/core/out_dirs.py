@@ -8,6 +8,7 @@ before the work and again at the moment of the swap (``core/io.py: swap_in_dir``
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 from typing import Iterable
@@ -51,3 +52,15 @@ def check_replace(out: os.PathLike | str, *, command: str, writes: Iterable[str]
         raise OutRefused(where, f"is not an earlier output of `{command}` ({why}); "
                                 f"{force_option or '`' + command + '`'} replaces only that. "
                                 "Choose another directory")
+
+
+def new_run_dir(parent: os.PathLike | str) -> Path:
+    """A directory under ``parent`` that does not exist yet, named by the UTC time
+    (``<parent>/20260314-101500``, with ``-2``, ``-3``... when taken): the default ``--out`` of
+    ``evaluate`` and ``regrade`` (under ``project.evaluation_runs``, never a DVC output)."""
+    base = Path(parent) / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out, n = base, 1
+    while out.exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out

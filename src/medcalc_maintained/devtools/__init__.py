@@ -2,5 +2,7 @@
 
 ``import_graph``  the package's static import graph, read from the source (nothing is imported);
 ``dvc_deps``      the generated parts of ``dvc.yaml``: every stage's ``${src}`` deps (the import
-                  closure of its module) and the header's stage list (``make deps``).
+                  closure of its module) and the header's stage list (``make deps``);
+``dvc_lock``      ``dvc.lock`` checked as DVC reads it, and restored from git after a killed
+                  ``dvc repro`` (``medcalc-maintained repair-lock``, run by ``make repro``).
 """

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.io import DataError, write_text_atomic
 from medcalc_maintained.devtools import stage_list
 from medcalc_maintained.devtools.import_graph import PACKAGE, closure, module_file, parse
 
@@ -229,6 +229,16 @@ def problems(root: Path) -> list[str]:
     if _header(current) != _header(generated):
         found.append("dvc.yaml header: the stage list differs from the stages")
     return found or ["dvc.yaml differs from the generated text outside the deps and the header"]
+
+
+def regenerate(root: Path) -> tuple[int, int] | None:
+    """Rewrite ``root/dvc.yaml`` as :func:`generate` makes it (``make deps``): its line counts before
+    and after, or ``None`` when it is the generated text already (nothing written)."""
+    current, generated = generate(root)
+    if current == generated:
+        return None
+    write_text_atomic(root / DVC_FILE, generated)
+    return current.count("\n"), generated.count("\n")
 
 
 def _some(what: str, items: list[str], shown: int = 3) -> str:

@@ -29,6 +29,7 @@ from medcalc_maintained.ledger.records import (
     collect,
     dump,
     load,
+    read_derivation_file,
     state_change_severity,
 )
 from medcalc_maintained.ledger.write import ledger_lock, ledger_target, write_checked
@@ -134,7 +135,8 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
             evidence: list[str] | None = None, reviewer_id: str | None = None, reviewer_role: str = "contributor",
             specialty: str | None = None, source: str = "contributor", blinded: bool = False,
             file: Path | None = None, today: str | None = None, definition: str | None = None,
-            override_reason: str | None = None, inputs: list[dict[str, Any]] | None = None) -> Proposal:
+            override_reason: str | None = None, inputs: list[dict[str, Any]] | None = None,
+            inputs_file: Path | None = None) -> Proposal:
     """Append a deferred ledger record to ``file`` (default ``<ledger dir>/<yyyy-mm>-proposals.yaml``).
 
     ``old_value`` is the current maintained label (every accepted record, released or not, applied),
@@ -145,8 +147,12 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     override (a value no derivation gives; it needs a physician reviewer). ``inputs`` are the
     record's inputs (``{name, value, unit, evidence: {start, end, text}, source}``): each quote must
     be accepted by the evidence verifier (``calculators/evidence.py``) and each input must change the
-    derivation, or the record is refused naming file, record, input and rule.
+    derivation, or the record is refused naming file, record, input and rule. ``inputs_file``: a
+    derivation file (``propose --inputs``) whose ``inputs`` are the record's, read first (a
+    :class:`DataError` naming the file and field when it is malformed or over its size limit).
     """
+    if inputs_file is not None:
+        inputs = read_derivation_file(inputs_file).get("inputs")
     today = today or dt.date.today().isoformat()
     etype = _check_arguments(rationale, source, error_type)
     if not project.instances.is_file():

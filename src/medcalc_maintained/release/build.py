@@ -108,6 +108,33 @@ def draft_release(project: Project, plan: Releases, template: str) -> tuple[Rele
     return Release(version, dt.date.today().isoformat(), kind or "patch", text, latest.default_rows, None), reasons
 
 
+@dataclass(frozen=True)
+class NextVersion:
+    """What ``release next-version`` derives: the version after ``latest`` and why."""
+
+    latest: str                 # the latest release of releases.yaml
+    version: str | None         # the next version (``None``: nothing changed since ``latest``)
+    kind: str | None            # major, minor or patch
+    reasons: list[str]
+
+
+def next_release(project: Project, previous: Path | None = None) -> NextVersion:
+    """The next version after the latest release of releases.yaml, from what changed between its
+    state (read from ``previous``, a built release of that version, else from its tables) and the
+    working tree's (every ledger record applied, released or not). Raises :class:`DataError` when
+    ``previous`` is another release."""
+    current, plan = current_state(project)
+    if previous is None:
+        before = state_of(project, plan.latest, plan, read_card(project))
+    else:
+        man = read_manifest(previous)
+        if man.get("version") != plan.latest.version:
+            raise DataError(previous, f"is release {man.get('version')}, not the latest {plan.latest.version}")
+        before = man["state"]
+    version, kind, reasons = next_version(plan.latest.version, before, current)
+    return NextVersion(plan.latest.version, version, kind, reasons)
+
+
 def previous_of(previous: Tables | None) -> dict[str, Any] | None:
     """What the manifest records of the previous release: its version and its calculators per
     split (``"<id>:<name>"``), so that a calculator it had is counted by the ``min_per_calculator``

@@ -34,8 +34,9 @@ from medcalc_maintained.verifiers.settings import Prices, StageSettings
 ProgressFactory = Callable[[str, int, Prices], tuple[ContextManager, ProgressHook]]
 
 
-class Refused(Exception):
-    """The options ask for something the stage cannot do (nothing was called or written)."""
+class Refused(ValueError):
+    """The options ask for something the stage cannot do (nothing was called or written): a bad
+    option value, as the command line reports it."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,14 @@ class Plan:
     concurrency: int | None
     batch: bool
     notes: list[str] = field(default_factory=list)
+
+    def estimate(self) -> runner.Estimate:
+        """:func:`estimate` of this plan (``--dry-run``)."""
+        return estimate(self)
+
+    def execute(self, progress: ProgressFactory | None = None) -> LLMRun:
+        """:func:`execute` of this plan: the calls made and the outputs written."""
+        return execute(self, progress)
 
 
 @dataclass

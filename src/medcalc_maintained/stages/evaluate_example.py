@@ -11,7 +11,6 @@ writes a new directory under ``project.evaluation_runs`` instead.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,13 +70,11 @@ def write_predictions(project: Project, *, labels: Path | None = None, out: Path
 
 def new_run_dir(project: Project) -> Path:
     """A new directory under ``project.evaluation_runs`` (``build/evaluations/<UTC time>``, with
-    ``-2``, ``-3``... when taken): the default ``--out`` of ``evaluate``, never a DVC output."""
-    base = project.evaluation_runs / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    out, n = base, 1
-    while out.exists():
-        n += 1
-        out = base.with_name(f"{base.name}-{n}")
-    return out
+    ``-2``, ``-3``... when taken; :func:`medcalc_maintained.core.out_dirs.new_run_dir`): the default
+    ``--out`` of ``evaluate``, never a DVC output."""
+    from medcalc_maintained.core.out_dirs import new_run_dir as fresh
+
+    return fresh(project.evaluation_runs)
 
 
 def check_run_dir(out: Path, force: bool) -> None:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -37,8 +38,8 @@ from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project
 from medcalc_maintained.stages.ingest import ingest
-from medcalc_maintained.upstream.diff import Diff
-from medcalc_maintained.upstream.rebase import rebase
+from medcalc_maintained.upstream.diff import Diff, diff_frames
+from medcalc_maintained.upstream.rebase import Rebase, rebase
 
 SPLIT = "test"
 
@@ -100,3 +101,22 @@ def run(project: Project) -> dict[str, Any]:
                "quarantined_rows": int(ingested.quarantine[["split", "row_number"]].drop_duplicates().shape[0])}
     write_json(out / "rebase_summary.json", summary)
     return summary
+
+
+def rebase_files(project: Project, base: Path | None, onto: Path, out: Path, *, ledger: list[Path] | None = None,
+                 split: str = SPLIT, progress: Callable[[str], None] | None = None) -> Rebase:
+    """``ledger rebase --onto``: the ledger (``ledger``, default the project's) carried from the upstream
+    CSV ``base`` (default: the project's file of ``split``) to the upstream CSV ``onto``, matched here
+    (no row map of stage ``upstream-diff``), into the new directory ``out``. ``progress`` is told each
+    step ("matching rows", then "rebasing and checking the rebased ledger"). Raises
+    :class:`~medcalc_maintained.ledger.LedgerError` when the rebased ledger does not apply (its
+    problems name files under ``out``) and :class:`DataError` for an unreadable file."""
+    say = progress or (lambda step: None)
+    base_path = base if base is not None else dict((s, p) for s, p, _ in project.upstream_sources())[split]
+    say("matching rows")
+    old_df, new_df = read_upstream_csv(base_path), read_upstream_csv(onto)
+    diff = diff_frames(old_df, new_df)
+    new_inst = ingest([(split, onto)]).instances
+    say("rebasing and checking the rebased ledger")
+    return rebase(list(ledger) if ledger else project.ledger_paths, diff, old_df, new_df, new_inst, out,
+                  onto=str(onto), split=split)

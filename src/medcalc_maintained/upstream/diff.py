@@ -206,3 +206,15 @@ def write(d: Diff, out: Path) -> list[Path]:
     write_json(paths[1], d.summary)
     plot(d.summary, paths[2])
     return paths
+
+
+def diff_and_write(old: Path, new: Path, out: Path, *, threshold: float | None = None, use_note_id: bool = True,
+                   progress: Callable[[str], None] | None = None) -> tuple[Diff, list[Path]]:
+    """``upstream diff OLD NEW --out OUT``: :func:`diff_files` of the two upstream CSV files
+    (``threshold`` default: the rule's :data:`THRESHOLD`) and :func:`write` of the diff into ``out``;
+    ``progress`` is told each step ("matching rows", then "writing the row map, summary and plot")."""
+    say = progress or (lambda step: None)
+    say("matching rows")
+    result = diff_files(old, new, threshold=THRESHOLD if threshold is None else threshold, use_note_id=use_note_id)
+    say("writing the row map, summary and plot")
+    return result, write(result, out)
