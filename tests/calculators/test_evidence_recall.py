@@ -253,3 +253,37 @@ def test_a_clinical_phrasing_names_the_criterion(cid, sentence, name, value, ok)
     note = f"A patient was seen in clinic. {sentence} The visit ended."
     v = _judge(cid, note, sentence, name, value)
     assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# numbers spelled as words
+
+
+@pytest.mark.parametrize("sentence,value,ok", [
+    ("A fifty-year-old male was presented with abdominal pain.", 50, True),
+    ("A fifty-two-year-old male was presented with abdominal pain.", 52, True),
+    ("A fifty-two-year-old male was presented with abdominal pain.", 50, False),   # a part of the compound
+    ("A fifty-two-year-old male was presented with abdominal pain.", 2, False),
+    ("A seventy three year old woman was presented with abdominal pain.", 73, True),
+    ("A one hundred and fifty-year-old tree fell on him.", 50, False),             # a part of a larger number
+])
+def test_a_spelled_age_is_the_age(sentence, value, ok):
+    note = f"{sentence} The symptoms had started two days earlier."
+    v = _judge(38, note, sentence, "age", value, "years")
+    assert v.supports is ok, v.reason
+
+
+@pytest.mark.parametrize("text,value,want", [
+    ("twenty-one drinks", 21, ["twenty-one"]),
+    ("twenty-one drinks", 1, []),                 # "one" is a part of twenty-one
+    ("twenty-one drinks", 20, []),
+    ("ninety nine", 99, ["ninety nine"]),
+    ("two hundred patients", 2, []),              # a multiplier of a larger number
+    ("two-thirds of the dose", 2, []),            # a fraction
+    ("four drinks", 4, ["four"]),
+    ("zero", 0, ["zero"]),
+])
+def test_spelled_numbers_are_read_whole(text, value, want):
+    from medcalc_maintained.calculators.note_numbers import spelled_numbers
+
+    assert [text[a:b] for a, b in spelled_numbers(text, value)] == want
