@@ -287,3 +287,22 @@ def test_spelled_numbers_are_read_whole(text, value, want):
     from medcalc_maintained.calculators.note_numbers import spelled_numbers
 
     assert [text[a:b] for a, b in spelled_numbers(text, value)] == want
+
+
+# ------------------------------------------------------------------------------------------------
+# the abbreviation T of a vital-sign list
+
+
+@pytest.mark.parametrize("vitals,value,unit,ok", [
+    ("His vital signs are as follows: T 39.1 C, HR 82, BP 122/76, RR 14, and SpO2 99%.", 39.1, "°C", True),
+    ("Vitals: T: 101.3 F, P 96, BP 110/70.", 38.5, "°C", True),                  # in °F, converted
+    ("Vitals: T 38.2, HR 90, RR 18, BP 130/85.", 38.2, "°C", True),             # no unit, in a vital-sign list
+    ("His vital signs are as follows: T 39.1 C, HR 82, BP 122/76.", 82, "°C", False),   # the heart rate's
+    ("Staging was T 38 score, HR 82.", 38, "°C", False),                          # a T not followed by a temperature
+    ("The T 3 lesion measured 38 mm, HR 82.", 38, "°C", False),
+    ("His HR is 82 and his T 4 level is 39, with BP 120/80.", 39, "°C", False),
+])
+def test_the_abbreviation_t_before_a_temperature_is_the_temperature(vitals, value, unit, ok):
+    note = f"A 16-year-old boy presents with a sore throat. {vitals} The tonsils are swollen."
+    v = _judge(20, note, vitals, "Temperature", value, unit)
+    assert v.supports is ok, v.reason
