@@ -306,3 +306,21 @@ def test_the_abbreviation_t_before_a_temperature_is_the_temperature(vitals, valu
     note = f"A 16-year-old boy presents with a sore throat. {vitals} The tonsils are swollen."
     v = _judge(20, note, vitals, "Temperature", value, unit)
     assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# "chlorine", a misspelling of chloride before a concentration
+
+
+@pytest.mark.parametrize("labs,name,value,ok", [
+    ("creatinine 1.1 mg/dL, serum sodium 133 mmol/L, and chlorine 89 mmol/L", "Chloride", 89, True),
+    ("creatinine 1.1 mg/dL, serum sodium 133 mmol/L, and chlorine 89 mmol/L", "Sodium", 89, False),  # no longer the sodium's
+    ("creatinine 1.1 mg/dL, serum sodium 133 mmol/L, and chlorine of 89 mEq/L", "Chloride", 89, True),
+    ("sodium 133 mmol/L after exposure to chlorine 10 ppm for 89 minutes", "Chloride", 89, False),   # the gas
+    ("sodium 133 mmol/L after exposure to chlorine gas, 89 mmol/L", "Chloride", 89, False),
+    ("serum sodium 133 mmol/L, and urine chlorine 89 mmol/L", "Chloride", 89, False),                # the urine's
+])
+def test_chlorine_before_a_concentration_is_the_chloride(labs, name, value, ok):
+    note = f"A 44-year-old man presented with thirst. Labs showed {labs}. He was admitted."
+    v = _judge(67, note, labs, name, value, "mmol/L")
+    assert v.supports is ok, v.reason
