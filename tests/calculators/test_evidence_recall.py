@@ -324,3 +324,48 @@ def test_chlorine_before_a_concentration_is_the_chloride(labs, name, value, ok):
     note = f"A 44-year-old man presented with thirst. Labs showed {labs}. He was admitted."
     v = _judge(67, note, labs, name, value, "mmol/L")
     assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# a list whose head names urine: each of its items is a urine quantity
+
+
+SERUM = "Pertinent labs included BUN 16 mg/dL, creatinine 0.65 mg/dL, sodium 134 mmol/L and potassium 3.6 mmol/L."
+URINE = "Urine electrolytes were sodium 179 mmol/L, potassium 14 mmol/L, chloride 25 mmol/L, creatinine 37 mg/dL."
+RANDOM = "The urine random studies revealed sodium 32 mEq/L, chloride 54 mEq/L and creatinine 60.3 mg/dL."
+BOTH = ("Serum electrolytes were sodium 140 mmol/L and creatinine 0.9 mg/dL, while urine electrolytes were sodium 21 mmol/L "
+        "and creatinine 88 mg/dL.")
+URINALYSIS = "Urinalysis was normal, sodium 133 mmol/L."
+NAMED = "Urine studies showed sodium 45 mmol/L, and serum creatinine 1.2 mg/dL."
+
+
+@pytest.mark.parametrize("labs,quote,name,value,unit,ok", [
+    (SERUM + " " + URINE, "Urine electrolytes were sodium 179 mmol/L", "Urine sodium", 179, "mmol/L", True),
+    (URINE, "Urine electrolytes were sodium 179 mmol/L", "Sodium", 179, "mmol/L", False),       # no serum sodium
+    (SERUM + " " + URINE, "creatinine 37 mg/dL", "Urine creatinine", 37, "mg/dL", True),
+    (URINE, "creatinine 37 mg/dL", "creatinine", 37, "mg/dL", False),
+    (RANDOM, RANDOM[:-1], "Urine creatinine", 60.3, "mg/dL", True),
+    (RANDOM, "The urine random studies revealed sodium 32 mEq/L", "Urine sodium", 32, "mEq/L", True),
+    # a serum list stays serum
+    (SERUM + " " + URINE, SERUM[:-1], "Sodium", 134, "mmol/L", True),
+    (SERUM + " " + URINE, SERUM[:-1], "Urine creatinine", 0.65, "mg/dL", False),
+    (BOTH, BOTH[:-1], "Sodium", 140, "mmol/L", True),
+    (BOTH, BOTH[:-1], "Urine sodium", 140, "mmol/L", False),
+    (BOTH, BOTH[:-1], "Urine sodium", 21, "mmol/L", True),
+    (BOTH, BOTH[:-1], "Urine creatinine", 88, "mg/dL", True),
+    (BOTH, BOTH[:-1], "Sodium", 21, "mmol/L", False),
+    # a urinalysis that is no list head, and a serum item named as such after a urine list
+    (URINALYSIS, URINALYSIS[:-1], "Sodium", 133, "mmol/L", True),
+    (URINALYSIS, URINALYSIS[:-1], "Urine sodium", 133, "mmol/L", False),
+    (NAMED, NAMED[:-1], "creatinine", 1.2, "mg/dL", True),
+    (NAMED, NAMED[:-1], "Urine creatinine", 1.2, "mg/dL", False),
+])
+def test_a_list_headed_by_urine_holds_urine_quantities(labs, quote, name, value, unit, ok):
+    note = f"A 60-year-old woman had polyuria. {labs} She was admitted."
+    v = _judge(40, note, quote, name, value, unit)
+    assert v.supports is ok, v.reason
+
+
+def test_a_chloride_of_a_urine_list_is_no_serum_chloride():
+    note = f"A 60-year-old woman had polyuria. {RANDOM} She was admitted."
+    assert not _judge(67, note, RANDOM[:-1], "Chloride", 54, "mEq/L").supports

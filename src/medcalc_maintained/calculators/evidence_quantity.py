@@ -115,7 +115,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             if T.REFERENCE_CUE.search(quote[max(0, m.start() - 25):m.start()]):
                 return no("reference-bound", f"{printed} bounds the reference range {m.group(0)!r}")
             return no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
-    owner, at = T.attributed(quote, s, e, mentions, keys)
+    owner, at = _owner(quote, s, e, mentions, keys)
     shown, norm = T.unit_after(quote, e)
     if owner not in keys and _unit_names(spec, norm, owner, value):
         owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
@@ -149,8 +149,10 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if owner is None:
         return no("bare-number", f"{printed} in {quote!r} is attributed to no named quantity")
     if owner not in keys:
-        term = next((quote[a:b] for a, b, k in mentions if a == at), owner)
-        return no("wrong-quantity", f"{printed} is the {term!r} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
+        term = repr(next((quote[a:b] for a, b, k in mentions if a == at), owner))
+        if not any(a == at and k == owner for a, _, k in mentions):
+            term += " of a list of urine results"  # a name re-read as the urine's (_owner)
+        return no("wrong-quantity", f"{printed} is the {term} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
                                      f"not {spec.name}")
     if at is None or not (qs <= at < qe):
         return no("bare-number", f"{printed} is the {spec.name} of the note, but the quote "
@@ -158,6 +160,31 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if dbp and re.search(r"\d\s*/\s*$", before) is None and re.search(r"^\s*/\s*\d", quote[e:e + 3]):
         return no("wrong-quantity", f"{printed} is the systolic pressure of {quote[s:e + 6].strip()!r}, not {spec.name}")
     return _after_owner(spec, inp, quote, qs, qe, s, e, printed, at, unit, converted, age_of_patient)
+
+
+def _owner(quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]) -> tuple[str | None, int | None]:
+    """The quantity the number at ``quote[s:e]`` belongs to and where it is named (:func:`.note_text.attributed`); a name
+    that is an item of a list led by a urine head ("urine electrolytes were sodium 179 mmol/L") names the urine's quantity
+    (:func:`_urine_quantity`), never the serum one."""
+    owner, at = T.attributed(quote, s, e, mentions, keys)
+    if owner is None or at is None or owner.startswith("\x00"):
+        return owner, at
+    name = next(((a, b) for a, b, _ in mentions if a == at), None)
+    if name is not None and T.urine_item(quote, name[0], name[1], mentions):
+        return _urine_quantity(owner), at
+    return owner, at
+
+
+URINE_ITEM = "\x00urine "  # a urine quantity the lexicon does not know (a urine glucose): no input
+
+
+def _urine_quantity(key: str) -> str:
+    """The lexicon key of the urine's quantity of ``key`` ("sodium" -> "urine sodium", "chloride" -> "other:urine
+    chloride"), or a key of no input where the lexicon knows none."""
+    name = key.removeprefix("other:")
+    known = {k for k, _ in L.all_quantities()}
+    return next((c for c in (f"urine {name}", f"other:urine {name}", f"urinary {name}", f"other:urinary {name}") if c in known),
+                URINE_ITEM + name)
 
 
 def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, lead: str) -> Verdict | None:
@@ -321,7 +348,7 @@ def _stated_range(spec: InputSpec, keys: set[str], note: str, s: int, e: int, me
     """Whether the number at ``s`` opens a range the note prints as the quantity's value ("creatinine 10–15"): the
     range attributed to the input, in no unit of another kind. A value printed as a range is stated, not absent."""
     rng = next((m for m in T.RANGE.finditer(note, T.sentence(note, s)[0]) if m.start() == s), None)
-    if rng is None or T.attributed(note, s, e, mentions, keys)[0] not in keys:
+    if rng is None or _owner(note, s, e, mentions, keys)[0] not in keys:
         return False
     _, norm = T.unit_after(note, rng.end())
     return norm is None or not spec.kind or norm in U.known_units(spec.kind)

@@ -253,6 +253,34 @@ def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
     return None, None
 
 
+# the head of a list of urine results ("urine electrolytes were", "the urine random studies revealed", "urinalysis showed"):
+# every item of the list it leads is a urine quantity
+URINE_HEAD = re.compile(r"\b(?:urine|urinary)\s+(?:[\w-]+\s+){0,2}?(?:stud(?:y|ies)|electrolytes|chemistr(?:y|ies)|indices|analysis|"
+                        r"tests?|results|labs?|laboratory (?:studies|tests|results|values)|values|panel)\b|\burinalysis\b", re.I)
+# what may stand between the head and the list's first name ("were", "revealed", ":")
+URINE_LIST_LEAD = re.compile(r"(?:\s|[:,=-]|\([^()]*\)|\b(?:were|was|are|is|showed|shows?|revealed|reveals?|demonstrated|"
+                             r"demonstrates|included|includes|including|with|of|as follows)\b)*", re.I)
+# a word that names another fluid or ends the urine list before a name ("... and serum creatinine", "while ...")
+NOT_URINE_ITEM = re.compile(r"\b(?:serum|plasma|blood|venous|arterial|capillary|while|whereas|but|however|although|"
+                            r"though|yet)\b|;", re.I)
+
+
+def urine_item(text: str, a: int, b: int, mentions: list[tuple[int, int, str]]) -> bool:
+    """Whether the name at ``text[a:b]`` is an item of a list that a urine head leads in its sentence ("Urine electrolytes
+    were sodium 179 mmol/L, potassium 14 mmol/L, creatinine 37 mg/dL": the sodium and the creatinine are the urine's):
+    the head leads directly into a named item, and neither another fluid ("serum creatinine") nor a new clause ("while")
+    comes between it and the name. A name that already says urine is no item to re-read."""
+    if re.search(r"\burin", text[a:b], re.I):
+        return False
+    sa, _ = sentence(text, a)
+    starts = {m[0] for m in mentions}
+    for head in URINE_HEAD.finditer(text, sa, a):
+        lead = URINE_LIST_LEAD.match(text, head.end())
+        if lead is not None and lead.end() in starts and not NOT_URINE_ITEM.search(text, head.end(), b):
+            return True
+    return False
+
+
 def prefer(tied: list[tuple[int, int, str]], mine: set[str]) -> str:
     """The key of tied mentions (one place named by several entries): the input's own when it is one."""
     return next((m[2] for m in tied if m[2] in mine), tied[0][2])
