@@ -369,3 +369,40 @@ def test_a_list_headed_by_urine_holds_urine_quantities(labs, quote, name, value,
 def test_a_chloride_of_a_urine_list_is_no_serum_chloride():
     note = f"A 60-year-old woman had polyuria. {RANDOM} She was admitted."
     assert not _judge(67, note, RANDOM[:-1], "Chloride", 54, "mEq/L").supports
+
+
+# ------------------------------------------------------------------------------------------------
+# alcoholic drinks per week: one drink, none, and a count of another period
+
+
+DRINKS = "Number of Alcoholic Drinks Per Week"
+
+
+@pytest.mark.parametrize("sentence,value,ok", [
+    ("His alcohol consumption is limited to a single drink per week.", 1, True),
+    ("His alcohol consumption is limited to a single drink per day.", 1, False),       # seven a week
+    ("He drinks one beer a day.", 1, False),
+    ("He drinks 3 beers daily.", 3, False),
+    ("He drinks 4 glasses of wine a month.", 4, False),
+    ("He drinks about four alcoholic drinks each week.", 4, True),
+    ("He drinks up to 12 drinks per week.", 12, False),                                  # a bound
+    ("She drinks twenty-one drinks per week.", 1, False),                               # a part of twenty-one
+    ("He does not regularly take aspirin, and he denies any tobacco or alcohol consumption.", 0, True),
+    ("He denies alcohol, tobacco, or illicit drug use.", 0, True),
+    ("She does not drink alcohol.", 0, True),
+    ("He denies heavy alcohol use.", 0, False),                                          # some drinking is not denied
+    ("He denies excessive alcohol consumption.", 0, False),
+    ("There is no history of alcohol abuse.", 0, False),
+    ("He does not drink alcohol regularly.", 0, False),
+    ("She does not drink alcohol, but she smokes.", 2, False),
+    ("He reports alcohol consumption.", 0, False),                                       # not negated
+    ("He has no complaints and drinks alcohol socially.", 0, False),                     # the negation is another's
+    ("He denies tobacco and drinks alcohol on weekends.", 0, False),
+    ("He denies tobacco and alcohol use.", 0, True),
+    ("No alcohol was detected in his blood.", 0, False),                                # a test, not his drinking
+    ("His father does not drink alcohol.", 0, False),                                   # a relative's
+])
+def test_a_weekly_drink_count_of_one_or_none(sentence, value, ok):
+    note = f"A 62-year-old man came for a check-up. He has liver cirrhosis. {sentence} He is free from hypertension."
+    v = _judge(25, note, sentence, DRINKS, value)
+    assert v.supports is ok, v.reason

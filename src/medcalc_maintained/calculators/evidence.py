@@ -38,8 +38,10 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     the record saying which and why; ``N-year-old`` is the age now; a time cue dates its own item of a list, not
     another's (``creatinine 2.3 (baseline 1.1), albumin 1.5``; ``glucose 17, baseline insulin 0.4``; ``bilirubin 2.4 -
     later 5.1, albumin 3.8``), a day of the illness is no hospital day, the day of admission and a first visit are the
-    presentation, and repeated attempts are no later time. An absent measurement is one the note prints no
-    value of, nor a range of (``creatinine 10–15``).
+    presentation, and repeated attempts are no later time. A count per week is no count per day (``one beer a day``);
+    a count of none is stated by a denial of its use (``denies any tobacco or alcohol consumption``, ``does not drink``),
+    never of an excess, a consequence or a test (``denies heavy alcohol use``, ``no alcohol-related ...``). An absent
+    measurement is one the note prints no value of, nor a range of (``creatinine 10–15``).
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
     ``without``, ``negative for``, ``void of``, ``was ruled out``, ``... is normal``, ``... were

@@ -30,7 +30,7 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
     hits += [(qs + s, qs + e, True) for s, e, v in T.numbers(quote)
              if not T.same_number(v, value) and _converts_to(spec, v, T.unit_after(quote, e)[1], value, unit)]
     if not hits:
-        return no("value-not-printed", f"{value!r} is not printed in {quote!r}")
+        return _none_stated(spec, value, text, qs, qe) or no("value-not-printed", f"{value!r} is not printed in {quote!r}")
     sa, _ = T.sentence(text, qs)
     _, sb = T.sentence(text, max(qs, qe - 1))
     mentions = L.mentions(text, sa, sb)
@@ -48,6 +48,46 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
         first_failure = first_failure or v
     assert first_failure is not None
     return first_failure
+
+
+# what makes a denial say less than "none": of an excess ("denies heavy alcohol use", "no alcohol abuse", "does not drink
+# regularly"), of a consequence ("no alcohol-related admissions", "no alcohol withdrawal") or of a test ("no alcohol was
+# detected in his blood")
+NOT_NONE = re.compile(r"\b(?:abuse|misuse|disorder|dependen\w*|alcoholism|alcoholic|binge|heav(?:y|ily)|excess\w*|significant\w*|"
+                      r"regular\w*|daily|much|frequent\w*|habitual\w*|chronic\w*|problem\w*|more than|over|beyond|withdrawal|"
+                      r"intoxicat\w*|related|induced|hepatitis|liver|cirrhosis|pancreatitis|poisoning|level|levels|blood|serum|"
+                      r"screen\w*|tests?|detected|found)\b|^-", re.I)
+
+
+# what may stand between a negation and the name it negates in a denial of use ("denies any tobacco or alcohol
+# consumption", "no history of alcohol use", "does not use alcohol"): no other noun or clause ("no complaints and ...")
+NONE_BETWEEN = re.compile(r"(?:\s|,|\b(?:any|the|his|her|their|current(?:ly)?|history|of|or|and|nor|tobacco|smoking|cigarettes?|"
+                          r"drugs?|illicit|recreational|illegal|substances?|use[sd]?|using|consumes?|consum(?:ed|ing)|takes?|"
+                          r"taking|have|has|had|to)\b)*", re.I)
+
+
+def _none_stated(spec: InputSpec, value: Any, text: str, qs: int, qe: int) -> Verdict | None:
+    """A count of none (``value`` 0) of an input whose absence the lexicon knows how to state (its ``negating`` terms:
+    "denies alcohol") where the quote states none: a negating term, or a name of the input that is no verb ("drinks") negated in
+    its clause by a denial of use (:data:`NONE_BETWEEN`: "he denies any tobacco or alcohol consumption"); never a denial of an excess, a consequence or a test (:data:`NOT_NONE`:
+    "denies heavy alcohol use" leaves some drinking) nor a relative's ("his father does not drink"). ``None`` when the quote states no such thing."""
+    entry = L.lexicon_entry(spec.name)
+    if spec.accessor != "number" or isinstance(value, bool) or value != 0 or entry is None or not entry.negating:
+        return None
+    quote = text[qs:qe]
+    said = [(qs + a, qs + b, qs + a) for a, b in L.term_spans(quote, entry.negating)]
+    for a, b in L.term_spans(quote, entry.names, entry.masks, entry.patterns):
+        ca, _ = T.clause(text, qs + a)
+        cues = list(T.NEGATION_BEFORE.finditer(text, ca, qs + a))
+        if cues and T.negated(text, qs + a, qs + b) and not re.match(r"drink", quote[a:b], re.I) \
+                and NONE_BETWEEN.fullmatch(text, cues[-1].end(), qs + a):
+            said.append((qs + a, qs + b, cues[-1].start()))
+    for a, b, lead in said:
+        _, cb = T.clause(text, a)
+        after = text[b:min(cb, b + 30)]
+        if not NOT_NONE.search(text[lead:b]) and not NOT_NONE.search(after) and not T.family(text, lead):
+            return ok(f"{text[lead:b]!r} states no {spec.name}: {value}")
+    return None
 
 
 def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any, unit: Any) -> bool:
@@ -189,8 +229,9 @@ def _urine_quantity(key: str) -> str:
 
 def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, lead: str) -> Verdict | None:
     """A number of the input's kind that measures something else: a mass lost or gained ("a 30 lb. weight loss", "lost
-    30 lb"), an object's mass ("lift a 2.3 kg weight"), a saturation on oxygen, a change of a level ("an increase of
-    2", "sodium rose 8 mEq/L"); ``None`` when it is none of these."""
+    30 lb"), an object's mass ("lift a 2.3 kg weight"), a saturation on oxygen, a count per another period than the
+    input's ("one beer a day" is no count per week), a change of a level ("an increase of 2", "sodium rose 8 mEq/L");
+    ``None`` when it is none of these."""
     ca, cb = T.clause(quote, s)
     shown, _ = T.unit_after(quote, e)
     after = quote[e:e + 40]
@@ -203,6 +244,11 @@ def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, 
                                     "not the patient's weight")
     if "saturation" in spec.name.lower() and T.ON_OXYGEN.search(quote[e:cb]):
         return no("wrong-quantity", f"{printed} is a saturation on supplemental oxygen, not on room air")
+    per = re.search(r"\bper (day|week|month|year)$", spec.name, re.I)
+    period = T.PER_PERIOD.search(quote, e, min(cb, e + 50)) if per else None
+    if per and period and T.PERIODS[next(g for g in period.groups() if g).lower()] != per.group(1).lower():
+        return no("wrong-quantity", f"{printed} is a count {period.group(0).strip()!r}, not {per.group(0)!r} "
+                                    f"({quote[max(ca, s - 20):period.end()].strip()!r})")
     if T.CHANGE_CUE.search(lead) or T.CHANGE_AFTER.match(rest):
         return no("wrong-quantity", f"{printed} is a change ({quote[max(ca, s - 30):e + 20].strip()!r}), not the level of "
                                     f"{spec.name}")

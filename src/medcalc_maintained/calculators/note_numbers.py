@@ -77,10 +77,13 @@ SPELLED_PART_AFTER = re.compile(r"^[\s-]*(?:hundred|thousand|million|half|halves
                                 r"sixths?|eighths?|tenths?)\b", re.I)
 
 
+A_SINGLE = re.compile(r"\ba\s+(single)\b", re.I)  # "a single drink": one
+
+
 def spelled_numbers(text: str, value: Any) -> list[tuple[int, int]]:
-    """Where ``text`` spells the whole number ``value`` (0 to 99) as words ("four alcoholic drinks", "a fifty-two-year-old"),
-    the whole of a compound only (the "two" of "fifty-two" is no two) and never a part of a larger number or a fraction
-    ("two hundred", "one hundred and fifty", "two-thirds")."""
+    """Where ``text`` spells the whole number ``value`` (0 to 99) as words ("four alcoholic drinks", "a fifty-two-year-old",
+    one as "a single drink"), the whole of a compound only (the "two" of "fifty-two" is no two) and never a part of a
+    larger number or a fraction ("two hundred", "one hundred and fifty", "two-thirds")."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -97,7 +100,9 @@ def spelled_numbers(text: str, value: Any) -> list[tuple[int, int]]:
         if n == int(v) and not SPELLED_PART_BEFORE.search(text, max(0, m.start() - 20), m.start()) \
                 and not SPELLED_PART_AFTER.match(text[m.end():m.end() + 12]):
             out.append((m.start(), m.end()))
-    return out
+    if int(v) == 1:
+        out += [(m.start(1), m.end(1)) for m in A_SINGLE.finditer(text)]
+    return sorted(out)
 
 
 def same_number(printed: float, value: Any) -> bool:

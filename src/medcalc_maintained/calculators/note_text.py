@@ -347,6 +347,14 @@ LIFTING = re.compile(r"\b(?:lift(?:s|ed|ing)?|carr(?:y|ies|ied|ying)|hold(?:s|in
 # a saturation measured on supplemental oxygen, not on room air
 ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|litres?)\b|nasal cannula|supplemental oxygen|"
                        r"non-?rebreather|face ?mask|high-flow|FiO2|oxygen therapy|on oxygen|with oxygen)", re.I)
+# the period a count is given per ("one beer a day", "3 drinks daily", "4 glasses a month", "2 drinks/week")
+PER_PERIOD = re.compile(r"\b(?:per|a|an|each|every)\s+(day|night|evening|week|month|year)\b|\b(daily|nightly|weekly|monthly|"
+                        r"yearly|annually)\b|/\s*(d|day|wk|week|mo|month|yr|year)\b", re.I)
+PERIODS = {"day": "day", "night": "day", "evening": "day", "daily": "day", "nightly": "day", "d": "day", "week": "week",
+           "weekly": "week", "wk": "week", "month": "month", "monthly": "month", "mo": "month", "year": "year",
+           "yearly": "year", "annually": "year", "yr": "year"}
+
+
 # a multiplier printed as a unit that no unit table knows ("13.7 x 104/L": a garbled power of ten)
 POWER_OF_TEN = re.compile(r"^10\s*\^?\s*\d{1,2}\s*/", re.I)
 # a comma and a new subject end a negation's scope ("she does not have a catheter, her tests revealed X")
