@@ -406,3 +406,32 @@ def test_a_weekly_drink_count_of_one_or_none(sentence, value, ok):
     note = f"A 62-year-old man came for a check-up. He has liver cirrhosis. {sentence} He is free from hypertension."
     v = _judge(25, note, sentence, DRINKS, value)
     assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# a line break that wraps a sentence (and a name) is no sentence end
+
+
+WRAPPED = ("A 14-year-old girl presented to a school-based screening. Her\nscreening lipid panel was within normal limits "
+           "(cholesterol 125 mg/dL, high-density\nlipoprotein 49 mg/dL, low-density lipoprotein 63 mg/dL, and triglycerides "
+           "68 mg/dL).\nPoint-of-care HbA1c was 8.5%.")
+
+
+@pytest.mark.parametrize("quote,name,value,ok", [
+    ("high-density\nlipoprotein 49 mg/dL", "high-density lipoprotein cholesterol", 49, True),
+    ("cholesterol 125 mg/dL, high-density\nlipoprotein 49 mg/dL", "Total cholesterol", 49, False),   # the HDL's
+    ("cholesterol 125 mg/dL, high-density\nlipoprotein 49 mg/dL", "Total cholesterol", 125, True),
+    ("low-density lipoprotein 63 mg/dL", "high-density lipoprotein cholesterol", 63, False),
+])
+def test_a_name_wrapped_over_two_lines_is_one_name(quote, name, value, ok):
+    v = _judge(44, WRAPPED, quote, name, value, "mg/dL")
+    assert v.supports is ok, v.reason
+
+
+def test_a_line_that_starts_with_a_capital_still_ends_the_sentence_before_it():
+    from medcalc_maintained.calculators.note_text import sentence
+
+    text = "Labs were drawn and the high-density lipoprotein was pending\nLDL 49 mg/dL on the panel."
+    assert text[slice(*sentence(text, text.index("49")))] == "LDL 49 mg/dL on the panel"
+    wrapped = "Labs were drawn, and the high-density\nlipoprotein was 49 mg/dL."
+    assert wrapped[slice(*sentence(wrapped, wrapped.index("49")))].startswith("Labs were drawn")

@@ -21,7 +21,9 @@ from medcalc_maintained.calculators.note_numbers import same_number as same_numb
 from medcalc_maintained.calculators.note_numbers import spelled_numbers as spelled_numbers
 from medcalc_maintained.calculators.note_numbers import unit_after as unit_after
 
-SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?\n]")
+# a line break ends a sentence, unless it wraps one: after a word, a comma or a hyphen and before a lower-case word
+# ("high-density\nlipoprotein 49 mg/dL")
+SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?]|\n(?:(?<![A-Za-z,\-]\n)|(?![a-z]))")
 CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|yet|aside from|apart from)\b|[;:]",
                            re.I)
 DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}-\d{1,2}-\d{4}\b"
@@ -115,7 +117,8 @@ PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
 def sentence(text: str, pos: int) -> tuple[int, int]:
-    """The sentence of ``text`` around ``pos`` (ends at ``.``+space, ``;``, ``!``, ``?``, a newline)."""
+    """The sentence of ``text`` around ``pos`` (ends at ``.``+space, ``;``, ``!``, ``?``, a newline that does not wrap it:
+    :data:`SENTENCE_END`)."""
     start = 0
     for m in SENTENCE_END.finditer(text, 0, pos):
         start = m.end()
