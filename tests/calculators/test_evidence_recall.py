@@ -435,3 +435,24 @@ def test_a_line_that_starts_with_a_capital_still_ends_the_sentence_before_it():
     assert text[slice(*sentence(text, text.index("49")))] == "LDL 49 mg/dL on the panel"
     wrapped = "Labs were drawn, and the high-density\nlipoprotein was 49 mg/dL."
     assert wrapped[slice(*sentence(wrapped, wrapped.index("49")))].startswith("Labs were drawn")
+
+
+# ------------------------------------------------------------------------------------------------
+# a name that follows its number in the same clause
+
+
+@pytest.mark.parametrize("sentence,name,value,unit,ok", [
+    ("Also, at 2.3 mg/dL, his bilirubin level has spiked slightly beyond the usual range.", "Bilirubin", 2.3, "mg/dL", True),
+    ("Also, at 2.3 mg/dL, his creatinine level has spiked slightly beyond the usual range.", "Bilirubin", 2.3, "mg/dL", False),
+    ("At 2.3 mg/dL, his bilirubin rose to 5.1 mg/dL over the day.", "Bilirubin", 2.3, "mg/dL", False),    # another value's
+    ("At 2.3 mg/dL, both bilirubin and creatinine were above the usual range.", "Bilirubin", 2.3, "mg/dL", False),
+    ("Within 2 days, his bilirubin level has spiked.", "Bilirubin", 2, "mg/dL", False),           # no unit of a bilirubin
+    ("At 2.3 mg/dL above the upper limit, his bilirubin was worrying.", "Bilirubin", 2.3, "mg/dL", False),   # a difference
+    ("Also, at 2.3, his bilirubin level has spiked.", "Bilirubin", 2.3, "mg/dL", False),           # no unit at all
+    ("An output of 890 mL/day of urine records a reasonable fluid balance.", "Urine Output", 890, "mL/day", True),
+    ("An output of 890 mL/day of drain fluid records a reasonable balance.", "Urine Output", 890, "mL/day", False),
+])
+def test_a_name_after_its_number_in_the_clause(sentence, name, value, unit, ok):
+    note = f"A 74-year-old man was admitted to the ICU. {sentence} His platelets were 160,000/µL."
+    v = _judge(43, note, sentence, name, value, unit)
+    assert v.supports is ok, v.reason

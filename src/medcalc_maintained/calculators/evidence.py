@@ -22,7 +22,9 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     number none, an item the lexicon does not know keeps its place), as does a list whose values follow its names
     directly, ``systolic and diastolic pressures of 118 and 74``; a dose ``each`` is every listed drug's; a length or a
     mass alone names height or weight; an item of a list that a urine head leads, ``urine electrolytes were sodium 179
-    mmol/L, creatinine 37 mg/dL``, is the urine's quantity, not the serum one), and
+    mmol/L, creatinine 37 mg/dL``, is the urine's quantity, not the serum one; with no term before it in its sentence, a
+    number whose unit is the input's is the one term's after it in its clause, ``at 2.3 mg/dL, his bilirubin level has
+    spiked``, where no other value, comparison or change comes between or after), and
     that quantity is the input; it is no bound of a reference range, no endpoint of a range, no bound
     (``below 10``), no change (``an increase of 2``, ``rose 8``, ``an 8 mEq/L rise``, ``(−26)``), no mass lost or gained
     (``a 30 lb. weight loss``) or of an object (``lift a 2.3 kg weight``), no denominator (``8/15``; a diastolic

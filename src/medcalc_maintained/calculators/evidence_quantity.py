@@ -155,7 +155,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             if T.REFERENCE_CUE.search(quote[max(0, m.start() - 25):m.start()]):
                 return no("reference-bound", f"{printed} bounds the reference range {m.group(0)!r}")
             return no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
-    owner, at = _owner(quote, s, e, mentions, keys)
+    owner, at = _owner(spec, quote, s, e, mentions, keys)
     shown, norm = T.unit_after(quote, e)
     if owner not in keys and _unit_names(spec, norm, owner, value):
         owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
@@ -202,17 +202,44 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     return _after_owner(spec, inp, quote, qs, qe, s, e, printed, at, unit, converted, age_of_patient)
 
 
-def _owner(quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]) -> tuple[str | None, int | None]:
-    """The quantity the number at ``quote[s:e]`` belongs to and where it is named (:func:`.note_text.attributed`); a name
-    that is an item of a list led by a urine head ("urine electrolytes were sodium 179 mmol/L") names the urine's quantity
-    (:func:`_urine_quantity`), never the serum one."""
+def _owner(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
+           ) -> tuple[str | None, int | None]:
+    """The quantity the number at ``quote[s:e]`` belongs to and where it is named (:func:`.note_text.attributed`, else
+    :func:`_named_after`); a name that is an item of a list led by a urine head ("urine electrolytes were sodium 179
+    mmol/L") names the urine's quantity (:func:`_urine_quantity`), never the serum one."""
     owner, at = T.attributed(quote, s, e, mentions, keys)
-    if owner is None or at is None or owner.startswith("\x00"):
+    if owner is None:
+        return _named_after(spec, quote, s, e, mentions, keys)
+    if at is None or owner.startswith("\x00"):
         return owner, at
     name = next(((a, b) for a, b, _ in mentions if a == at), None)
     if name is not None and T.urine_item(quote, name[0], name[1], mentions):
         return _urine_quantity(owner), at
     return owner, at
+
+
+# between a number and a name after it: a comparison or a change, not a reading ("2.3 mg/dL above the limit of bilirubin")
+COMPARED_AFTER = re.compile(r"\b(?:above|below|higher|lower|more|less|than|over|under|exceed\w*|increase\w*|decrease\w*|"
+                            r"ris(?:e|es|ing)|rose|drop\w*|fell|fall\w*|change\w*|from|to|in|by|limit|normal|range)\b", re.I)
+
+
+def _named_after(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
+                 ) -> tuple[str | None, int | None]:
+    """The quantity a number that no name precedes in its sentence belongs to by its unit and the one name after it in
+    its clause ("Also, at 2.3 mg/dL, his bilirubin level has spiked"): the unit is one of the input's kind, no other
+    number, comparison or change stands between (:data:`COMPARED_AFTER`), the clause names one quantity after the number
+    and prints no other value after that name ("At 2.3 mg/dL, his bilirubin rose to 5.1 mg/dL" is no reading of 2.3).
+    ``(None, None)`` otherwise."""
+    shown, norm = T.unit_after(quote, e)
+    if spec.accessor != "quantity" or not spec.kind or norm is None or norm not in U.known_units(spec.kind):
+        return None, None
+    _, cb = T.clause(quote, s)
+    end = quote.find(shown, e) + len(shown) if shown else e
+    places = T.distinct_places([m for m in mentions if end <= m[0] and m[1] <= cb])
+    if len(places) != 1 or any(True for _ in T.numbers(quote, end, places[0][0][0])) \
+            or any(True for _ in T.numbers(quote, places[0][0][1], cb)) or COMPARED_AFTER.search(quote, end, places[0][0][0]):
+        return None, None
+    return T.prefer(places[0], keys), places[0][0][0]
 
 
 URINE_ITEM = "\x00urine "  # a urine quantity the lexicon does not know (a urine glucose): no input
@@ -394,7 +421,7 @@ def _stated_range(spec: InputSpec, keys: set[str], note: str, s: int, e: int, me
     """Whether the number at ``s`` opens a range the note prints as the quantity's value ("creatinine 10–15"): the
     range attributed to the input, in no unit of another kind. A value printed as a range is stated, not absent."""
     rng = next((m for m in T.RANGE.finditer(note, T.sentence(note, s)[0]) if m.start() == s), None)
-    if rng is None or _owner(note, s, e, mentions, keys)[0] not in keys:
+    if rng is None or _owner(spec, note, s, e, mentions, keys)[0] not in keys:
         return False
     _, norm = T.unit_after(note, rng.end())
     return norm is None or not spec.kind or norm in U.known_units(spec.kind)
