@@ -456,3 +456,27 @@ def test_a_name_after_its_number_in_the_clause(sentence, name, value, unit, ok):
     note = f"A 74-year-old man was admitted to the ICU. {sentence} His platelets were 160,000/µL."
     v = _judge(43, note, sentence, name, value, unit)
     assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# "i.e." and "e.g." end no sentence
+
+
+@pytest.mark.parametrize("name,value,unit,ok", [
+    ("creatinine", 0.7, "mg/dL", True),
+    ("creatinine", 137, "mg/dL", False),     # the sodium's
+])
+def test_a_respectively_list_after_ie_pairs_in_order(name, value, unit, ok):
+    s = ("Most notably, both creatinine and sodium were within normal levels, i.e. 0.7 mg/dL and 137 mEq/L, respectively.")
+    note = f"A 45-year-old woman had a myomectomy. {s} She had a history of encephalopathy."
+    v = _judge(2, note, s, name, value, unit)
+    assert v.supports is ok, v.reason
+
+
+def test_ie_and_eg_end_no_sentence():
+    from medcalc_maintained.calculators.note_text import sentence
+
+    text = "Her labs were normal, i.e. creatinine 0.7 mg/dL. Drugs, e.g. aspirin, were held. Sodium 137 mmol/L."
+    assert text[slice(*sentence(text, text.index("0.7")))] == "Her labs were normal, i.e. creatinine 0.7 mg/dL"
+    assert text[slice(*sentence(text, text.index("aspirin")))] == " Drugs, e.g. aspirin, were held"
+    assert text[slice(*sentence(text, text.index("137")))] == " Sodium 137 mmol/L"

@@ -21,9 +21,10 @@ from medcalc_maintained.calculators.note_numbers import same_number as same_numb
 from medcalc_maintained.calculators.note_numbers import spelled_numbers as spelled_numbers
 from medcalc_maintained.calculators.note_numbers import unit_after as unit_after
 
-# a line break ends a sentence, unless it wraps one: after a word, a comma or a hyphen and before a lower-case word
+# a full stop ends a sentence, unless it ends a number or "i.e." / "e.g." ("within normal levels, i.e. 0.7 mg/dL and ...");
+# a line break ends one, unless it wraps it: after a word, a comma or a hyphen and before a lower-case word
 # ("high-density\nlipoprotein 49 mg/dL")
-SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?]|\n(?:(?<![A-Za-z,\-]\n)|(?![a-z]))")
+SENTENCE_END = re.compile(r"(?<!\d)(?<!\bi\.e)(?<!\be\.g)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?]|\n(?:(?<![A-Za-z,\-]\n)|(?![a-z]))")
 CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|yet|aside from|apart from)\b|[;:]",
                            re.I)
 DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}-\d{1,2}-\d{4}\b"
