@@ -14,8 +14,8 @@ from medcalc_maintained.calculators import note_lists as NL
 from medcalc_maintained.calculators.note_numbers import DECIMAL_COMMA as DECIMAL_COMMA
 from medcalc_maintained.calculators.note_numbers import FLAT_EXPONENT_GROUP as FLAT_EXPONENT_GROUP
 from medcalc_maintained.calculators.note_numbers import NUMBER as NUMBER
-from medcalc_maintained.calculators.note_numbers import flat_exponent as flat_exponent
 from medcalc_maintained.calculators.note_numbers import SPACED_THOUSANDS as SPACED_THOUSANDS
+from medcalc_maintained.calculators.note_numbers import flat_exponent as flat_exponent
 from medcalc_maintained.calculators.note_numbers import numbers as numbers
 from medcalc_maintained.calculators.note_numbers import same_number as same_number
 from medcalc_maintained.calculators.note_numbers import spelled_numbers as spelled_numbers
