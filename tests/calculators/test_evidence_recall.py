@@ -253,3 +253,230 @@ def test_a_clinical_phrasing_names_the_criterion(cid, sentence, name, value, ok)
     note = f"A patient was seen in clinic. {sentence} The visit ended."
     v = _judge(cid, note, sentence, name, value)
     assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# numbers spelled as words
+
+
+@pytest.mark.parametrize("sentence,value,ok", [
+    ("A fifty-year-old male was presented with abdominal pain.", 50, True),
+    ("A fifty-two-year-old male was presented with abdominal pain.", 52, True),
+    ("A fifty-two-year-old male was presented with abdominal pain.", 50, False),   # a part of the compound
+    ("A fifty-two-year-old male was presented with abdominal pain.", 2, False),
+    ("A seventy three year old woman was presented with abdominal pain.", 73, True),
+    ("A one hundred and fifty-year-old tree fell on him.", 50, False),             # a part of a larger number
+])
+def test_a_spelled_age_is_the_age(sentence, value, ok):
+    note = f"{sentence} The symptoms had started two days earlier."
+    v = _judge(38, note, sentence, "age", value, "years")
+    assert v.supports is ok, v.reason
+
+
+@pytest.mark.parametrize("text,value,want", [
+    ("twenty-one drinks", 21, ["twenty-one"]),
+    ("twenty-one drinks", 1, []),                 # "one" is a part of twenty-one
+    ("twenty-one drinks", 20, []),
+    ("ninety nine", 99, ["ninety nine"]),
+    ("two hundred patients", 2, []),              # a multiplier of a larger number
+    ("two-thirds of the dose", 2, []),            # a fraction
+    ("four drinks", 4, ["four"]),
+    ("zero", 0, ["zero"]),
+])
+def test_spelled_numbers_are_read_whole(text, value, want):
+    from medcalc_maintained.calculators.note_numbers import spelled_numbers
+
+    assert [text[a:b] for a, b in spelled_numbers(text, value)] == want
+
+
+# ------------------------------------------------------------------------------------------------
+# the abbreviation T of a vital-sign list
+
+
+@pytest.mark.parametrize("vitals,value,unit,ok", [
+    ("His vital signs are as follows: T 39.1 C, HR 82, BP 122/76, RR 14, and SpO2 99%.", 39.1, "°C", True),
+    ("Vitals: T: 101.3 F, P 96, BP 110/70.", 38.5, "°C", True),                  # in °F, converted
+    ("Vitals: T 38.2, HR 90, RR 18, BP 130/85.", 38.2, "°C", True),             # no unit, in a vital-sign list
+    ("His vital signs are as follows: T 39.1 C, HR 82, BP 122/76.", 82, "°C", False),   # the heart rate's
+    ("Staging was T 38 score, HR 82.", 38, "°C", False),                          # a T not followed by a temperature
+    ("The T 3 lesion measured 38 mm, HR 82.", 38, "°C", False),
+    ("His HR is 82 and his T 4 level is 39, with BP 120/80.", 39, "°C", False),
+])
+def test_the_abbreviation_t_before_a_temperature_is_the_temperature(vitals, value, unit, ok):
+    note = f"A 16-year-old boy presents with a sore throat. {vitals} The tonsils are swollen."
+    v = _judge(20, note, vitals, "Temperature", value, unit)
+    assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# "chlorine", a misspelling of chloride before a concentration
+
+
+@pytest.mark.parametrize("labs,name,value,ok", [
+    ("creatinine 1.1 mg/dL, serum sodium 133 mmol/L, and chlorine 89 mmol/L", "Chloride", 89, True),
+    ("creatinine 1.1 mg/dL, serum sodium 133 mmol/L, and chlorine 89 mmol/L", "Sodium", 89, False),  # no longer the sodium's
+    ("creatinine 1.1 mg/dL, serum sodium 133 mmol/L, and chlorine of 89 mEq/L", "Chloride", 89, True),
+    ("sodium 133 mmol/L after exposure to chlorine 10 ppm for 89 minutes", "Chloride", 89, False),   # the gas
+    ("sodium 133 mmol/L after exposure to chlorine gas, 89 mmol/L", "Chloride", 89, False),
+    ("serum sodium 133 mmol/L, and urine chlorine 89 mmol/L", "Chloride", 89, False),                # the urine's
+])
+def test_chlorine_before_a_concentration_is_the_chloride(labs, name, value, ok):
+    note = f"A 44-year-old man presented with thirst. Labs showed {labs}. He was admitted."
+    v = _judge(67, note, labs, name, value, "mmol/L")
+    assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# a list whose head names urine: each of its items is a urine quantity
+
+
+SERUM = "Pertinent labs included BUN 16 mg/dL, creatinine 0.65 mg/dL, sodium 134 mmol/L and potassium 3.6 mmol/L."
+URINE = "Urine electrolytes were sodium 179 mmol/L, potassium 14 mmol/L, chloride 25 mmol/L, creatinine 37 mg/dL."
+RANDOM = "The urine random studies revealed sodium 32 mEq/L, chloride 54 mEq/L and creatinine 60.3 mg/dL."
+BOTH = ("Serum electrolytes were sodium 140 mmol/L and creatinine 0.9 mg/dL, while urine electrolytes were sodium 21 mmol/L "
+        "and creatinine 88 mg/dL.")
+URINALYSIS = "Urinalysis was normal, sodium 133 mmol/L."
+NAMED = "Urine studies showed sodium 45 mmol/L, and serum creatinine 1.2 mg/dL."
+
+
+@pytest.mark.parametrize("labs,quote,name,value,unit,ok", [
+    (SERUM + " " + URINE, "Urine electrolytes were sodium 179 mmol/L", "Urine sodium", 179, "mmol/L", True),
+    (URINE, "Urine electrolytes were sodium 179 mmol/L", "Sodium", 179, "mmol/L", False),       # no serum sodium
+    (SERUM + " " + URINE, "creatinine 37 mg/dL", "Urine creatinine", 37, "mg/dL", True),
+    (URINE, "creatinine 37 mg/dL", "creatinine", 37, "mg/dL", False),
+    (RANDOM, RANDOM[:-1], "Urine creatinine", 60.3, "mg/dL", True),
+    (RANDOM, "The urine random studies revealed sodium 32 mEq/L", "Urine sodium", 32, "mEq/L", True),
+    # a serum list stays serum
+    (SERUM + " " + URINE, SERUM[:-1], "Sodium", 134, "mmol/L", True),
+    (SERUM + " " + URINE, SERUM[:-1], "Urine creatinine", 0.65, "mg/dL", False),
+    (BOTH, BOTH[:-1], "Sodium", 140, "mmol/L", True),
+    (BOTH, BOTH[:-1], "Urine sodium", 140, "mmol/L", False),
+    (BOTH, BOTH[:-1], "Urine sodium", 21, "mmol/L", True),
+    (BOTH, BOTH[:-1], "Urine creatinine", 88, "mg/dL", True),
+    (BOTH, BOTH[:-1], "Sodium", 21, "mmol/L", False),
+    # a urinalysis that is no list head, and a serum item named as such after a urine list
+    (URINALYSIS, URINALYSIS[:-1], "Sodium", 133, "mmol/L", True),
+    (URINALYSIS, URINALYSIS[:-1], "Urine sodium", 133, "mmol/L", False),
+    (NAMED, NAMED[:-1], "creatinine", 1.2, "mg/dL", True),
+    (NAMED, NAMED[:-1], "Urine creatinine", 1.2, "mg/dL", False),
+])
+def test_a_list_headed_by_urine_holds_urine_quantities(labs, quote, name, value, unit, ok):
+    note = f"A 60-year-old woman had polyuria. {labs} She was admitted."
+    v = _judge(40, note, quote, name, value, unit)
+    assert v.supports is ok, v.reason
+
+
+def test_a_chloride_of_a_urine_list_is_no_serum_chloride():
+    note = f"A 60-year-old woman had polyuria. {RANDOM} She was admitted."
+    assert not _judge(67, note, RANDOM[:-1], "Chloride", 54, "mEq/L").supports
+
+
+# ------------------------------------------------------------------------------------------------
+# alcoholic drinks per week: one drink, none, and a count of another period
+
+
+DRINKS = "Number of Alcoholic Drinks Per Week"
+
+
+@pytest.mark.parametrize("sentence,value,ok", [
+    ("His alcohol consumption is limited to a single drink per week.", 1, True),
+    ("His alcohol consumption is limited to a single drink per day.", 1, False),       # seven a week
+    ("He drinks one beer a day.", 1, False),
+    ("He drinks 3 beers daily.", 3, False),
+    ("He drinks 4 glasses of wine a month.", 4, False),
+    ("He drinks about four alcoholic drinks each week.", 4, True),
+    ("He drinks up to 12 drinks per week.", 12, False),                                  # a bound
+    ("She drinks twenty-one drinks per week.", 1, False),                               # a part of twenty-one
+    ("He does not regularly take aspirin, and he denies any tobacco or alcohol consumption.", 0, True),
+    ("He denies alcohol, tobacco, or illicit drug use.", 0, True),
+    ("She does not drink alcohol.", 0, True),
+    ("He denies heavy alcohol use.", 0, False),                                          # some drinking is not denied
+    ("He denies excessive alcohol consumption.", 0, False),
+    ("There is no history of alcohol abuse.", 0, False),
+    ("He does not drink alcohol regularly.", 0, False),
+    ("She does not drink alcohol, but she smokes.", 2, False),
+    ("He reports alcohol consumption.", 0, False),                                       # not negated
+    ("He has no complaints and drinks alcohol socially.", 0, False),                     # the negation is another's
+    ("He denies tobacco and drinks alcohol on weekends.", 0, False),
+    ("He denies tobacco and alcohol use.", 0, True),
+    ("No alcohol was detected in his blood.", 0, False),                                # a test, not his drinking
+    ("His father does not drink alcohol.", 0, False),                                   # a relative's
+])
+def test_a_weekly_drink_count_of_one_or_none(sentence, value, ok):
+    note = f"A 62-year-old man came for a check-up. He has liver cirrhosis. {sentence} He is free from hypertension."
+    v = _judge(25, note, sentence, DRINKS, value)
+    assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# a line break that wraps a sentence (and a name) is no sentence end
+
+
+WRAPPED = ("A 14-year-old girl presented to a school-based screening. Her\nscreening lipid panel was within normal limits "
+           "(cholesterol 125 mg/dL, high-density\nlipoprotein 49 mg/dL, low-density lipoprotein 63 mg/dL, and triglycerides "
+           "68 mg/dL).\nPoint-of-care HbA1c was 8.5%.")
+
+
+@pytest.mark.parametrize("quote,name,value,ok", [
+    ("high-density\nlipoprotein 49 mg/dL", "high-density lipoprotein cholesterol", 49, True),
+    ("cholesterol 125 mg/dL, high-density\nlipoprotein 49 mg/dL", "Total cholesterol", 49, False),   # the HDL's
+    ("cholesterol 125 mg/dL, high-density\nlipoprotein 49 mg/dL", "Total cholesterol", 125, True),
+    ("low-density lipoprotein 63 mg/dL", "high-density lipoprotein cholesterol", 63, False),
+])
+def test_a_name_wrapped_over_two_lines_is_one_name(quote, name, value, ok):
+    v = _judge(44, WRAPPED, quote, name, value, "mg/dL")
+    assert v.supports is ok, v.reason
+
+
+def test_a_line_that_starts_with_a_capital_still_ends_the_sentence_before_it():
+    from medcalc_maintained.calculators.note_text import sentence
+
+    text = "Labs were drawn and the high-density lipoprotein was pending\nLDL 49 mg/dL on the panel."
+    assert text[slice(*sentence(text, text.index("49")))] == "LDL 49 mg/dL on the panel"
+    wrapped = "Labs were drawn, and the high-density\nlipoprotein was 49 mg/dL."
+    assert wrapped[slice(*sentence(wrapped, wrapped.index("49")))].startswith("Labs were drawn")
+
+
+# ------------------------------------------------------------------------------------------------
+# a name that follows its number in the same clause
+
+
+@pytest.mark.parametrize("sentence,name,value,unit,ok", [
+    ("Also, at 2.3 mg/dL, his bilirubin level has spiked slightly beyond the usual range.", "Bilirubin", 2.3, "mg/dL", True),
+    ("Also, at 2.3 mg/dL, his creatinine level has spiked slightly beyond the usual range.", "Bilirubin", 2.3, "mg/dL", False),
+    ("At 2.3 mg/dL, his bilirubin rose to 5.1 mg/dL over the day.", "Bilirubin", 2.3, "mg/dL", False),    # another value's
+    ("At 2.3 mg/dL, both bilirubin and creatinine were above the usual range.", "Bilirubin", 2.3, "mg/dL", False),
+    ("Within 2 days, his bilirubin level has spiked.", "Bilirubin", 2, "mg/dL", False),           # no unit of a bilirubin
+    ("At 2.3 mg/dL above the upper limit, his bilirubin was worrying.", "Bilirubin", 2.3, "mg/dL", False),   # a difference
+    ("Also, at 2.3, his bilirubin level has spiked.", "Bilirubin", 2.3, "mg/dL", False),           # no unit at all
+    ("An output of 890 mL/day of urine records a reasonable fluid balance.", "Urine Output", 890, "mL/day", True),
+    ("An output of 890 mL/day of drain fluid records a reasonable balance.", "Urine Output", 890, "mL/day", False),
+])
+def test_a_name_after_its_number_in_the_clause(sentence, name, value, unit, ok):
+    note = f"A 74-year-old man was admitted to the ICU. {sentence} His platelets were 160,000/µL."
+    v = _judge(43, note, sentence, name, value, unit)
+    assert v.supports is ok, v.reason
+
+
+# ------------------------------------------------------------------------------------------------
+# "i.e." and "e.g." end no sentence
+
+
+@pytest.mark.parametrize("name,value,unit,ok", [
+    ("creatinine", 0.7, "mg/dL", True),
+    ("creatinine", 137, "mg/dL", False),     # the sodium's
+])
+def test_a_respectively_list_after_ie_pairs_in_order(name, value, unit, ok):
+    s = ("Most notably, both creatinine and sodium were within normal levels, i.e. 0.7 mg/dL and 137 mEq/L, respectively.")
+    note = f"A 45-year-old woman had a myomectomy. {s} She had a history of encephalopathy."
+    v = _judge(2, note, s, name, value, unit)
+    assert v.supports is ok, v.reason
+
+
+def test_ie_and_eg_end_no_sentence():
+    from medcalc_maintained.calculators.note_text import sentence
+
+    text = "Her labs were normal, i.e. creatinine 0.7 mg/dL. Drugs, e.g. aspirin, were held. Sodium 137 mmol/L."
+    assert text[slice(*sentence(text, text.index("0.7")))] == "Her labs were normal, i.e. creatinine 0.7 mg/dL"
+    assert text[slice(*sentence(text, text.index("aspirin")))] == " Drugs, e.g. aspirin, were held"
+    assert text[slice(*sentence(text, text.index("137")))] == " Sodium 137 mmol/L"

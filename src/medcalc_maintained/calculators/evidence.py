@@ -21,7 +21,10 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     21.9/1.98``, pair names and numbers in order (:mod:`.note_lists`: a slash pair is one value, a parenthesised
     number none, an item the lexicon does not know keeps its place), as does a list whose values follow its names
     directly, ``systolic and diastolic pressures of 118 and 74``; a dose ``each`` is every listed drug's; a length or a
-    mass alone names height or weight), and
+    mass alone names height or weight; an item of a list that a urine head leads, ``urine electrolytes were sodium 179
+    mmol/L, creatinine 37 mg/dL``, is the urine's quantity, not the serum one; with no term before it in its sentence, a
+    number whose unit is the input's is the one term's after it in its clause, ``at 2.3 mg/dL, his bilirubin level has
+    spiked``, where no other value, comparison or change comes between or after), and
     that quantity is the input; it is no bound of a reference range, no endpoint of a range, no bound
     (``below 10``), no change (``an increase of 2``, ``rose 8``, ``an 8 mEq/L rise``, ``(−26)``), no mass lost or gained
     (``a 30 lb. weight loss``) or of an object (``lift a 2.3 kg weight``), no denominator (``8/15``; a diastolic
@@ -37,8 +40,10 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     the record saying which and why; ``N-year-old`` is the age now; a time cue dates its own item of a list, not
     another's (``creatinine 2.3 (baseline 1.1), albumin 1.5``; ``glucose 17, baseline insulin 0.4``; ``bilirubin 2.4 -
     later 5.1, albumin 3.8``), a day of the illness is no hospital day, the day of admission and a first visit are the
-    presentation, and repeated attempts are no later time. An absent measurement is one the note prints no
-    value of, nor a range of (``creatinine 10–15``).
+    presentation, and repeated attempts are no later time. A count per week is no count per day (``one beer a day``);
+    a count of none is stated by a denial of its use (``denies any tobacco or alcohol consumption``, ``does not drink``),
+    never of an excess, a consequence or a test (``denies heavy alcohol use``, ``no alcohol-related ...``). An absent
+    measurement is one the note prints no value of, nor a range of (``creatinine 10–15``).
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
     ``without``, ``negative for``, ``void of``, ``was ruled out``, ``... is normal``, ``... were

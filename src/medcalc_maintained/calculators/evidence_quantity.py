@@ -30,7 +30,7 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
     hits += [(qs + s, qs + e, True) for s, e, v in T.numbers(quote)
              if not T.same_number(v, value) and _converts_to(spec, v, T.unit_after(quote, e)[1], value, unit)]
     if not hits:
-        return no("value-not-printed", f"{value!r} is not printed in {quote!r}")
+        return _none_stated(spec, value, text, qs, qe) or no("value-not-printed", f"{value!r} is not printed in {quote!r}")
     sa, _ = T.sentence(text, qs)
     _, sb = T.sentence(text, max(qs, qe - 1))
     mentions = L.mentions(text, sa, sb)
@@ -48,6 +48,46 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
         first_failure = first_failure or v
     assert first_failure is not None
     return first_failure
+
+
+# what makes a denial say less than "none": of an excess ("denies heavy alcohol use", "no alcohol abuse", "does not drink
+# regularly"), of a consequence ("no alcohol-related admissions", "no alcohol withdrawal") or of a test ("no alcohol was
+# detected in his blood")
+NOT_NONE = re.compile(r"\b(?:abuse|misuse|disorder|dependen\w*|alcoholism|alcoholic|binge|heav(?:y|ily)|excess\w*|significant\w*|"
+                      r"regular\w*|daily|much|frequent\w*|habitual\w*|chronic\w*|problem\w*|more than|over|beyond|withdrawal|"
+                      r"intoxicat\w*|related|induced|hepatitis|liver|cirrhosis|pancreatitis|poisoning|level|levels|blood|serum|"
+                      r"screen\w*|tests?|detected|found)\b|^-", re.I)
+
+
+# what may stand between a negation and the name it negates in a denial of use ("denies any tobacco or alcohol
+# consumption", "no history of alcohol use", "does not use alcohol"): no other noun or clause ("no complaints and ...")
+NONE_BETWEEN = re.compile(r"(?:\s|,|\b(?:any|the|his|her|their|current(?:ly)?|history|of|or|and|nor|tobacco|smoking|cigarettes?|"
+                          r"drugs?|illicit|recreational|illegal|substances?|use[sd]?|using|consumes?|consum(?:ed|ing)|takes?|"
+                          r"taking|have|has|had|to)\b)*", re.I)
+
+
+def _none_stated(spec: InputSpec, value: Any, text: str, qs: int, qe: int) -> Verdict | None:
+    """A count of none (``value`` 0) of an input whose absence the lexicon knows how to state (its ``negating`` terms:
+    "denies alcohol") where the quote states none: a negating term, or a name of the input that is no verb ("drinks") negated in
+    its clause by a denial of use (:data:`NONE_BETWEEN`: "he denies any tobacco or alcohol consumption"); never a denial of an excess, a consequence or a test (:data:`NOT_NONE`:
+    "denies heavy alcohol use" leaves some drinking) nor a relative's ("his father does not drink"). ``None`` when the quote states no such thing."""
+    entry = L.lexicon_entry(spec.name)
+    if spec.accessor != "number" or isinstance(value, bool) or value != 0 or entry is None or not entry.negating:
+        return None
+    quote = text[qs:qe]
+    said = [(qs + a, qs + b, qs + a) for a, b in L.term_spans(quote, entry.negating)]
+    for a, b in L.term_spans(quote, entry.names, entry.masks, entry.patterns):
+        ca, _ = T.clause(text, qs + a)
+        cues = list(T.NEGATION_BEFORE.finditer(text, ca, qs + a))
+        if cues and T.negated(text, qs + a, qs + b) and not re.match(r"drink", quote[a:b], re.I) \
+                and NONE_BETWEEN.fullmatch(text, cues[-1].end(), qs + a):
+            said.append((qs + a, qs + b, cues[-1].start()))
+    for a, b, lead in said:
+        _, cb = T.clause(text, a)
+        after = text[b:min(cb, b + 30)]
+        if not NOT_NONE.search(text[lead:b]) and not NOT_NONE.search(after) and not T.family(text, lead):
+            return ok(f"{text[lead:b]!r} states no {spec.name}: {value}")
+    return None
 
 
 def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any, unit: Any) -> bool:
@@ -115,7 +155,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             if T.REFERENCE_CUE.search(quote[max(0, m.start() - 25):m.start()]):
                 return no("reference-bound", f"{printed} bounds the reference range {m.group(0)!r}")
             return no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
-    owner, at = T.attributed(quote, s, e, mentions, keys)
+    owner, at = _owner(spec, quote, s, e, mentions, keys)
     shown, norm = T.unit_after(quote, e)
     if owner not in keys and _unit_names(spec, norm, owner, value):
         owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
@@ -149,8 +189,10 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if owner is None:
         return no("bare-number", f"{printed} in {quote!r} is attributed to no named quantity")
     if owner not in keys:
-        term = next((quote[a:b] for a, b, k in mentions if a == at), owner)
-        return no("wrong-quantity", f"{printed} is the {term!r} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
+        term = repr(next((quote[a:b] for a, b, k in mentions if a == at), owner))
+        if not any(a == at and k == owner for a, _, k in mentions):
+            term += " of a list of urine results"  # a name re-read as the urine's (_owner)
+        return no("wrong-quantity", f"{printed} is the {term} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
                                      f"not {spec.name}")
     if at is None or not (qs <= at < qe):
         return no("bare-number", f"{printed} is the {spec.name} of the note, but the quote "
@@ -160,10 +202,63 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     return _after_owner(spec, inp, quote, qs, qe, s, e, printed, at, unit, converted, age_of_patient)
 
 
+def _owner(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
+           ) -> tuple[str | None, int | None]:
+    """The quantity the number at ``quote[s:e]`` belongs to and where it is named (:func:`.note_text.attributed`, else
+    :func:`_named_after`); a name that is an item of a list led by a urine head ("urine electrolytes were sodium 179
+    mmol/L") names the urine's quantity (:func:`_urine_quantity`), never the serum one."""
+    owner, at = T.attributed(quote, s, e, mentions, keys)
+    if owner is None:
+        return _named_after(spec, quote, s, e, mentions, keys)
+    if at is None or owner.startswith("\x00"):
+        return owner, at
+    name = next(((a, b) for a, b, _ in mentions if a == at), None)
+    if name is not None and T.urine_item(quote, name[0], name[1], mentions):
+        return _urine_quantity(owner), at
+    return owner, at
+
+
+# between a number and a name after it: a comparison or a change, not a reading ("2.3 mg/dL above the limit of bilirubin")
+COMPARED_AFTER = re.compile(r"\b(?:above|below|higher|lower|more|less|than|over|under|exceed\w*|increase\w*|decrease\w*|"
+                            r"ris(?:e|es|ing)|rose|drop\w*|fell|fall\w*|change\w*|from|to|in|by|limit|normal|range)\b", re.I)
+
+
+def _named_after(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
+                 ) -> tuple[str | None, int | None]:
+    """The quantity a number that no name precedes in its sentence belongs to by its unit and the one name after it in
+    its clause ("Also, at 2.3 mg/dL, his bilirubin level has spiked"): the unit is one of the input's kind, no other
+    number, comparison or change stands between (:data:`COMPARED_AFTER`), the clause names one quantity after the number
+    and prints no other value after that name ("At 2.3 mg/dL, his bilirubin rose to 5.1 mg/dL" is no reading of 2.3).
+    ``(None, None)`` otherwise."""
+    shown, norm = T.unit_after(quote, e)
+    if spec.accessor != "quantity" or not spec.kind or norm is None or norm not in U.known_units(spec.kind):
+        return None, None
+    _, cb = T.clause(quote, s)
+    end = quote.find(shown, e) + len(shown) if shown else e
+    places = T.distinct_places([m for m in mentions if end <= m[0] and m[1] <= cb])
+    if len(places) != 1 or any(True for _ in T.numbers(quote, end, places[0][0][0])) \
+            or any(True for _ in T.numbers(quote, places[0][0][1], cb)) or COMPARED_AFTER.search(quote, end, places[0][0][0]):
+        return None, None
+    return T.prefer(places[0], keys), places[0][0][0]
+
+
+URINE_ITEM = "\x00urine "  # a urine quantity the lexicon does not know (a urine glucose): no input
+
+
+def _urine_quantity(key: str) -> str:
+    """The lexicon key of the urine's quantity of ``key`` ("sodium" -> "urine sodium", "chloride" -> "other:urine
+    chloride"), or a key of no input where the lexicon knows none."""
+    name = key.removeprefix("other:")
+    known = {k for k, _ in L.all_quantities()}
+    return next((c for c in (f"urine {name}", f"other:urine {name}", f"urinary {name}", f"other:urinary {name}") if c in known),
+                URINE_ITEM + name)
+
+
 def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, lead: str) -> Verdict | None:
     """A number of the input's kind that measures something else: a mass lost or gained ("a 30 lb. weight loss", "lost
-    30 lb"), an object's mass ("lift a 2.3 kg weight"), a saturation on oxygen, a change of a level ("an increase of
-    2", "sodium rose 8 mEq/L"); ``None`` when it is none of these."""
+    30 lb"), an object's mass ("lift a 2.3 kg weight"), a saturation on oxygen, a count per another period than the
+    input's ("one beer a day" is no count per week), a change of a level ("an increase of 2", "sodium rose 8 mEq/L");
+    ``None`` when it is none of these."""
     ca, cb = T.clause(quote, s)
     shown, _ = T.unit_after(quote, e)
     after = quote[e:e + 40]
@@ -176,6 +271,11 @@ def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, 
                                     "not the patient's weight")
     if "saturation" in spec.name.lower() and T.ON_OXYGEN.search(quote[e:cb]):
         return no("wrong-quantity", f"{printed} is a saturation on supplemental oxygen, not on room air")
+    per = re.search(r"\bper (day|week|month|year)$", spec.name, re.I)
+    period = T.PER_PERIOD.search(quote, e, min(cb, e + 50)) if per else None
+    if per and period and T.PERIODS[next(g for g in period.groups() if g).lower()] != per.group(1).lower():
+        return no("wrong-quantity", f"{printed} is a count {period.group(0).strip()!r}, not {per.group(0)!r} "
+                                    f"({quote[max(ca, s - 20):period.end()].strip()!r})")
     if T.CHANGE_CUE.search(lead) or T.CHANGE_AFTER.match(rest):
         return no("wrong-quantity", f"{printed} is a change ({quote[max(ca, s - 30):e + 20].strip()!r}), not the level of "
                                     f"{spec.name}")
@@ -321,7 +421,7 @@ def _stated_range(spec: InputSpec, keys: set[str], note: str, s: int, e: int, me
     """Whether the number at ``s`` opens a range the note prints as the quantity's value ("creatinine 10–15"): the
     range attributed to the input, in no unit of another kind. A value printed as a range is stated, not absent."""
     rng = next((m for m in T.RANGE.finditer(note, T.sentence(note, s)[0]) if m.start() == s), None)
-    if rng is None or T.attributed(note, s, e, mentions, keys)[0] not in keys:
+    if rng is None or _owner(spec, note, s, e, mentions, keys)[0] not in keys:
         return False
     _, norm = T.unit_after(note, rng.end())
     return norm is None or not spec.kind or norm in U.known_units(spec.kind)

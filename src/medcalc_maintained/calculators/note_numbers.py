@@ -66,18 +66,43 @@ def per_volume_count(norm: str | None) -> bool:
 
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-                "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+                "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+TENS_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+# a whole number spelled from 0 to 99: "fifty-two" and "seventy three" are one number each, never a "two" or a "fifty"
+SPELLED = re.compile(rf"\b(?:(?P<tens>{'|'.join(TENS_WORDS)})(?:[\s-](?P<unit>{'|'.join(NUMBER_WORDS[1:10])})\b)?"
+                     rf"|(?P<small>{'|'.join(NUMBER_WORDS)}))\b", re.I)
+# a spelled number that is a part of a larger one ("two hundred", "one hundred and fifty") or a fraction ("two-thirds")
+SPELLED_PART_BEFORE = re.compile(r"\b(?:hundred|thousand|million)\s+(?:and\s+)?$", re.I)
+SPELLED_PART_AFTER = re.compile(r"^[\s-]*(?:hundred|thousand|million|half|halves|thirds?|quarters?|fourths?|fifths?|"
+                                r"sixths?|eighths?|tenths?)\b", re.I)
+
+
+A_SINGLE = re.compile(r"\ba\s+(single)\b", re.I)  # "a single drink": one
 
 
 def spelled_numbers(text: str, value: Any) -> list[tuple[int, int]]:
-    """Where ``text`` spells the whole number ``value`` (0 to 20) as a word ("four alcoholic drinks")."""
+    """Where ``text`` spells the whole number ``value`` (0 to 99) as words ("four alcoholic drinks", "a fifty-two-year-old",
+    one as "a single drink"), the whole of a compound only (the "two" of "fifty-two" is no two) and never a part of a
+    larger number or a fraction ("two hundred", "one hundred and fifty", "two-thirds")."""
     try:
         v = float(value)
     except (TypeError, ValueError):
         return []
-    if isinstance(value, bool) or not v.is_integer() or not 0 <= v <= 20:
+    if isinstance(value, bool) or not v.is_integer() or not 0 <= v <= 99:
         return []
-    return [(m.start(), m.end()) for m in re.finditer(rf"\b{NUMBER_WORDS[int(v)]}\b", text, re.I)]
+    out = []
+    for m in SPELLED.finditer(text):
+        if m.group("small"):
+            n = NUMBER_WORDS.index(m.group("small").lower())
+        else:
+            n = 20 + 10 * TENS_WORDS.index(m.group("tens").lower())
+            n += NUMBER_WORDS.index(m.group("unit").lower()) if m.group("unit") else 0
+        if n == int(v) and not SPELLED_PART_BEFORE.search(text, max(0, m.start() - 20), m.start()) \
+                and not SPELLED_PART_AFTER.match(text[m.end():m.end() + 12]):
+            out.append((m.start(), m.end()))
+    if int(v) == 1:
+        out += [(m.start(1), m.end(1)) for m in A_SINGLE.finditer(text)]
+    return sorted(out)
 
 
 def same_number(printed: float, value: Any) -> bool:

@@ -21,7 +21,10 @@ from medcalc_maintained.calculators.note_numbers import same_number as same_numb
 from medcalc_maintained.calculators.note_numbers import spelled_numbers as spelled_numbers
 from medcalc_maintained.calculators.note_numbers import unit_after as unit_after
 
-SENTENCE_END = re.compile(r"(?<!\d)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?\n]")
+# a full stop ends a sentence, unless it ends a number or "i.e." / "e.g." ("within normal levels, i.e. 0.7 mg/dL and ...");
+# a line break ends one, unless it wraps it: after a word, a comma or a hyphen and before a lower-case word
+# ("high-density\nlipoprotein 49 mg/dL")
+SENTENCE_END = re.compile(r"(?<!\d)(?<!\bi\.e)(?<!\be\.g)\.(?=\s|$)|(?<=\d)\.(?=\s+[A-Z(])|[;!?]|\n(?:(?<![A-Za-z,\-]\n)|(?![a-z]))")
 CLAUSE_BREAK = re.compile(r"\b(?:but|however|although|though|except|whereas|yet|aside from|apart from)\b|[;:]",
                            re.I)
 DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}-\d{1,2}-\d{4}\b"
@@ -115,7 +118,8 @@ PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
 def sentence(text: str, pos: int) -> tuple[int, int]:
-    """The sentence of ``text`` around ``pos`` (ends at ``.``+space, ``;``, ``!``, ``?``, a newline)."""
+    """The sentence of ``text`` around ``pos`` (ends at ``.``+space, ``;``, ``!``, ``?``, a newline that does not wrap it:
+    :data:`SENTENCE_END`)."""
     start = 0
     for m in SENTENCE_END.finditer(text, 0, pos):
         start = m.end()
@@ -253,6 +257,34 @@ def attributed(text: str, s: int, e: int, mentions: list[tuple[int, int, str]],
     return None, None
 
 
+# the head of a list of urine results ("urine electrolytes were", "the urine random studies revealed", "urinalysis showed"):
+# every item of the list it leads is a urine quantity
+URINE_HEAD = re.compile(r"\b(?:urine|urinary)\s+(?:[\w-]+\s+){0,2}?(?:stud(?:y|ies)|electrolytes|chemistr(?:y|ies)|indices|analysis|"
+                        r"tests?|results|labs?|laboratory (?:studies|tests|results|values)|values|panel)\b|\burinalysis\b", re.I)
+# what may stand between the head and the list's first name ("were", "revealed", ":")
+URINE_LIST_LEAD = re.compile(r"(?:\s|[:,=-]|\([^()]*\)|\b(?:were|was|are|is|showed|shows?|revealed|reveals?|demonstrated|"
+                             r"demonstrates|included|includes|including|with|of|as follows)\b)*", re.I)
+# a word that names another fluid or ends the urine list before a name ("... and serum creatinine", "while ...")
+NOT_URINE_ITEM = re.compile(r"\b(?:serum|plasma|blood|venous|arterial|capillary|while|whereas|but|however|although|"
+                            r"though|yet)\b|;", re.I)
+
+
+def urine_item(text: str, a: int, b: int, mentions: list[tuple[int, int, str]]) -> bool:
+    """Whether the name at ``text[a:b]`` is an item of a list that a urine head leads in its sentence ("Urine electrolytes
+    were sodium 179 mmol/L, potassium 14 mmol/L, creatinine 37 mg/dL": the sodium and the creatinine are the urine's):
+    the head leads directly into a named item, and neither another fluid ("serum creatinine") nor a new clause ("while")
+    comes between it and the name. A name that already says urine is no item to re-read."""
+    if re.search(r"\burin", text[a:b], re.I):
+        return False
+    sa, _ = sentence(text, a)
+    starts = {m[0] for m in mentions}
+    for head in URINE_HEAD.finditer(text, sa, a):
+        lead = URINE_LIST_LEAD.match(text, head.end())
+        if lead is not None and lead.end() in starts and not NOT_URINE_ITEM.search(text, head.end(), b):
+            return True
+    return False
+
+
 def prefer(tied: list[tuple[int, int, str]], mine: set[str]) -> str:
     """The key of tied mentions (one place named by several entries): the input's own when it is one."""
     return next((m[2] for m in tied if m[2] in mine), tied[0][2])
@@ -319,6 +351,14 @@ LIFTING = re.compile(r"\b(?:lift(?:s|ed|ing)?|carr(?:y|ies|ied|ying)|hold(?:s|in
 # a saturation measured on supplemental oxygen, not on room air
 ON_OXYGEN = re.compile(r"^[^.;]{0,25}?\b(?:on \d+(?:\.\d+)?\s*(?:L|l|liters?|litres?)\b|nasal cannula|supplemental oxygen|"
                        r"non-?rebreather|face ?mask|high-flow|FiO2|oxygen therapy|on oxygen|with oxygen)", re.I)
+# the period a count is given per ("one beer a day", "3 drinks daily", "4 glasses a month", "2 drinks/week")
+PER_PERIOD = re.compile(r"\b(?:per|a|an|each|every)\s+(day|night|evening|week|month|year)\b|\b(daily|nightly|weekly|monthly|"
+                        r"yearly|annually)\b|/\s*(d|day|wk|week|mo|month|yr|year)\b", re.I)
+PERIODS = {"day": "day", "night": "day", "evening": "day", "daily": "day", "nightly": "day", "d": "day", "week": "week",
+           "weekly": "week", "wk": "week", "month": "month", "monthly": "month", "mo": "month", "year": "year",
+           "yearly": "year", "annually": "year", "yr": "year"}
+
+
 # a multiplier printed as a unit that no unit table knows ("13.7 x 104/L": a garbled power of ten)
 POWER_OF_TEN = re.compile(r"^10\s*\^?\s*\d{1,2}\s*/", re.I)
 # a comma and a new subject end a negation's scope ("she does not have a catheter, her tests revealed X")
