@@ -169,6 +169,51 @@ def test_forked_workers_end_on_sigterm_whatever_the_parent_installed():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _stop_signals_blocked(items):
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    return [bool(blocked & {signal.SIGTERM, signal.SIGINT}) for _ in items]
+
+
+def test_a_worker_takes_stop_signals_only_once_its_handlers_are_the_defaults():
+    """The pool forks with SIGTERM and SIGINT blocked (a SIGTERM that Pool.terminate sends before a worker's
+    initializer runs would meet the parent's handler and be lost, leaving the pool's exit waiting forever);
+    the worker unblocks them after restoring their defaults, the parent's mask is restored, and the workers
+    end on the pool's sentinel, none left behind."""
+    import multiprocessing as mp
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert map_chunks(_stop_signals_blocked, list(range(1_200)), workers=2) == [False] * 1_200
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
+    assert mp.active_children() == []
+
+
+def test_a_sigterm_sent_before_a_worker_restores_its_handlers_still_ends_it():
+    """The race the pool's exit hung on: Pool.terminate's SIGTERM reaching a worker forked with the parent's
+    handler (here one that does nothing) before the worker's initializer ran. Forked the way the pool forks,
+    the signal waits until the initializer has restored the default, and then ends the worker."""
+    import os
+    import time
+
+    from medcalc_maintained.core.parallel import _blocked, _default_signals
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        with _blocked():
+            pid = os.fork()
+            if pid == 0:  # the worker: slow to start, as under load
+                try:
+                    time.sleep(0.5)
+                    _default_signals()
+                    time.sleep(2)
+                finally:
+                    os._exit(0)
+        os.kill(pid, signal.SIGTERM)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
+
+
 def test_recompute_and_checks_are_the_same_in_two_processes(real_instances):
     """The stage's single pass, in one process or two, gives exactly the tables of recompute()
     followed by run_checks() on that recompute."""

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 ROWS_PER_WORKER = 2_500  # fewer rows than this per worker do not repay starting a process
 CHUNK = 500  # rows per task: the unit of progress and of load balancing
 
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}  # blocked while a pool forks (see _blocked)
 _JOB: tuple[Callable[[Sequence[Any]], list], Sequence[Any]] | None = None  # inherited by forked workers
 
 
@@ -36,12 +37,26 @@ def worker_count(rows: int, workers: int | None = None) -> int:
 
 
 def _default_signals() -> None:
-    """A forked worker's first act: SIGTERM and SIGINT back to their defaults. A worker inherits the
-    parent's Python handlers, and ``Pool.terminate`` ends workers with SIGTERM; a handler that does
-    not exit (verifiers' ``Environment`` installs one in any process that builds an environment)
-    left a worker alive and the pool's exit waiting on it forever (seen in the test suite)."""
+    """A forked worker's first act: SIGTERM and SIGINT back to their defaults, then unblocked. A worker
+    inherits the parent's Python handlers, and ``Pool.terminate`` ends workers with SIGTERM; a handler that
+    does not exit (verifiers' ``Environment`` installs one in any process that builds an environment) left
+    a worker alive and the pool's exit waiting on it forever (seen in the test suite). The parent forks
+    with both signals blocked (:func:`_blocked`), so one sent before this runs waits, and is delivered
+    here with its default action."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
+class _blocked:
+    """SIGTERM and SIGINT blocked in the calling thread while the pool forks its workers (a worker
+    inherits the mask, and unblocks them once its handlers are the defaults)."""
+
+    def __enter__(self) -> None:
+        self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+
+    def __exit__(self, *exc: object) -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
 
 
 def _chunk(bounds: tuple[int, int]) -> list:
@@ -69,9 +84,15 @@ def map_chunks(fn: Callable[[Sequence[Any]], list], items: Sequence[Any], *, wor
         return out
     _JOB = (fn, items)
     try:
-        with mp.get_context("fork").Pool(n, initializer=_default_signals) as pool:
+        with _blocked():
+            pool = mp.get_context("fork").Pool(n, initializer=_default_signals)
+        try:
             for part in _track(pool.imap(_chunk, bounds), len(bounds), progress):
                 out.extend(part)
+            pool.close()  # the workers end on the pool's sentinel, no signal needed
+            pool.join()
+        finally:
+            pool.terminate()  # ends the workers on an error (nothing left to end after join)
     finally:
         _JOB = None
     return out
