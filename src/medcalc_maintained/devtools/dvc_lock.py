@@ -54,7 +54,7 @@ def dvc_schema_problem(doc: dict) -> str | None:
 
 def committed_lock(root: Path) -> str:
     """``dvc.lock`` as committed at ``HEAD`` of the git repository at ``root``."""
-    from medcalc_maintained.release.git import git
+    from medcalc_maintained.core.git import git
 
     proc = git("show", f"HEAD:{LOCK}", cwd=root, check=False)
     if proc.returncode != 0:

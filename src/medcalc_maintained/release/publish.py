@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from medcalc_maintained.core import git
 from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.versions import from_tag, full_tag, short_tag, version_key
-from medcalc_maintained.release import git
 from medcalc_maintained.release.layout import MANIFEST, draft_evidence, read_manifest, verify_manifest
 from medcalc_maintained.release.semver import publish_problem
 

@@ -31,6 +31,7 @@ import pandas as pd
 
 from medcalc_maintained import ledger
 from medcalc_maintained.calculators.severity import change_level
+from medcalc_maintained.core import git
 from medcalc_maintained.core.io import DataError, read_parquet
 from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
@@ -39,7 +40,7 @@ from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import explanations, git, mini, proposals, row_evidence
+from medcalc_maintained.release import explanations, mini, proposals, row_evidence
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release
 from medcalc_maintained.release.tables import (

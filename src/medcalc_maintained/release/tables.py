@@ -33,12 +33,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from medcalc_maintained.core import git
 from medcalc_maintained.core.io import DataError, sha256_file, write_atomic
 from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import rules
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import git
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
 

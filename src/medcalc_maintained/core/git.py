@@ -1,4 +1,4 @@
-"""The one way the release code runs git."""
+"""The one way the project runs git (releases, the published history, dvc.lock's repair)."""
 
 from __future__ import annotations
 
