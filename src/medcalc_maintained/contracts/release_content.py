@@ -37,6 +37,7 @@ import pandas as pd
 from medcalc_maintained.core.answers import is_correct
 from medcalc_maintained.core.labels import ERROR_STATUSES
 from medcalc_maintained.core.rows import row_dicts
+from medcalc_maintained.core.versions import ReleaseRules
 from medcalc_maintained.release.layout import card_front_matter, config_of
 
 
@@ -140,7 +141,7 @@ def _evidence_ok(r: dict[str, Any], inputs: Any, definition: Any) -> bool:
         and not D.definition_problem(cid, definition)
 
 
-def _derivation_ok(r: dict[str, Any], doc: dict[str, Any], gated: bool = False,
+def _derivation_ok(r: dict[str, Any], doc: dict[str, Any], release_rules: ReleaseRules = ReleaseRules(),
                    frozen: Mapping[str, Mapping[str, Any]] | None = None) -> bool:
     """The shipped ``Derivation`` re-derived from the row's own ``Relevant Entities`` and note: the
     quotes are the note's text, the definition is published, and the label's derivation status is
@@ -156,7 +157,7 @@ def _derivation_ok(r: dict[str, Any], doc: dict[str, Any], gated: bool = False,
     again = D.label_derivation(int(r["Calculator ID"]), entities_or_empty(r.get("Relevant Entities")), r.get("Ground Truth Answer"),
                                r.get("Lower Limit"), r.get("Upper Limit"), str(r.get("Output Type")),
                                {"inputs": inputs, "definition": doc.get("definition"), "justification": doc.get("reason")},
-                               note=cell_text(r.get("Patient Note")), evidence=gated, frozen=frozen)
+                               note=cell_text(r.get("Patient Note")), rules=release_rules, frozen=frozen)
     return again.status == doc.get("status")
 
 
@@ -188,7 +189,8 @@ def derivations_view(full: pd.DataFrame, version: Any, frozen: Mapping[str, Mapp
             "evidence_problem"]
     if full.empty or not rules(version).derivations:
         return pd.DataFrame(columns=cols)
-    gated = rules(version).evidence_gate
+    release_rules = rules(version)
+    gated = release_rules.evidence_gate
     rows = []
     for r in row_dicts(full):
         if str(r.get("Label Status")) == "unverified":
@@ -198,7 +200,7 @@ def derivations_view(full: pd.DataFrame, version: Any, frozen: Mapping[str, Mapp
         doc = parsed or {}
         problem = _evidence_problem(r, doc, frozen) if gated and recorded else None
         rows.append({"split": str(r["split"]), "uid": int(r["uid"]), "derivation_recorded": recorded,
-                     "label_reproduces_definition": recorded and _derivation_ok(r, doc, gated, frozen),
+                     "label_reproduces_definition": recorded and _derivation_ok(r, doc, release_rules, frozen),
                      "derived": recorded and doc.get("status") in DERIVED,
                      "evidence_supports_inputs": problem is None, "evidence_problem": problem})
     return pd.DataFrame(rows, columns=cols)

@@ -38,6 +38,7 @@ from medcalc_maintained.calculators.policy import known_version, load_policy
 from medcalc_maintained.core.answers import is_correct, parse_answer
 from medcalc_maintained.core.labels import DISPUTED
 from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.versions import ReleaseRules
 
 
 @dataclass(frozen=True)
@@ -237,13 +238,15 @@ class LabelDerivation:
 
 def label_derivation(calculator_id: int, entities: Mapping[str, Any], label: Any, lower: Any, upper: Any,
                      output_type: str, record: Mapping[str, Any] | None, *, note: str | None = None,
-                     evidence: bool = False, frozen: Mapping[str, Mapping[str, Any]] | None = None) -> LabelDerivation:
+                     rules: ReleaseRules = ReleaseRules(), frozen: Mapping[str, Mapping[str, Any]] | None = None
+                     ) -> LabelDerivation:
     """How ``label`` (with its limits) derives from the row's upstream ``entities`` and its applied
     ledger ``record`` (its inputs, definition, override, justification): the definition the record
     names (else the declared one) applied to the entities patched by the inputs must grade the label
     correct; an ``N/A`` derives when the definition gives no value or the record states why the note
-    cannot answer."""
-    if evidence:
+    cannot answer. ``rules``: the release's (:func:`medcalc_maintained.core.versions.rules`); under its evidence
+    gate the recorded inputs are held to the verifier (:func:`evidenced_derivation`)."""
+    if rules.evidence_gate:
         return evidenced_derivation(calculator_id, entities, label, lower, upper, output_type, record, note, frozen)
     rec = record or {}
     inputs = [dict(i) for i in rec.get("inputs") or []]
@@ -348,7 +351,7 @@ def disputed_document(doc: dict[str, Any], record: Mapping[str, Any], label: Any
                       f"({record.get('id')}); the label stays until a record decides it"}
 
 
-def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, evidence: bool = False,
+def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, rules: ReleaseRules = ReleaseRules(),
                     frozen: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any] | None]:
     """The ``Derivation`` document (:meth:`LabelDerivation.document`) of every verified row of a
     maintained frame (``None`` for an unverified row): its label against the derivation its last
@@ -356,7 +359,7 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, 
     the ledger's records (:class:`~medcalc_maintained.ledger.records.Record`)."""
     ents = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
     notes = {(str(s), int(u)): n for s, u, n in zip(instances["split"], instances["uid"], instances["Patient Note"])} \
-        if evidence else {}
+        if rules.evidence_gate else {}
     by_id = {r.id: r.data for r in records if r.valid}
     out: list[dict[str, Any] | None] = []
     for r in maintained.to_dict("records"):
@@ -367,7 +370,7 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, 
         dispute = by_id.get(ids[-1]) if ids and str(r["Label Status"]) == DISPUTED else None
         d = label_derivation(int(r["Calculator ID"]), entities_or_empty(ents.get((str(r["split"]), int(r["uid"])))),
                              r["Ground Truth Answer"], r["Lower Limit"], r["Upper Limit"], str(r["Output Type"]),
-                             label_record(by_id, ids), evidence=evidence,
+                             label_record(by_id, ids), rules=rules,
                              note=notes.get((str(r["split"]), int(r["uid"]))), frozen=frozen)
         out.append(d.document() if dispute is None else disputed_document(d.document(), dispute, r["Ground Truth Answer"]))
     return out

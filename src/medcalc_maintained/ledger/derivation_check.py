@@ -19,6 +19,7 @@ from medcalc_maintained.calculators.evidence import Verdict, verify
 from medcalc_maintained.core.answers import limits
 from medcalc_maintained.core.io import DataError, read_parquet
 from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.versions import UNRELEASED, rules
 from medcalc_maintained.ledger import derivation as D
 from medcalc_maintained.ledger.propose import current_row
 from medcalc_maintained.ledger.records import DERIVATION_FIELDS, Record, collect, read_derivation_file
@@ -88,7 +89,7 @@ def check_row(project: Project, split: str, uid: int, *, inputs_file: Path | Non
     lo, hi = (row["Lower Limit"], row["Upper Limit"]) if label is None else limits(label, otype, None)
     result = D.label_derivation(cid, entities_or_empty(ents), shown, lo, hi, otype,
                                 {"inputs": recorded, "definition": chosen, "justification": doc.get("justification")},
-                                note=note, evidence=True)
+                                note=note, rules=rules(UNRELEASED))
     return DerivationCheck(split, int(uid), {str(k): v for k, v in row.items()}, inputs_file is None, list(recorded),
                            [verify(cid, inp, note) for inp in recorded], D.input_problems(cid, recorded, note),
                            shown, result)

@@ -204,7 +204,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         corrections = typed_frame(_records_table(records, instances, release.version, project.root, include_unreleased))
     maintained = maintained.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     published = history.get(release.version)
-    docs = row_derivations(maintained, instances, records, evidence=release.rules.evidence_gate,
+    docs = row_derivations(maintained, instances, records, rules=release.rules,
                            frozen=published.verdicts if published else None) if release.rules.derivations else None
     texts, sources = explanations.explain(maintained, corrections, docs)
     maintained["Ground Truth Explanation"] = texts

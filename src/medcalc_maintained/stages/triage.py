@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.io import read_csv_for_people, read_parquet, write_atomic, write_csv_for_people, write_json
+from medcalc_maintained.core.versions import UNRELEASED, rules
 from medcalc_maintained.ledger import derivation
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.planning import impact, requeue
@@ -89,7 +90,7 @@ def underived_rows(maintained: pd.DataFrame, instances: pd.DataFrame, records: l
     """Verified rows whose label no recorded derivation reproduces (an override or unexplained, under
     the evidence rules of the releases from 2.2.0 on: a derivation whose recorded inputs the verifier
     rejects is unexplained), ``(split, uid) -> reason``: re-reviewed after the policy contradictions."""
-    docs = derivation.row_derivations(maintained, instances, records, evidence=True)
+    docs = derivation.row_derivations(maintained, instances, records, rules=rules(UNRELEASED))
     return {(str(s), int(u)): f"label has no derivation ({d['status']}): {d['reason']}"
             for s, u, d in zip(maintained["split"], maintained["uid"], docs) if d and d["status"] in derivation.UNDERIVED}
 
