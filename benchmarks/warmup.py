@@ -16,7 +16,7 @@ and the release tables (``dvc repro release-tables``). Steps, each timed:
    ``--max-new-tokens`` each: the share of groups whose rewards are not all equal, per arm (GRPO
    skips a step whose groups all have equal rewards).
 
-Prints each step's seconds and the wall time. On 2 busy CPU cores: see README "Rewards and training".
+Prints each step's seconds and the wall time. On 2 busy CPU cores: see docs/training.md.
 """
 
 from __future__ import annotations

@@ -43,8 +43,8 @@ NOT_IMPORTED = {
     "ruamel-yaml-clib": "DVC's YAML reader is 4x faster with its C parser (comment in pyproject.toml)",
     "accelerate": "transformers' Trainer (under trl's GRPOTrainer) requires it at run time",
     "gguf": "transformers reads the GGUF of SmolLM2 with it (scoring/small_model.py, gguf_file=)",
-    "fastapi": "`transformers serve`, the OpenAI-compatible server vf-eval talks to, runs on it (README, verifiers)",
-    "uvicorn": "`transformers serve` runs its FastAPI app with it (README, verifiers)",
+    "fastapi": "`transformers serve`, the OpenAI-compatible server vf-eval talks to, runs on it (docs/harnesses.md, verifiers)",
+    "uvicorn": "`transformers serve` runs its FastAPI app with it (docs/harnesses.md, verifiers)",
 }
 
 

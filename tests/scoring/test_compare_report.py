@@ -89,7 +89,7 @@ def test_smoke_outputs_of_the_pipeline():
     out = ROOT / "data" / "compare" / "report"
     metrics = json.loads((out / "metrics.json").read_text())
     assert all(isinstance(v, (int, float, bool)) for v in metrics.values())
-    # 2.0.0's mini config has 519 rows (README); the release tables are not committed (a fresh clone
+    # 2.0.0's mini config has 519 rows (docs/releases.md); the release tables are not committed (a fresh clone
     # runs `make test` before `make run`), so the count is checked against the report's own rows
     assert metrics["heldout_rows"] == 519
     per = pd.read_csv(out / "per_calculator.csv")

@@ -42,7 +42,7 @@ app = typer.Typer(
 
 @app.callback()
 def _root() -> None:
-    """Maintain MedCalc-Bench labels like code (see the README for the pipeline)."""
+    """Maintain MedCalc-Bench labels like code (see docs/pipeline.md for the pipeline)."""
 
 
 for _module in (pipeline, llm, ledger, review, release, compare, evaluate, regrade, mcp, upstream, harness, lock,

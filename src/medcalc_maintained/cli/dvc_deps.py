@@ -1,4 +1,5 @@
-"""``dvc-deps``: regenerate dvc.yaml's code deps and its header's stage list from the code (``make deps``)."""
+"""``dvc-deps``: regenerate dvc.yaml's code deps and its header's stage list from the code, and the stage
+table of docs/pipeline.md from dvc.yaml and the code (``make deps``)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ def dvc_deps(
 ) -> None:
     """Rewrite every stage's `${src}` deps in dvc.yaml (the import closure of its module and the data
     files it reads; a directory when every file under it is one of them) and the header's stage list;
-    the rest of dvc.yaml is kept byte for byte. Run it after adding an import; then `dvc repro`."""
+    the rest of dvc.yaml is kept byte for byte. Then the stage table of docs/pipeline.md, from dvc.yaml
+    and the code. Run it after adding an import or a stage; then `dvc repro`."""
+    from medcalc_maintained.devtools import docs_tables
     from medcalc_maintained.devtools.dvc_deps import DVC_FILE, problems, regenerate
     from medcalc_maintained.project import find_root
 
     root = find_root()
     try:
-        found, lines = (problems(root), None) if check else ([], regenerate(root))
+        found = problems(root) + docs_tables.problems(root) if check else []
+        lines, page = (None, False) if check else (regenerate(root), docs_tables.regenerate(root))
     except DataError as exc:
         fail(exc)
     for p in found:
@@ -28,13 +32,15 @@ def dvc_deps(
         fail(DataError(root / DVC_FILE, f"{len(found)} generated part(s) differ from the code; "
                                         "run `make deps` (medcalc-maintained dvc-deps)"), code=1)
     if check:
-        console.print(f"{DVC_FILE}: the deps and the stage list are what the code says", highlight=False,
-                      soft_wrap=True)
+        console.print(f"{DVC_FILE}: the deps and the stage list are what the code says; so is {docs_tables.PAGE}'s "
+                      "stage table", highlight=False, soft_wrap=True)
     elif lines is None:
         console.print(f"{DVC_FILE}: unchanged", highlight=False)
     else:
         console.print(f"{DVC_FILE}: rewritten ({lines[0]} -> {lines[1]} lines); "
                       "`dvc repro` next (`dvc status` shows the stages whose deps changed)", highlight=False, soft_wrap=True)
+    if not check:
+        console.print(f"{docs_tables.PAGE}: stage table {'rewritten' if page else 'unchanged'}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -30,7 +30,7 @@ from medcalc_maintained.core.io import DataError, write_dir
 
 FILES = ("model_metadata.yaml", "tokenizer_configs.yaml", "model_deployments.yaml")
 DTYPES = ("float32", "bfloat16", "float16")
-# every harness of the real-model test loads the checkpoint in float32 (README, "The real model, measured")
+# every harness of the real-model test loads the checkpoint in float32 (docs/harnesses.md, "The real model, measured")
 DEFAULT_DTYPE = "float32"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # transformers writes this for a tokenizer whose context length nobody stated

@@ -8,7 +8,7 @@ detection, reading, the rule it reproduces), ``--format`` and the adapters that 
 and Inspect run (the task version they record, :func:`task_version`) take everything else from the
 row: adding a harness touches its folder and this table (``tests/harnesses/test_registry.py`` checks
 it). The adapters of lm-eval, Inspect, verifiers and HELM keep the module names by which their
-harness loads them, the released card and the README name them, and written task directories import
+harness loads them, the released card and docs/harnesses.md name them, and written task directories import
 them (``harnesses/lm_eval_task.py``, ``inspect_task.py``, ``verifiers_env.py``, ``helm_scenario.py``,
 ``helm_run_spec.py``, ``helm_model.py``): the column ``adapters`` names them. ``jsonl`` and ``csv``
 are ``evaluate``'s own predictions, read by :func:`~.results.read_plain` (nothing recorded to reproduce).

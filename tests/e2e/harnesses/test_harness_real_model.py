@@ -219,7 +219,7 @@ def serve(model: Path, port: int, env: dict[str, str], log: Path) -> subprocess.
 
 def test_verifiers_through_an_openai_server_decodes_as_lm_eval(release_dir, model_dir, lm_run, tmp_path, capsys,
                                                                 request):
-    """vf-eval, as the README runs it, against `transformers serve`: the same messages, the same outputs."""
+    """vf-eval, as docs/harnesses.md runs it, against `transformers serve`: the same messages, the same outputs."""
     pytest.importorskip("verifiers")
     pytest.importorskip("fastapi")
     lm, _, _ = lm_run
@@ -260,7 +260,7 @@ HELM_RUN = ROOT / ".venv-helm" / "bin" / "helm-run"
 @pytest.mark.skipif(not HELM_RUN.exists(), reason="no .venv-helm (make harness-env H=helm)")
 def test_helm_with_its_model_configuration_decodes_as_lm_eval(release_dir, model_dir, lm_run, tmp_path, capsys,
                                                               request):
-    """helm-run, as the README runs it (the model configured by `harness helm-model`, float32), on the same rows."""
+    """helm-run, as docs/harnesses.md runs it (the model configured by `harness helm-model`, float32), on the same rows."""
     lm, _, _ = lm_run
     env = offline_env(tmp_path)
     env.pop("PYTHONPATH")  # .venv-helm has this package installed (editable, --no-deps)

@@ -159,7 +159,7 @@ def test_lm_eval_task_directory(hub, cases, relabel, tmp_path):
     tasks = {}
     for rev in (*REVISIONS.values(), "v2.1"):
         tasks[rev] = tmp_path / f"tasks-{rev}"
-        # the README's command: for v2.0 (the directory the lm_eval command line reads below) as the installed
+        # docs/harnesses.md's command: for v2.0 (the directory the lm_eval command line reads below) as the installed
         # console script in its own process, for the other tags in this process (the same command)
         if rev == "v2.0":
             proc = subprocess.run([str(exe / "medcalc-maintained"), "harness", "lm-eval", "--revision", rev,

@@ -204,7 +204,7 @@ def test_dependencies_are_the_modules_a_stage_runs(fresh_project, module, expect
 def test_following_another_upstream_version_is_one_experiment(fresh_project, tmp_path):
     """`dvc exp run -S upstream.version=2024-06` rebases the ledger and builds the next MAJOR release
     on 2024-06, whose changelog lists upstream's changes apart from ours (issue: following upstream).
-    The experiment runs up to its target `release` (the README's command, without a target, also
+    The experiment runs up to its target `release` (docs/upstream.md's command, without a target, also
     reruns the compare stages on the new release tables; the moved-outputs test runs those)."""
     import json
 

@@ -27,7 +27,7 @@ def real_configs(tables_project):
 
 
 def test_readme_subset_mini_command_on_the_real_releases(tables_root, real_configs, tmp_path, monkeypatch):
-    """The README's `evaluate PRED --against v1.0 --against v2.0 --subset mini` on real labels:
+    """docs/evaluating.md's `evaluate PRED --against v1.0 --against v2.0 --subset mini` on real labels:
     1.0.0 has no mini rows, so both versions are scored on 2.0.0's mini rows."""
     mini = real_configs("2.0.0", "mini")
     assert len(real_configs("1.0.0", "mini")) == 0 and len(mini) > 0
