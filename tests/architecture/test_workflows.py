@@ -35,21 +35,22 @@ def test_actionlint_catches_a_broken_workflow(tmp_path):
 
 
 def test_ci_runs_each_step_once():
-    """.ci/run is `make run test` (one make: the venv and `dvc pull` are made once; the pipeline's
-    outputs exist when the tests run, and a test skipped for a missing one fails CI), the workflow
-    runs neither command again, and the release is validated once (by `make run`, with its docs)."""
+    """.ci/run is `make run test docs` (one make: the venv and `dvc pull` are made once; the pipeline's
+    outputs exist when the tests run, and a test skipped for a missing one fails CI; the documentation
+    site is built strict), the workflow runs none of them again, and the release is validated once (by
+    `make run`, with its Data Docs)."""
     import yaml
 
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8"))
     runs = [s.get("run", "") for job in workflow["jobs"].values() for s in job["steps"]]
     assert sum("bash .ci/run" in r for r in runs) == 1
-    assert not any(re.search(r"\bmake (run|test)\b|validate build/release", r) for r in runs), runs
+    assert not any(re.search(r"\bmake (run|test|docs)\b|mkdocs|validate build/release", r) for r in runs), runs
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.findall(r"^make .*$", script, flags=re.M) == ['make run test PYTEST_ARGS="-rs ${PYTEST_ARGS:-}" 2>&1 | tee "$log"']
+    assert re.findall(r"^make .*$", script, flags=re.M) == ['make run test docs PYTEST_ARGS="-rs ${PYTEST_ARGS:-}" 2>&1 | tee "$log"']
     assert 'grep -q "pipeline outputs absent"' in script  # a skip for a missing pipeline output fails CI
     assert "git status --porcelain" in script  # the tree-clean check after `make run`
-    dry = subprocess.run(["make", "-n", "test", "run", "VALIDATE_DOCS=build/data-docs/release"], cwd=ROOT,
+    dry = subprocess.run(["make", "-n", "test", "run", "docs", "VALIDATE_DOCS=build/data-docs/release"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout.splitlines()
     for step in ("dvc pull", "dvc repro", "ruff check", "-m pytest",
-                 "validate build/release --docs build/data-docs/release"):
+                 "validate build/release --docs build/data-docs/release", "mkdocs build --strict"):
         assert sum(step in line for line in dry) == 1, (step, dry)
