@@ -21,6 +21,7 @@ from typer.main import get_command
 
 from medcalc_maintained.calculators import load_all
 from medcalc_maintained.cli import app
+from medcalc_maintained.core.io import DataError
 from medcalc_maintained.core.labels import DISPUTED, RECORD_STATUSES, UNVERIFIED
 from medcalc_maintained.core.versions import resolve_tag
 from medcalc_maintained.devtools import docs_tables
@@ -71,7 +72,12 @@ def anchors(path: Path) -> set[str]:
     text = re.sub(r'^--8<-- "([^"]+)"$', lambda m: (ROOT / m.group(1)).read_text(encoding="utf-8"),
                   path.read_text(encoding="utf-8"), flags=re.M)
     text = FENCE.sub("", text)
-    return {slug(h) for h in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, flags=re.M)}
+    found = {slug(h) for h in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, flags=re.M)}
+    for name in re.findall(r"^::: ([\w.]+)$", text, flags=re.M):  # an API page: each module's anchor is its name
+        base = ROOT / "src" / name.replace(".", "/")
+        modules = [p.relative_to(ROOT / "src").with_suffix("") for p in base.rglob("*.py")] if base.is_dir() else []
+        found |= {name} | {".".join(m.parts[:-1] if m.name == "__init__" else m.parts) for m in modules}
+    return found
 
 
 # -- the README ---------------------------------------------------------------------------------------
@@ -250,12 +256,33 @@ def test_the_stage_table_lists_every_stage_after_the_stages_it_reads():
 
     doc = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))
     text = (DOCS / "pipeline.md").read_text(encoding="utf-8")
-    names = re.findall(r"^\| `([a-z-]+)` \| `([^`]+)` \|", text, flags=re.M)
+    names = re.findall(r"^\| \[`([a-z-]+)`\]\(reference/stages\.md#[\w.]+\) \| `([^`]+)` \|", text, flags=re.M)
     assert sorted(n for n, _ in names) == sorted(doc["stages"])
     order = [n for n, _ in names]
     for stage, (producers, _) in reads(ROOT, doc).items():
         assert all(order.index(p) < order.index(stage) for p in producers), stage
     assert dict(names)["release-tables"] == "release tables"  # its cmd, `medcalc-maintained release tables`
+
+
+def test_a_hand_edit_of_the_stage_table_fails_the_check_and_make_deps_undoes_it(tmp_path):
+    from typer.testing import CliRunner
+
+    from tests.architecture.test_dvc_deps import _copy
+
+    copy = _copy(tmp_path)
+    page = copy / docs_tables.PAGE
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("| `ingest` |", "| `ingest-x` |", 1), encoding="utf-8")
+    assert docs_tables.problems(copy) == ["docs/pipeline.md: the stage table differs from dvc.yaml and the code"]
+    env = {"MEDCALC_ROOT": str(copy), "COLUMNS": "250"}
+    check = CliRunner().invoke(app, ["dvc-deps", "--check"], env=env)
+    assert check.exit_code == 1 and "docs/pipeline.md: the stage table differs" in check.output
+    done = CliRunner().invoke(app, ["dvc-deps"], env=env)
+    assert done.exit_code == 0 and "docs/pipeline.md: stage table rewritten" in done.output
+    assert page.read_text(encoding="utf-8") == text
+    page.write_text(text.replace(docs_tables.END, ""), encoding="utf-8")
+    with pytest.raises(DataError, match="the generated stage table is not there once"):
+        docs_tables.generate(copy)
 
 
 def test_the_table_names_a_library_module_of_a_stage_and_skips_the_plumbing(tmp_path):

@@ -83,7 +83,8 @@ def test_the_header_lists_every_stage_once_each_after_the_stages_it_reads():
 def _copy(tmp_path: Path) -> Path:
     copy = tmp_path / "repo"
     shutil.copytree(SRC, copy / "src" / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("dvc.yaml", "params.yaml"):
+    for name in ("dvc.yaml", "params.yaml", "docs/pipeline.md"):  # what `dvc-deps` reads and writes
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, copy / name)
     return copy
 
