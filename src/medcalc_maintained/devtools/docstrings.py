@@ -15,15 +15,8 @@ def fence_doctests(text: str) -> str:
     """``text`` with each doctest block (a line starting with ``>>>``, up to the next blank line) inside
     a fenced ``pycon`` code block at its indentation; text already fenced is left alone.
 
-    >>> print(fence_doctests("Intro.\\n\\n>>> f([1][0])\\n1\\n\\nEnd."))
-    Intro.
-    <BLANKLINE>
-    ```pycon
-    >>> f([1][0])
-    1
-    ```
-    <BLANKLINE>
-    End.
+    >>> fence_doctests("Intro.\\n\\n>>> f([1][0])\\n1\\n\\nEnd.").splitlines()
+    ['Intro.', '', '```pycon', '>>> f([1][0])', '1', '```', '', 'End.']
     """
     out: list[str] = []
     fenced = in_block = False
