@@ -31,6 +31,7 @@ when every input its derivation uses is supported (:func:`derived_from_evidence`
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -225,8 +226,10 @@ def _other_value(cid: int, spec: InputSpec, value: Any, unit: Any, note: Note, p
                             and not T.flat_exponent(text, n[0], n[1])][:MAX_NUMBERS]:
                 if not isinstance(value, bool) and value is not None and T.same_number(v, value):
                     continue
-                shown, norm = T.unit_after(text, b)  # a unit no table knows ("93/62": "/62") is not shown
-                for u in dict.fromkeys([x for x in (shown if norm is not None else None, unit) if x] or [None]):
+                shown, norm = T.unit_after(text, b)
+                if norm is None and shown and not re.search(r"[^\W\d_]|%", shown):
+                    shown = None  # no unit ("93/62": "/62", the diastolic); "beats/min" stays as printed
+                for u in dict.fromkeys([x for x in (shown, unit) if x] or [None]):
                     if verify(cid, _input(spec, v, u, span, text), text).supports:
                         return (f"{v:g} {u}" if u else f"{v:g}"), ([v, u] if u else v), \
                             {"start": span[0], "end": span[1], "text": text[span[0]:span[1]]}, False
