@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 PARAMS_FILE = "params.yaml"
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")

@@ -234,7 +234,7 @@ def test_the_import_rule_accepts_entry_points_and_whole_stage_modules():
 import typer
 
 from medcalc_maintained.cli.common import fail as _fail
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.ledger import LedgerError
 
 

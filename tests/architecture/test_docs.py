@@ -21,7 +21,7 @@ from typer.main import get_command
 
 from medcalc_maintained.calculators import load_all
 from medcalc_maintained.cli import app
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import DISPUTED, RECORD_STATUSES, UNVERIFIED
 from medcalc_maintained.core.versions import resolve_tag
 from medcalc_maintained.devtools import docs_tables
@@ -288,7 +288,7 @@ def test_a_hand_edit_of_the_stage_table_fails_the_check_and_make_deps_undoes_it(
 def test_the_table_names_a_library_module_of_a_stage_and_skips_the_plumbing(tmp_path):
     src = tmp_path / "medcalc_maintained"
     (src / "quality").mkdir(parents=True)
-    imports = {"medcalc_maintained.project", "medcalc_maintained.core.io", "medcalc_maintained.stages._llm",
+    imports = {"medcalc_maintained.project", "medcalc_maintained.core.atomic", "medcalc_maintained.stages._llm",
                "medcalc_maintained.quality", "medcalc_maintained.quality.recompute", "medcalc_maintained.verifiers"}
     (src / "verifiers").mkdir()
     assert docs_tables.library(src, imports) == ["quality/recompute.py", "verifiers/"]

@@ -11,7 +11,7 @@ import pytest
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators import policy as P
 from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.planning import requeue
 from medcalc_maintained.quality import definitions as D
 from tests.support.citations import cites

@@ -18,7 +18,7 @@ from medcalc_maintained.calculators.population import (
     population_problems,
     populations,
 )
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import rows_of
 from medcalc_maintained.quality.checks import REGISTRY, Instance, run
 from medcalc_maintained.verifiers.base import Task

@@ -13,7 +13,7 @@ import pytest
 from medcalc_maintained.calculators import load_all
 from medcalc_maintained.calculators.severity import LEVELS, change_table, level_counts, per_calculator, severity
 from medcalc_maintained.calculators.thresholds import action_edges, load, thresholds
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from tests.support.citations import cites
 
 MALE, FEMALE = {"sex": "Male"}, {"sex": "Female"}

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from medcalc_maintained.core.io import DataError, json_depth, loads_json
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.json_text import json_depth, loads_json
 
 DEEP = "[" * 2000 + "]" * 2000  # 8 KB of nesting
 

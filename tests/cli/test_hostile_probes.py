@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.redact import redact
 from medcalc_maintained.grading.predictions import read_predictions
 from medcalc_maintained.harnesses.lm_eval_task import write_task_dir

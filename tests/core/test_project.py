@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 from tests.support.paths import ROOT
 

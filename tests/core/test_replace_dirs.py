@@ -1,4 +1,4 @@
-"""Directories replaced as a whole (core/io.py) never lose what the writer did not write (issue 46):
+"""Directories replaced as a whole (core/atomic.py) never lose what the writer did not write (issue 46):
 `replace_files` carries every entry or refuses a folder it would lose, refuses a directory that changed
 while it wrote, `swap_in_dir` re-checks the target at the moment of the swap, and the old set a kill
 left aside between the two renames of the fallback swap is put back by the next writer; `write_dir`, the one
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import OutRefused, replace_files, scratch_dir, swap_in_dir, write_dir
+from medcalc_maintained.core.atomic import replace_files, scratch_dir, swap_in_dir, write_dir
+from medcalc_maintained.core.errors import OutRefused
 from medcalc_maintained.core.out_dirs import check_replace
 
 

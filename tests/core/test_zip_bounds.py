@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.zip_bounds import ZipBounds, _unpacked_size, check_unpacked, open_bounded
 
 SMALL = ZipBounds("a test zip", max_bytes=1 << 20, max_unpacked=4 << 20, max_member=2 << 20, max_members=5,

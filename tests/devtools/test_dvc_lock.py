@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.devtools.dvc_lock import LockRepair, repair
 from tests.support.paths import ROOT
 

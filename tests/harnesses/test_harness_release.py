@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
 from medcalc_maintained.harnesses.common import (
     DATASET,

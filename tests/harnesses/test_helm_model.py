@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.harnesses.helm_model import FILES, model_files, write_model_dir
 from medcalc_maintained.harnesses.helm_scenario import check_limit
 from tests.support.paths import ROOT

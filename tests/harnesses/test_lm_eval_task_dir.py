@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
 
 

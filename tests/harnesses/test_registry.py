@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.devtools.import_graph import PACKAGE, graph
 from medcalc_maintained.harnesses.registry import HARNESSES, detect_format, read_results, task_version
 from medcalc_maintained.harnesses.results import Harness, ResultRow, Results

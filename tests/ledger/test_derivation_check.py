@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.ledger.derivation_check import applied_derivation, check_row
 from medcalc_maintained.ledger.records import Record
 from medcalc_maintained.project import Project

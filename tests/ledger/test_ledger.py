@@ -179,7 +179,7 @@ def test_propose_refuses_a_rationale_with_an_escape_sequence(tmp_path, real_inst
 def test_propose_reads_its_inputs_file_first(tmp_path, real_instances):
     """``propose(inputs_file=)`` (``propose --inputs``): the derivation file is read before anything
     else, so a malformed one is refused naming it, here before the empty rationale; nothing is written."""
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.ledger.propose import propose
     from medcalc_maintained.project import Project
     from tests.support.ledger_support import minimal_project

@@ -77,7 +77,7 @@ def test_append_keeps_every_comment(root):
 
 
 def test_an_existing_ledger_file_is_not_replaced_if_it_changed_meanwhile(root, real_instances):
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.ledger.write import write_checked
 
     target = root / "data" / "corrections" / "x.yaml"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.planning import impact
 
 W = {"L0": 0.0, "L1": 1.0, "L2": 3.0, "L3": 5.0}

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.planning import triage as tr
 from medcalc_maintained.planning.triage_metrics import metrics
 from tests.support.triage_support import config, project, relabel_and_flags

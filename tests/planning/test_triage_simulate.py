@@ -187,7 +187,7 @@ def test_cli_help_and_a_bad_parameter_exit_2(project_root, monkeypatch):
 
 
 def test_the_true_harm_needs_the_maintained_change_severity(project_root):
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.project import Project
 
     p = Project.load(project_root)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.quality.checks import FINDING_COLUMNS, REGISTRY, STRUCTURED_COLUMNS, Instance, run, run_checks
 from medcalc_maintained.quality.checks.metrics import detector_metrics
 from medcalc_maintained.quality.checks.rules import RULES_FILE, load

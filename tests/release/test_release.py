@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.versions import bump, full_tag, short_tag, version_key
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import build

@@ -11,7 +11,7 @@ import pytest
 from openpyxl import load_workbook
 
 from medcalc_maintained.core.answers import format_answer, parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.planning import triage as tr
 from medcalc_maintained.review import adjudicate
 from medcalc_maintained.review import packet as pkt

@@ -15,7 +15,7 @@ from openpyxl import load_workbook
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
-from medcalc_maintained.core.io import read_csv_for_people, write_csv_for_people
+from medcalc_maintained.core.csv_for_people import read_csv_for_people, write_csv_for_people
 from medcalc_maintained.review import adjudicate
 from medcalc_maintained.review import packet as pkt
 from medcalc_maintained.review.layout import PacketError

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading.grade import bootstrap_accuracy_ci, mcnemar_exact
 from medcalc_maintained.scoring.evaluate import evaluate, read_predictions
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading.predictions import read_predictions
 from medcalc_maintained.scoring.evaluate import evaluate
 from medcalc_maintained.scoring.labels import resolve_against, subset_uids
@@ -26,7 +26,7 @@ def _row(uid: int, label: str, status: str) -> dict:
 def release_dir(root: Path, version: str, labels: dict[int, str], default: list[int], configs: dict) -> Path:
     """A small built release: `full` with every row, `default` with ``default`` rows, and the
     manifest with the sha256 of each file (evaluate reads only a release that matches it)."""
-    from medcalc_maintained.core.io import sha256_file
+    from medcalc_maintained.core.readers import sha256_file
 
     root.mkdir(parents=True)
     full = [_row(u, v, "unverified" if u not in default else "confirmed") for u, v in labels.items()]

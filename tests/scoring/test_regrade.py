@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
-from medcalc_maintained.core.io import sha256_file
+from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.evaluate import evaluate
 from medcalc_maintained.scoring.labels import resolve_against
@@ -252,7 +252,7 @@ def test_a_file_saved_into_out_during_the_run_is_kept(real, tmp_path):
     """`regrade --out rg --force` over an earlier regrade, step by step: ``out`` is checked before the
     work; a file the user saves into it meanwhile keeps it from being replaced at the swap (issue 46:
     it was deleted with the old set)."""
-    from medcalc_maintained.core.io import OutRefused
+    from medcalc_maintained.core.errors import OutRefused
     from medcalc_maintained.harnesses.registry import read_results
     from medcalc_maintained.scoring import regrade as rg
 

@@ -55,7 +55,7 @@ def _base_stages(project: Project) -> None:
 
 
 def test_rebase_has_the_quarantine_ceiling_of_ingest(tmp_path):
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.stages import ledger_rebase
 
     project = _project(tmp_path, max_quarantine=0)

@@ -75,7 +75,7 @@ def test_plan_adds_a_major_release_only_for_another_upstream(tmp_path):
 
 
 def test_release_upstream_field_is_checked(tmp_path):
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.release.plan import load_releases
 
     path = tmp_path / "releases.yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers import settings as settings_mod
 from tests.support.paths import ROOT

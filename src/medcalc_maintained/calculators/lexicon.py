@@ -16,7 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, load_yaml
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import load_yaml
 
 LEXICON_FILE = "lexicon.yaml"
 

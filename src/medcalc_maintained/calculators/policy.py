@@ -15,7 +15,7 @@ import yaml
 from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
 from medcalc_maintained.core.answers import labels_agree, parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 POLICY_FILE = "definitions.yaml"
 REQUIRED = ("name", "version", "definition", "citation", "alternatives")

@@ -9,7 +9,7 @@
 True
 
 The limits are data, in ``populations.yaml`` beside this module (read strictly with
-:func:`medcalc_maintained.core.io.load_yaml`): per calculator an inclusive ``age_min``/``age_max`` in
+:func:`medcalc_maintained.core.yaml_text.load_yaml`): per calculator an inclusive ``age_min``/``age_max`` in
 years and an optional ``sex``, each with the ``source`` that states it; the calculators whose source
 states no limit the inputs can check are listed under ``no_stated_limit`` with a note. The patient's
 age and sex are read from a row's ``Relevant Entities`` with the accessors the calculators use
@@ -28,7 +28,8 @@ from typing import Any, Mapping
 import yaml
 
 from medcalc_maintained.calculators.base import Inputs
-from medcalc_maintained.core.io import DataError, load_yaml
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import load_yaml
 
 POPULATIONS_FILE = Path(__file__).with_name("populations.yaml")
 SEXES = ("female", "male")
@@ -71,7 +72,7 @@ def parse(text: str, path: Path = POPULATIONS_FILE) -> Populations:
     """The populations file's text, checked: known fields only, a non-empty source for every entry,
     at least one limit per entry, ``age_min`` below ``age_max``, ``sex`` one of :data:`SEXES`, a note
     for every ``no_stated_limit`` entry, and no calculator listed twice. Problems raise
-    :class:`~medcalc_maintained.core.io.DataError` naming the file, the calculator and the field."""
+    :class:`~medcalc_maintained.core.errors.DataError` naming the file, the calculator and the field."""
     try:
         data = load_yaml(text, where=str(path)) or {}
     except yaml.YAMLError as exc:

@@ -11,7 +11,7 @@ Every Calculator ID of the registry has exactly one entry: bands with the action
 to (``score``, ``cutoff``, ``sex_dependent``, ``age_dependent``), a dose tolerance
 (``relative_dose``, optionally with bands), a dating tolerance (``date_shift``), or ``bands: none``
 with the reason (``none``). The file's header documents the format. :func:`thresholds` checks the
-file when it loads it and raises :class:`~medcalc_maintained.core.io.DataError` naming the
+file when it loads it and raises :class:`~medcalc_maintained.core.errors.DataError` naming the
 calculator and the field of any problem.
 """
 
@@ -27,7 +27,7 @@ from typing import Any, cast
 import yaml
 
 from medcalc_maintained.core import units as U
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 FILE = "thresholds.yaml"
 TYPES = ("score", "cutoff", "sex_dependent", "age_dependent", "relative_dose", "date_shift", "none")

@@ -35,7 +35,7 @@ def fail_ledger(exc: object, *, path: str | os.PathLike[str] | None = None, what
                 code: int = 2) -> NoReturn:
     """Print every ledger problem, then one line naming ``path`` (default: the first problem's
     file) with the count of ``what``, and exit ``code``."""
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
 
     problems = list(getattr(exc, "problems", []))
     for prob in problems[:50]:
@@ -67,10 +67,10 @@ def shown_path(path: object, limit: int = 160) -> str:
 def no_space_exits(command: Callable[..., Any]) -> Callable[..., Any]:
     """``command`` that, when a write fails for want of space, prints one line naming the file
     (``error: <file>: no space left on device; nothing written``) and exits 1 instead of a
-    traceback; the writers (``core/io.py: naming_target``) have removed what they had begun. A
+    traceback; the writers (``core/atomic.py: naming_target``) have removed what they had begun. A
     path that cannot be used (:data:`PATH_ERRNOS`: a name too long, no permission...) is one line too,
     exit 2."""
-    from medcalc_maintained.core.io import is_no_space
+    from medcalc_maintained.core.atomic import is_no_space
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.cli.evaluate import print_evaluation
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 
 compare_app = typer.Typer(

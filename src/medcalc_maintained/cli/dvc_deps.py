@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from medcalc_maintained.cli.common import console, err, fail
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 
 def dvc_deps(

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 
 def share(k, n) -> str:

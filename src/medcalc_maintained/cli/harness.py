@@ -16,7 +16,7 @@ harness_app = typer.Typer(help="Files that run a release in the evaluation harne
 
 def _guard(out: Path) -> None:
     """Inside a project checkout, refuse an ``--out`` over the ledger or the pipeline's paths."""
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.project import Project
 
     try:
@@ -43,7 +43,7 @@ def lm_eval_command(
     user messages, decoding greedily, and grading with our answer semantics. Then run `lm_eval --model
     hf --model_args pretrained=MODEL --include_path OUT --tasks medcalc_maintained_mini
     --apply_chat_template` (required: the tasks refuse a plain-text prompt; needs the `lm-eval` extra)."""
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.harnesses.common import DATASET, resolve_release
     from medcalc_maintained.harnesses.lm_eval_task import TASKS, write_task_dir
 
@@ -75,7 +75,7 @@ def helm_model_command(
     medcalc_maintained.harnesses.helm_run_spec --run-entries "medcalc_maintained:...,model=NAME"`.
     HELM's own --enable-local-huggingface-models loads the checkpoint's dtype (bfloat16 for SmolLM2),
     where its temperature-0 sampling breaks the many ties of bfloat16 logits at random."""
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.harnesses.helm_model import write_model_dir
 
     try:

@@ -10,7 +10,7 @@ import typer
 from medcalc_maintained.cli.common import console, fail_ledger, guarded
 from medcalc_maintained.cli.common import fail as _fail
 from medcalc_maintained.cli.upstream import resolve
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 
 

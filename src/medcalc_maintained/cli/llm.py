@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, err, fail, guarded
-from medcalc_maintained.core.io import DataError, OutRefused
+from medcalc_maintained.core.errors import DataError, OutRefused
 from medcalc_maintained.core.redact import redact
 
 

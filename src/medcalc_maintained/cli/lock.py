@@ -7,7 +7,7 @@ from __future__ import annotations
 import typer
 
 from medcalc_maintained.cli.common import console, fail
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import find_root
 
 

@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from medcalc_maintained.cli.common import console, fail, guarded
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 
 def serve_mcp_command(
@@ -47,7 +47,7 @@ def evaluate_tools_command(
     """Grade agents' tool-call traces: answer accuracy, calculator selection accuracy, input
     accuracy per input (against the row's upstream `Relevant Entities`, unit-normalised) and the
     share of answers equal to the tool's own output."""
-    from medcalc_maintained.core.io import write_text_atomic
+    from medcalc_maintained.core.atomic import write_text_atomic
     from medcalc_maintained.release.tables import load_config
     from medcalc_maintained.scoring import tool_calls
 

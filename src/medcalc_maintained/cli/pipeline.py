@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, err, fail, fail_ledger, guarded
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 
 report_app = typer.Typer(help="Reports computed from the pipeline's outputs.", no_args_is_help=True)

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from medcalc_maintained.cli.common import console, fail, guarded
 from medcalc_maintained.cli.evaluate import print_report, share
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 
 def regrade_command(

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail_ledger, guarded
 from medcalc_maintained.cli.common import fail as _fail
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 
 release_app = typer.Typer(

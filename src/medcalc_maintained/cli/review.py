@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 review_app = typer.Typer(
     help=("Single-blind physician review: export a reviewer's rows of the triage queue as an .xlsx "

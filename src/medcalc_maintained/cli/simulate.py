@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 
 def simulate(

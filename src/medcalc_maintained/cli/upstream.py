@@ -11,7 +11,7 @@ from rich.table import Table
 
 from medcalc_maintained.cli.common import console, guarded
 from medcalc_maintained.cli.common import fail as _fail
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 upstream_app = typer.Typer(help="Follow upstream MedCalc-Bench: which rows changed between two upstream files.",
                            no_args_is_help=True, rich_markup_mode="markdown")

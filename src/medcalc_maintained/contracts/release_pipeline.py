@@ -79,7 +79,7 @@ def stored_tables(project: Project, manifest: dict[str, Any]) -> Tables | None:
     """The tables stage ``release-tables`` wrote for the release of ``manifest`` when they are
     current (a reader never applies the ledger: the command line builds them when they are not,
     ``release/build.py: pipeline_tables``); ``None`` otherwise, or for a draft."""
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
     from medcalc_maintained.release import upstream as follow
     from medcalc_maintained.release.tables import stored_state, tables_from_files
 

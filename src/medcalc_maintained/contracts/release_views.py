@@ -35,8 +35,8 @@ import pyarrow.parquet as pq
 
 from medcalc_maintained.contracts import release_content as rc
 from medcalc_maintained.contracts import release_evidence, release_feed, severity_views
-from medcalc_maintained.core.io import sha256_file
 from medcalc_maintained.core.labels import in_default
+from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.release import layout
 from medcalc_maintained.release.layout import config_of, manifest_listing

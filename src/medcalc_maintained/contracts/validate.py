@@ -24,7 +24,7 @@ import pandas as pd
 from medcalc_maintained import ledger
 from medcalc_maintained.contracts import release_pipeline, release_views
 from medcalc_maintained.contracts import views as contracts
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.ledger.published import frozen_verdicts
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import layout

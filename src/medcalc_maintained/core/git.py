@@ -21,10 +21,10 @@ def git(*args: str, cwd: Path | None = None, git_dir: Path | None = None, input:
     """Run ``git ARGS`` in ``cwd`` or on the repository ``git_dir`` (then with fixed line-ending
     settings and a clean environment unless ``env`` is given); output is captured as bytes.
 
-    With ``check``, a non-zero exit raises :class:`~medcalc_maintained.core.io.DataError` naming
+    With ``check``, a non-zero exit raises :class:`~medcalc_maintained.core.errors.DataError` naming
     the repository and git's message.
     """
-    from medcalc_maintained.core.io import DataError
+    from medcalc_maintained.core.errors import DataError
 
     head = ["git"]
     if git_dir is not None:

@@ -1,10 +1,14 @@
-"""JSON text given by a user: how deeply it nests, and objects that name a key twice (``core/io.py``
-re-exports these names; :func:`medcalc_maintained.core.io.loads_json` reads JSON with them)."""
+"""JSON text given by a user, read within bounds: how deeply it nests, objects that name a key twice,
+and :func:`loads_json`, which every reader of user JSON calls."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from typing import Any
+
+from medcalc_maintained.core.errors import DataError, shown
 
 # The deepest nesting of arrays and objects a JSON text given by a user may have (predictions, traces,
 # export records, reward ground truths are 1-3 deep). A hostile-input bound, not a tuning knob: 2,000
@@ -38,3 +42,22 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         raise DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
     return out
+
+
+def loads_json(text: str | bytes, where: os.PathLike | str, *, max_depth: int = MAX_JSON_DEPTH):
+    """``json.loads(text)`` for JSON from a user: text nested deeper than ``max_depth`` is refused
+    before it is parsed, and invalid JSON and an object naming a key twice, with a
+    :class:`DataError` naming ``where`` (file and line)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if json_depth(text, max_depth) > max_depth:
+        raise DataError(where, f"JSON nested more than {max_depth} levels deep (arrays/objects); refused unread")
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKey as exc:
+        raise DataError(where, f"duplicate key {shown(exc.args[0])} in one JSON object; each key may appear "
+                               "once (the last one would silently win)") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:  # not reached within the bound; kept so no traceback can escape
+        raise DataError(where, "JSON nested too deeply; refused") from None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 
 def ledger_files(paths: Iterable[Path]) -> list[Path]:

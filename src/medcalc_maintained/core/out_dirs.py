@@ -3,7 +3,7 @@
 ``--force`` replaces only what the same command wrote before: a directory whose entries are all
 files the command writes (and its always-written files are all there). A directory the command does
 not know (``.git``, ``src``, a user's folder) is refused naming it, with or without ``--force``,
-before the work and again at the moment of the swap (``core/io.py: swap_in_dir``).
+before the work and again at the moment of the swap (``core/atomic.py: swap_in_dir``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from medcalc_maintained.core.io import OutRefused
+from medcalc_maintained.core.errors import OutRefused
 
 
 def check_replace(out: os.PathLike | str, *, command: str, writes: Iterable[str],
@@ -24,7 +24,7 @@ def check_replace(out: os.PathLike | str, *, command: str, writes: Iterable[str]
     file named in ``writes`` (or a folder of ``caches``, name -> the suffix of every file in it,
     such as lm_eval's ``__pycache__``), the files of ``required`` all present. ``force_option``:
     the option that replaces (``None``: the command replaces its own output without one). Called
-    before the work and again at the moment of the swap (``core/io.py: swap_in_dir``)."""
+    before the work and again at the moment of the swap (``core/atomic.py: swap_in_dir``)."""
     out = Path(out)
     where = f"{option} {out}"
     if out.is_symlink():

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 UPSTREAM_COLUMNS = [
     "Row Number",

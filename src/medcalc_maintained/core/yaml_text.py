@@ -1,8 +1,7 @@
 """YAML text, read strictly and within bounds, and written safely: the one home of the project's YAML rules.
 
 :func:`load_yaml` refuses aliases and merge keys, duplicate keys, impossible dates, text over
-:data:`YAML_MAX_BYTES` and collections nested deeper than :data:`YAML_MAX_DEPTH`, each naming the line
-(``core/io.py`` re-exports these names).
+:data:`YAML_MAX_BYTES` and collections nested deeper than :data:`YAML_MAX_DEPTH`, each naming the line.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 _STEP = 1 << 16
 _ZIP_ZSTANDARD = 93  # zip's method id of zstd (inspect-ai writes its logs with it)

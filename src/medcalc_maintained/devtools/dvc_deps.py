@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from medcalc_maintained.core.io import DataError, write_text_atomic
+from medcalc_maintained.core.atomic import write_text_atomic
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.devtools import stage_list
 from medcalc_maintained.devtools.import_graph import PACKAGE, closure, module_file, parse
 

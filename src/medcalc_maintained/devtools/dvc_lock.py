@@ -17,7 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from medcalc_maintained.core.io import DataError, write_text_atomic
+from medcalc_maintained.core.atomic import write_text_atomic
+from medcalc_maintained.core.errors import DataError
 
 LOCK = "dvc.lock"
 

@@ -15,7 +15,7 @@ import functools
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 PACKAGE = "medcalc_maintained"
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 WIDTH = 110
 NAME_WIDTH = 20

@@ -20,7 +20,8 @@ import math
 import os
 from pathlib import Path
 
-from medcalc_maintained.core.io import DataError, read_jsonl, shown
+from medcalc_maintained.core.errors import DataError, shown
+from medcalc_maintained.core.readers import read_jsonl
 
 SHAPE = '{"uid": <int>, "output": <string>}'
 OUTPUT_KEYS = ("output", "answer")

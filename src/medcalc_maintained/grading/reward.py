@@ -152,7 +152,8 @@ def recipe_label(bounds: Any, data_type: str) -> tuple[str, str, str, str]:
 
 def _ground_truth_fields(ground_truth: Any) -> dict[str, Any]:
     if isinstance(ground_truth, (str, bytes)):
-        from medcalc_maintained.core.io import DataError, loads_json
+        from medcalc_maintained.core.errors import DataError
+        from medcalc_maintained.core.json_text import loads_json
 
         try:
             ground_truth = loads_json(ground_truth, "ground_truth")

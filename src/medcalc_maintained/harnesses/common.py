@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from medcalc_maintained.core.io import DataError, sha256_file
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.versions import full_tag, resolve_tag
 from medcalc_maintained.grading.graders import grader
 from medcalc_maintained.grading.prompts import SYSTEM_PROMPT, build_prompt

@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from medcalc_maintained.core.io import DataError, write_dir
+from medcalc_maintained.core.atomic import write_dir
+from medcalc_maintained.core.errors import DataError
 
 FILES = ("model_metadata.yaml", "tokenizer_configs.yaml", "model_deployments.yaml")
 DTYPES = ("float32", "bfloat16", "float16")

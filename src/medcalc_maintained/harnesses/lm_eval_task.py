@@ -30,7 +30,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, write_dir
+from medcalc_maintained.core.atomic import write_dir
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.out_dirs import check_replace
 from medcalc_maintained.harnesses.common import (
     CONFIGS,

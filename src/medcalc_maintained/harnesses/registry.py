@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.harnesses.helm_harness import reader as helm
 from medcalc_maintained.harnesses.inspect_harness import reader as inspect_log
 from medcalc_maintained.harnesses.lm_eval_harness import reader as lm_eval

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from medcalc_maintained.core.io import DataError, loads_json, read_jsonl, read_text_bounded, shown
+from medcalc_maintained.core.errors import DataError, shown
+from medcalc_maintained.core.json_text import loads_json
+from medcalc_maintained.core.readers import read_jsonl, read_text_bounded
 
 # the columns a grader reads, as the harnesses record them (harnesses/common.py: LABEL_FIELDS)
 GRADING_FIELDS = ("Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator ID", "Category")

@@ -40,7 +40,7 @@ import pandas as pd
 
 from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.core.answers import NA, format_answer, limits, parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import label_style, status_of
 from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger import reconstruct as R

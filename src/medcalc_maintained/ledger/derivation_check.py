@@ -17,7 +17,8 @@ from typing import Any, Mapping
 
 from medcalc_maintained.calculators.evidence import Verdict, verify
 from medcalc_maintained.core.answers import limits
-from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.versions import UNRELEASED, rules
 from medcalc_maintained.ledger import derivation as D

@@ -13,10 +13,12 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.core.io import DataError, load_yaml, read_parquet
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import row_style, status_of, write_label
 from medcalc_maintained.core.ledger_files import ledger_files
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.core.rows import entities_or_empty
+from medcalc_maintained.core.yaml_text import load_yaml
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.published import frozen_verdicts, load_published

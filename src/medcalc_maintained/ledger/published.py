@@ -28,7 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from medcalc_maintained.core.io import DataError, loads_json, read_text_bounded, write_text_atomic
+from medcalc_maintained.core.atomic import write_text_atomic
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.json_text import loads_json
+from medcalc_maintained.core.readers import read_text_bounded
 from medcalc_maintained.core.versions import SEMVER
 from medcalc_maintained.ledger.records import LedgerProblem
 

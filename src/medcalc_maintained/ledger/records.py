@@ -44,18 +44,12 @@ import jsonschema
 import pandas as pd
 import yaml
 
-from medcalc_maintained.core.io import (
-    YAML_MAX_BYTES,
-    DataError,
-    ProblemsError,
-    dump_yaml,
-    load_yaml,
-    located,
-    read_text_bounded,
-)
+from medcalc_maintained.core.errors import DataError, ProblemsError, located
 from medcalc_maintained.core.labels import RECORD_STATUSES
 from medcalc_maintained.core.ledger_files import ledger_files
+from medcalc_maintained.core.readers import read_text_bounded
 from medcalc_maintained.core.versions import UNRELEASED
+from medcalc_maintained.core.yaml_text import YAML_MAX_BYTES, dump_yaml, load_yaml
 
 DECISIONS = ("accepted", "rejected", "deferred", "disputed")
 STATUSES = RECORD_STATUSES

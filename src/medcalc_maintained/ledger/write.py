@@ -23,7 +23,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, clean_stale, naming_target, write_text_atomic
+from medcalc_maintained.core.atomic import clean_stale, naming_target, write_text_atomic
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.ledger.apply import check_and_apply
 from medcalc_maintained.ledger.records import LedgerError, Record, load
 

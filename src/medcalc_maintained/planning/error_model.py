@@ -51,7 +51,7 @@ class ModelConfig:
 
     @classmethod
     def from_section(cls, s: dict[str, Any], where: str = "params.yaml") -> "ModelConfig":
-        from medcalc_maintained.core.io import DataError
+        from medcalc_maintained.core.errors import DataError
 
         signals = tuple(str(x) for x in (s["signals"] or ()))
         bad = sorted(set(signals) - set(SIGNALS))

@@ -35,7 +35,7 @@ import pandas as pd
 from medcalc_maintained.calculators.severity import LEVELS, SEVERE, change_level
 from medcalc_maintained.calculators.thresholds import thresholds
 from medcalc_maintained.core.answers import parse_answer, same_value
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.planning.requeue import MARKERS

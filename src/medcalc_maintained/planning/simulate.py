@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.calculators.severity import LEVELS
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import ERROR_STATUSES, UNVERIFIED
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.planning import allocation, impact, replay

@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer, rel_err
-from medcalc_maintained.core.io import DataError, read_csv_for_people
+from medcalc_maintained.core.csv_for_people import read_csv_for_people
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import row_dicts
 
 RECOMPUTE_FINDINGS = ("aggregation_mismatch", "implausible_input", "not_computable")

@@ -24,7 +24,7 @@ from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.calculators.alternatives import compute_alternative
 from medcalc_maintained.calculators.policy import load_policy, reproducing_alternatives
 from medcalc_maintained.core.answers import Answer, labels_agree, parse_answer
-from medcalc_maintained.core.io import write_csv_for_people
+from medcalc_maintained.core.csv_for_people import write_csv_for_people
 from medcalc_maintained.core.rows import entities_or_empty
 
 CHECK = "definition_alternative"

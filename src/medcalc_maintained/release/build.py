@@ -26,7 +26,9 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import DataError, OutRefused, naming_target, scratch_dir, sha256_file, swap_in_dir
+from medcalc_maintained.core.atomic import naming_target, scratch_dir, swap_in_dir
+from medcalc_maintained.core.errors import DataError, OutRefused
+from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, rules
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import deferred, feed, layout, score_shift, unverified_estimate

@@ -11,7 +11,7 @@ import pandas as pd
 import yaml
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, short_tag, version_key
 from medcalc_maintained.ledger.derivation import input_text

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pyarrow.parquet as pq
 
-from medcalc_maintained.core.io import sha256_file
+from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.versions import full_tag
 from medcalc_maintained.release.layout import CROISSANT, FEED, data_file
 from medcalc_maintained.release.plan import Releases

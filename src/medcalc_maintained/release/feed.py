@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core import git
-from medcalc_maintained.core.io import sha256_file
+from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import full_tag, resolve_tag, short_tag
 from medcalc_maintained.release.layout import FEED, data_file

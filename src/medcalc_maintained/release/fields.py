@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
 from medcalc_maintained.core.versions import rules
 from medcalc_maintained.release.markdown import md_table

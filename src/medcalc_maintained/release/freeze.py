@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained import ledger
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import rules
 from medcalc_maintained.ledger.derivation import parse_document

@@ -24,7 +24,9 @@ from typing import Any, Callable
 import pandas as pd
 import yaml
 
-from medcalc_maintained.core.io import DataError, loads_json, read_text_bounded, sha256_file
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.json_text import loads_json
+from medcalc_maintained.core.readers import read_text_bounded, sha256_file
 
 DATA_DIR = "data"  # one parquet file per config and split under this folder
 CARD = "README.md"

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.versions import (
     KINDS,
     SEMVER,

@@ -29,8 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import read_parquet
 from medcalc_maintained.core.labels import UNVERIFIED
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.core.rows import Row, row_dicts, rows_of
 from medcalc_maintained.ledger.derivation import derive
 from medcalc_maintained.quality.checks import REGISTRY, Finding, Instance

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from medcalc_maintained.core import git
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.versions import from_tag, full_tag, short_tag, version_key
 from medcalc_maintained.release.layout import MANIFEST, draft_evidence, read_manifest, verify_manifest
 from medcalc_maintained.release.semver import publish_problem

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.feed import CLASSES, COMPARABLE

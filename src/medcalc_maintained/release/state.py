@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.versions import bump
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.tables import arrow_table

@@ -32,8 +32,9 @@ import pandas as pd
 from medcalc_maintained import ledger
 from medcalc_maintained.calculators.severity import change_level
 from medcalc_maintained.core import git
-from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import in_default
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import UNRELEASED, rules, version_key
 from medcalc_maintained.ledger import apply

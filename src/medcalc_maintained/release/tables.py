@@ -15,7 +15,7 @@ This module is what a *reader* of a release imports: the column layout and types
 (:func:`inputs_fingerprint`) and the stage's files (:func:`write_release_tables`: ``<release.tables>/
 <version>/<config>.parquet`` with all splits, and ``state.json``). :func:`load_config` reads those
 files when they match the current inputs (:func:`require_current`) and otherwise raises a
-:class:`~medcalc_maintained.core.io.DataError` that says to run ``dvc repro release-tables``: a reader
+:class:`~medcalc_maintained.core.errors.DataError` that says to run ``dvc repro release-tables``: a reader
 never applies the ledger. Building the tables from the upstream instances and the ledger is
 :mod:`medcalc_maintained.release.table_builder`, imported only by the stages that build
 (``release-tables``, ``release``) and by :mod:`medcalc_maintained.release.build`.
@@ -34,8 +34,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from medcalc_maintained.core import git
-from medcalc_maintained.core.io import DataError, sha256_file, write_atomic
+from medcalc_maintained.core.atomic import write_atomic
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.ledger_files import ledger_files
+from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import rules
 from medcalc_maintained.project import Project

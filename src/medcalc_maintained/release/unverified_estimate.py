@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 
 def read(path: Path) -> dict[str, Any] | None:

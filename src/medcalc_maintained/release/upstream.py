@@ -20,7 +20,7 @@ from typing import Any, Iterable, cast
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.versions import bump
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.plan import Release, Releases, load_releases

@@ -11,7 +11,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.zip_bounds import ZipBounds, open_bounded
 from medcalc_maintained.review.layout import COLUMNS, META, META_ROWS, REVIEW
 

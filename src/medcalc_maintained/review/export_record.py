@@ -15,7 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, loads_json, write_json
+from medcalc_maintained.core.atomic import write_json
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.json_text import loads_json
 from medcalc_maintained.review.layout import COL, INPUTS, META, REVIEW, PacketError, PacketProblem, text_cell
 
 PACKET_ID = "packet id"

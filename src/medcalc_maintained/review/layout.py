@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from medcalc_maintained.core.io import ProblemsError, located
+from medcalc_maintained.core.errors import ProblemsError, located
 
 PACKET_FORMAT = "medcalc-review-packet-v1"
 REVIEW, INSTRUCTIONS, META = "Review", "Instructions", "Packet"

@@ -23,7 +23,8 @@ from typing import Iterable, cast
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, write_atomic
+from medcalc_maintained.core.atomic import write_atomic
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import GESTATIONAL_AGE, label_style
 from medcalc_maintained.planning.triage import Reviewer
 from medcalc_maintained.review import export_record

@@ -11,7 +11,7 @@ import pandas as pd
 
 from medcalc_maintained.calculators.ranges import range_problem
 from medcalc_maintained.core.answers import Answer, parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import GESTATIONAL_AGE, fit_problem
 from medcalc_maintained.review.archive import MAX_ROWS, _check_archive
 from medcalc_maintained.review.layout import (

@@ -10,7 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.ledger.published import frozen_verdicts
 from medcalc_maintained.ledger.write import ledger_target
 from medcalc_maintained.planning.triage import Reviewer, TriageConfig, read_queue

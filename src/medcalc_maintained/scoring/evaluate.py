@@ -42,7 +42,9 @@ import numpy as np
 import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
-from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_text_atomic
+from medcalc_maintained.core.atomic import write_atomic, write_text_atomic
+from medcalc_maintained.core.csv_for_people import write_csv_for_people
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading.predictions import read_predictions
 
 LABEL_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type", "Calculator Name")

@@ -25,7 +25,8 @@ from typing import Callable
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, check_size
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import check_size
 from medcalc_maintained.core.versions import looks_like_version
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import layout

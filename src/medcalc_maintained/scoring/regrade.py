@@ -42,7 +42,9 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import extract_answer, graded_answer, limits, parse_model_answer
-from medcalc_maintained.core.io import DataError, write_csv_for_people, write_dir, write_text_atomic
+from medcalc_maintained.core.atomic import write_dir, write_text_atomic
+from medcalc_maintained.core.csv_for_people import write_csv_for_people
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading.graders import grader
 from medcalc_maintained.harnesses.results import ResultRow, Results, text
 from medcalc_maintained.scoring.evaluate import EvaluationReport, evaluate

@@ -31,7 +31,8 @@ from medcalc_maintained.calculators.base import Inputs
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import graded_answer, parse_model_answer, same_value
-from medcalc_maintained.core.io import DataError, read_jsonl
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_jsonl
 from medcalc_maintained.core.rows import parse_entities
 from medcalc_maintained.grading.grade import grade_output
 from medcalc_maintained.tools import calculator_tools as T

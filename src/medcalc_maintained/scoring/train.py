@@ -28,7 +28,8 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES
-from medcalc_maintained.core.io import DataError, read_parquet
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.grading.prompts import build_prompt
 from medcalc_maintained.project import Project
 

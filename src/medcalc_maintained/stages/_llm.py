@@ -19,8 +19,10 @@ from typing import Any, Callable, ContextManager
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet, replace_files, sha256_file
+from medcalc_maintained.core.atomic import replace_files
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.out_dirs import check_replace
+from medcalc_maintained.core.readers import read_parquet, sha256_file
 from medcalc_maintained.project import Project
 from medcalc_maintained.verifiers import prompts, runner
 from medcalc_maintained.verifiers import settings as settings_mod
@@ -162,7 +164,7 @@ def own_files(kind: StageKind) -> set[str]:
 
 
 def check_out(out: Path, kind: StageKind) -> None:
-    """Refuse (:class:`~medcalc_maintained.core.io.OutRefused`) an ``--out`` that is neither missing,
+    """Refuse (:class:`~medcalc_maintained.core.errors.OutRefused`) an ``--out`` that is neither missing,
     empty nor an earlier output of the stage: only its own files, and the ``.gitignore`` DVC writes
     beside its outputs (carried over). Never a folder (``.git``, ``src``, a user's)."""
     check_replace(out, command=kind.stage, writes=own_files(kind) | {".gitignore"}, required=(), force=True,

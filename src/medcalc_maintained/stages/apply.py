@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet, write_parquet
+from medcalc_maintained.core.atomic import write_parquet
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.project import Project

@@ -35,8 +35,9 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.calculators.certify import VERDICTS, row_verdict
-from medcalc_maintained.core.io import read_parquet, replace_files, write_parquet
+from medcalc_maintained.core.atomic import replace_files, write_parquet
 from medcalc_maintained.core.labels import UNVERIFIED, in_default
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.ledger.evidence_rows import ROW_VERDICTS, certify_items, frame, row_items
 from medcalc_maintained.ledger.records import load
 from medcalc_maintained.project import Project

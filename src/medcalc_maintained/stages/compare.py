@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from medcalc_maintained.core.io import write_atomic, write_json, write_parquet
+from medcalc_maintained.core.atomic import write_atomic, write_json, write_parquet
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.arms import export_arms
 from medcalc_maintained.scoring.labels import release_labels

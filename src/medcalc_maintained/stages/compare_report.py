@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import write_atomic, write_json
+from medcalc_maintained.core.atomic import write_atomic, write_json
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.labels import release_labels
 from medcalc_maintained.scoring.report import Report, build_report, greedy_generate, wide_curves
@@ -49,7 +49,7 @@ class Plan:
 
 def plan(project: Project) -> Plan:
     """Held-out rows, training prompts and the labels of both arms (see the module doc)."""
-    from medcalc_maintained.core.io import read_parquet
+    from medcalc_maintained.core.readers import read_parquet
 
     p = project.section("compare.report")
     base, new, config = str(p["base"]), str(p["new"]), str(p["heldout"])

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, write_atomic, write_dir, write_json
+from medcalc_maintained.core.atomic import write_atomic, write_dir, write_json
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.out_dirs import check_replace
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.evaluate import EvaluationReport
@@ -86,7 +87,7 @@ def check_run_dir(out: Path, force: bool) -> None:
 
 def write_run(report: EvaluationReport, out: Path, *, force: bool = False) -> Path:
     """Write ``report`` into ``out`` as a whole: into a scratch sibling first (``.<name>.<pid>-*``,
-    removed by the next run when a kill left it), then swapped in (``core/io.py: write_dir``: a kill
+    removed by the next run when a kill left it), then swapped in (``core/atomic.py: write_dir``: a kill
     leaves the old set or the new); an existing non-empty ``out`` is refused unless ``force`` and it
     holds an earlier evaluation (:func:`check_run_dir`), checked again at the moment of the swap."""
     check_run_dir(out, force)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import read_parquet, write_json, write_text_atomic
+from medcalc_maintained.core.atomic import write_json, write_text_atomic
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.ledger import dump, harmonize, load
 from medcalc_maintained.project import Project
 

@@ -17,7 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_parquet, write_csv_for_people, write_text_atomic
+from medcalc_maintained.core.atomic import write_text_atomic
+from medcalc_maintained.core.csv_for_people import write_csv_for_people
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.ledger import campaign, dump
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality.checks import run_checks

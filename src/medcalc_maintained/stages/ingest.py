@@ -14,7 +14,7 @@ Every upstream column is kept verbatim (as text) and typed columns are added:
                    calculator + note + question fingerprints, independent of ``Row Number``)
 
 Rows that cannot be parsed go to ``quarantine.csv`` (``split``, ``row_number``, ``column``,
-``reason``). Structural problems of a file raise :class:`~medcalc_maintained.core.io.DataError` before
+``reason``). Structural problems of a file raise :class:`~medcalc_maintained.core.errors.DataError` before
 anything is written.
 """
 
@@ -29,7 +29,9 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medcalc_maintained.core.answers import OUTPUT_TYPES, parse_answer
-from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people
+from medcalc_maintained.core.atomic import write_atomic
+from medcalc_maintained.core.csv_for_people import write_csv_for_people
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, parse_entities, read_upstream_csv
 from medcalc_maintained.project import Project
 from medcalc_maintained.upstream.identity import instance_keys

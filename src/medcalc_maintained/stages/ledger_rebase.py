@@ -32,7 +32,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, write_atomic, write_csv_for_people, write_json
+from medcalc_maintained.core.atomic import write_atomic, write_json
+from medcalc_maintained.core.csv_for_people import write_csv_for_people
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import read_upstream_csv
 from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.ledger.records import load

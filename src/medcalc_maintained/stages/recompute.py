@@ -15,8 +15,9 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from medcalc_maintained.core.io import read_parquet, write_atomic, write_parquet
+from medcalc_maintained.core.atomic import write_atomic, write_parquet
 from medcalc_maintained.core.parallel import map_chunks
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.core.rows import Row, rows_of
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import recompute as rc

@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import read_parquet, write_json
+from medcalc_maintained.core.atomic import write_json
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import definitions
 from medcalc_maintained.quality import recompute as rc

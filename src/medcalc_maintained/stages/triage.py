@@ -23,7 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.io import read_csv_for_people, read_parquet, write_atomic, write_csv_for_people, write_json
+from medcalc_maintained.core.atomic import write_atomic, write_json
+from medcalc_maintained.core.csv_for_people import read_csv_for_people, write_csv_for_people
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.core.versions import UNRELEASED, rules
 from medcalc_maintained.ledger import derivation
 from medcalc_maintained.ledger.records import load

@@ -30,7 +30,10 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError, read_csv_for_people, read_parquet, write_atomic, write_json
+from medcalc_maintained.core.atomic import write_atomic, write_json
+from medcalc_maintained.core.csv_for_people import read_csv_for_people
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.planning import replay
 from medcalc_maintained.planning import simulate as sim
 from medcalc_maintained.project import Project

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from medcalc_maintained.core.io import write_atomic
+from medcalc_maintained.core.atomic import write_atomic
 
 COLORS = {"ranking": "#1f5fa8", "p_error": "#d07a1a", "information": "#2a8a3a", "harm": "#a02a6a", "uniform": "#666666"}
 LABELS = {"ranking": "(a) current ranking", "p_error": "(b) highest P(error)", "information": "(c) information gain",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 from medcalc_maintained.tools import calculator_tools as T
 

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from medcalc_maintained.core.answers import labels_agree, parse_answer, same_value
-from medcalc_maintained.core.io import write_atomic, write_json
+from medcalc_maintained.core.atomic import write_atomic, write_json
 from medcalc_maintained.core.rows import parse_entities, read_upstream_csv, row_dicts
 from medcalc_maintained.upstream.identity import THRESHOLD, Match, match_frames, normalise
 

@@ -33,7 +33,7 @@ from typing import Any, Collection
 import pandas as pd
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.ledger.apply import build

@@ -1,7 +1,7 @@
 """On-disk cache of paid verifier calls: one JSON file per call, written atomically.
 
 The key is the sha256 of ``(backend, model, prompt sha256, run, settings digest)``. A file is
-written with :func:`medcalc_maintained.core.io.write_text_atomic` (temporary file + rename) as soon as
+written with :func:`medcalc_maintained.core.atomic.write_text_atomic` (temporary file + rename) as soon as
 its call completes, so a process killed at any moment leaves either the complete entry or none:
 the cache is never corrupted, and a resumed run neither pays for a finished call again nor
 records a vote twice (one file per key). Leftover ``*.tmp`` files of a killed writer are ignored.
@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import write_text_atomic
+from medcalc_maintained.core.atomic import write_text_atomic
 from medcalc_maintained.core.redact import redact
 from medcalc_maintained.verifiers.base import canonical_json, sha256_text
 

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.labels import write_label
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.ledger.campaign import read_workbooks

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.redact import redact
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.verifiers.base import Backend, Task, canonical_json

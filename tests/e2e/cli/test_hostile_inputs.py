@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading.predictions import read_predictions
 from tests.cli.test_hostile_inputs import DEEP
 from tests.review.test_review_bounded import cpu_seconds, run_cli

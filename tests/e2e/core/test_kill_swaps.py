@@ -20,7 +20,7 @@ def _killed(root: str, after: int, args: list[str]) -> None:
     import signal
 
     from medcalc_maintained.cli import app
-    from medcalc_maintained.core import io
+    from medcalc_maintained.core import atomic
 
     forking.enter(root)
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -33,7 +33,7 @@ def _killed(root: str, after: int, args: list[str]) -> None:
         if count[0] == after:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    exchange, replace = io._exchange, os.replace
+    exchange, replace = atomic._exchange, os.replace
 
     def killing_exchange(a, b):
         done = exchange(a, b)
@@ -44,7 +44,7 @@ def _killed(root: str, after: int, args: list[str]) -> None:
         replace(a, b)
         hit()
 
-    io._exchange, os.replace = killing_exchange, killing_replace
+    atomic._exchange, os.replace = killing_exchange, killing_replace
     app(args, prog_name="medcalc-maintained")  # exits: SystemExit's code is the process's exit code
 
 

@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.harnesses.common import MAX_NEW_TOKENS, prompt_messages
 from medcalc_maintained.harnesses.lm_eval_task import write_task_dir
 from tests.harnesses import test_harness_release as fast_tests

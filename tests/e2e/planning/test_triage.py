@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.planning import triage as tr
 from tests.planning import test_triage as fast_tests
 

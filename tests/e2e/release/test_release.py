@@ -13,7 +13,7 @@ import yaml
 
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.plan import load_releases
 from medcalc_maintained.release.table_builder import build_tables

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.review.reader import read_packet
 from tests.review import test_review_bounded as fast_tests
 from tests.review.test_review_bounded import cpu_seconds, ledger_files, rezip, run_cli

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.records import LedgerError, load
 from medcalc_maintained.stages.ingest import ingest

@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, check_size
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import check_size
 from medcalc_maintained.harnesses.results import (
     Harness,
     ResultRow,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medcalc_maintained.core.io import DataError, check_size, shown
+from medcalc_maintained.core.errors import DataError, shown
+from medcalc_maintained.core.readers import check_size
 from medcalc_maintained.core.zip_bounds import ZipBounds, check_unpacked, open_bounded
 from medcalc_maintained.harnesses.results import Harness, Results, row_from_record, verdict_of
 

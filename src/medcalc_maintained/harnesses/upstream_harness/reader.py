@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, read_jsonl, shown
+from medcalc_maintained.core.errors import DataError, shown
+from medcalc_maintained.core.readers import read_jsonl
 from medcalc_maintained.harnesses.results import Harness, ResultRow, Results, int_or_none, text
 
 UPSTREAM_KEYS = ("Row Number", "Calculator ID", "Note ID", "LLM Answer", "Ground Truth Answer", "Result")

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.io import DataError, read_jsonl
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_jsonl
 from medcalc_maintained.grading.reward import completion_text, score
 from medcalc_maintained.harnesses.results import (
     SUMMARY_MAX_BYTES,

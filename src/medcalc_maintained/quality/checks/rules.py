@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from medcalc_maintained.core.io import DataError
+from medcalc_maintained.core.errors import DataError
 
 RULES_FILE = Path(__file__).with_name("rules.yaml")
 SECTIONS = ("required_inputs", "figure_only", "not_applicable", "foreign_keys", "body_weight", "boolean_criteria",

@@ -1,51 +1,19 @@
-"""File writing that never leaves a partial output behind, and the project's error type."""
+"""File writing that never leaves a partial output behind: a file is written beside its target and
+renamed onto it, a directory of files is replaced as a whole, and a write that fails for want of
+space names the file it was writing."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
-# JSON's bounds live in core/json_text.py
-from medcalc_maintained.core.json_text import MAX_JSON_DEPTH, DuplicateKey, _unique_keys, json_depth  # noqa: F401
-
-# YAML's rules live in core/yaml_text.py; the ledger's readers import them from here
-from medcalc_maintained.core.yaml_text import YAML_MAX_BYTES, YAML_MAX_DEPTH, dump_yaml, load_yaml  # noqa: F401
-
-
-def located(path: str, *places: tuple[str, object]) -> str:
-    """``path, <label> <value>, ...`` for each place that is known (not ``None`` or ``""``): where a
-    problem is, as every problem of this package names it."""
-    return ", ".join([path, *(f"{label} {value}" for label, value in places if value is not None and value != "")])
-
-
-class DataError(Exception):
-    """A problem with an input file: names the file and, where known, the row, field and rule."""
-
-    def __init__(self, path: os.PathLike | str, problem: str, *, row: object = None, field: str | None = None):
-        self.path, self.problem, self.row, self.field = str(path), problem, row, field
-        super().__init__(f"{located(self.path, ('row', row), ('field', repr(field) if field else None))}: {problem}")
-
-
-class ProblemsError(DataError):
-    """Every problem found in one input (``problems``, each printable with its place): the error
-    names the first one's file and field, and prints one line per problem."""
-
-    def __init__(self, problems: list[Any], problem: str | None = None):
-        self.problems = problems
-        first = problems[0]
-        super().__init__(first.path, problem or first.problem, field=getattr(first, "field", None))
-        self.args = ("\n".join(str(p) for p in problems),)
-
-    def __str__(self) -> str:  # read at print time: a caller may rename the problems' paths first
-        return "\n".join(str(p) for p in self.problems)
-
+from medcalc_maintained.core.errors import DataError, OutRefused
 
 # -- a full disk ------------------------------------------------------------------------------
 #
@@ -117,6 +85,16 @@ def write_text_atomic(target: os.PathLike | str, text: str) -> Path:
     return write_atomic(target, lambda p: p.write_text(text, encoding="utf-8"))
 
 
+def write_parquet(path: os.PathLike | str, df) -> Path:
+    """``df`` to ``path`` atomically, without the index."""
+    return write_atomic(path, lambda p: df.to_parquet(p, index=False))
+
+
+def write_json(path: os.PathLike | str, obj) -> Path:
+    """``obj`` as indented JSON text to ``path`` atomically."""
+    return write_text_atomic(path, json.dumps(obj, indent=2) + "\n")
+
+
 # -- directories replaced as a whole -----------------------------------------------------------
 #
 # A multi-file output (a release build; an LLM stage's tables with their run record) is written into a
@@ -145,11 +123,6 @@ def _exchange(a: Path, b: Path) -> bool:
             return False
         raise OSError(err, os.strerror(err), str(b))
     return True
-
-
-class OutRefused(DataError):
-    """An output directory a command may not write: neither new, empty nor the command's own earlier
-    output, or changed while the command wrote its new set. Exit 2; nothing was written."""
 
 
 #: ``check(target)``: raises :class:`DataError` when ``target`` may not be replaced (now)
@@ -317,184 +290,3 @@ def replace_files(directory: Path, writers: dict[str, Callable[[Path], object]],
 
     write_dir(directory, fill, check=unchanged)
     return [directory / name for name in writers]
-
-
-def shown(value: object, limit: int = 60) -> str:
-    """``repr(value)``, cut to about ``limit`` characters (a hostile value is never echoed whole)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-
-
-def check_size(path: os.PathLike | str, max_bytes: int, what: str) -> int:
-    """The size of a file a user names, refused (:class:`DataError`) when missing, not a regular file or
-    over ``max_bytes``, before a byte of it is read."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, f"{what}: no such file")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise DataError(path, f"{what}: {size} bytes, over the {max_bytes}-byte limit; refused unread")
-    return size
-
-
-def read_text_bounded(path: os.PathLike | str, max_bytes: int, what: str) -> str:
-    """The UTF-8 text of a file a user names, refused (:class:`DataError`) when missing, not a
-    regular file, over ``max_bytes`` (by its size, before a byte is read) or not UTF-8."""
-    path = Path(path)
-    check_size(path, max_bytes, what)
-    with path.open("rb") as fh:
-        data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise DataError(path, f"{what}: over the {max_bytes}-byte limit; refused")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(path, f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-def sha256_file(path: os.PathLike | str) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def read_parquet(path: os.PathLike | str, what: str, stage: str):
-    """A required parquet input; when it is missing, the error names the stage that makes it."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, f"{what} not found (run `dvc repro {stage}`, or `medcalc-maintained {stage}`)")
-    return pd.read_parquet(path)
-
-
-def write_parquet(path: os.PathLike | str, df) -> Path:
-    """``df`` to ``path`` atomically, without the index."""
-    return write_atomic(path, lambda p: df.to_parquet(p, index=False))
-
-
-def write_json(path: os.PathLike | str, obj) -> Path:
-    """``obj`` as indented JSON text to ``path`` atomically."""
-    return write_text_atomic(path, json.dumps(obj, indent=2) + "\n")
-
-
-# -- CSV files meant to be opened by people in a spreadsheet ---------------------------------
-#
-# The rule (one place): a spreadsheet application treats a cell whose text starts with ``=``,
-# ``+``, ``-``, ``@``, a tab or a carriage return as a formula. In the CSV files the package writes
-# for people (triage ``queue.csv``, ``quarantine.csv``, ``unreadable.csv``, evaluate's
-# ``graded.csv`` and ``per_calculator.csv``) every *text* cell that starts with one of those
-# characters, or with an apostrophe, gets one leading apostrophe; a text cell that is a plain
-# number (``-3``, ``+2.5``) is left as it is (a spreadsheet reads it as that number, not a formula);
-# numeric, boolean and empty cells are never touched. The apostrophe is the only change, so
-# :func:`read_csv_for_people` restores the exact text by removing it. CSV files read only by
-# machines (the ``dvc plots`` tables: numbers and calculator names) are written with plain
-# ``to_csv``.
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-
-
-def spreadsheet_safe(value: object) -> object:
-    """``value`` with a leading apostrophe when it is text a spreadsheet would run as a formula."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.match(value):
-        return "'" + value
-    return value
-
-
-def spreadsheet_text(value: object) -> object:
-    """The inverse of :func:`spreadsheet_safe` for a cell read back from such a CSV."""
-    if isinstance(value, str) and value.startswith("'"):
-        return value[1:]
-    return value
-
-
-def _is_text(series) -> bool:
-    import pandas as pd
-
-    return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
-
-
-def write_csv_for_people(path: os.PathLike | str, df) -> Path:
-    """``df`` as CSV (no index) to ``path`` atomically, its text cells made spreadsheet-safe."""
-    out = df.copy()
-    for col in out.columns:
-        if _is_text(out[col]):
-            out[col] = out[col].map(spreadsheet_safe)
-    return write_atomic(path, lambda p: out.to_csv(p, index=False))
-
-
-def read_csv_for_people(path: os.PathLike | str, **kwargs):
-    """A CSV written by :func:`write_csv_for_people`, with its text restored exactly."""
-    import pandas as pd
-
-    df = pd.read_csv(path, **kwargs)
-    for col in df.columns:
-        if _is_text(df[col]):
-            df[col] = df[col].map(spreadsheet_text)
-    return df
-
-
-def _bounded_lines(path: Path, max_line_bytes: int | None):
-    """``(line number, text)`` of a UTF-8 file read line by line; a line over ``max_line_bytes``
-    bytes is refused after reading at most one byte more than the limit."""
-    with path.open("rb") as fh:
-        n = 0
-        while True:
-            raw = fh.readline(-1 if max_line_bytes is None else max_line_bytes + 2)
-            if not raw:
-                return
-            n += 1
-            body = raw.rstrip(b"\r\n")
-            if max_line_bytes is not None and len(body) > max_line_bytes:
-                raise DataError(f"{path}, line {n}", f"line longer than {max_line_bytes} bytes (the limit of "
-                                "one line); nothing was read past it")
-            try:
-                yield n, body.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"{path}, line {n}", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-
-
-def loads_json(text: str | bytes, where: os.PathLike | str, *, max_depth: int = MAX_JSON_DEPTH):
-    """``json.loads(text)`` for JSON from a user: text nested deeper than ``max_depth`` is refused
-    before it is parsed, and invalid JSON and an object naming a key twice, with a
-    :class:`DataError` naming ``where`` (file and line)."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    if json_depth(text, max_depth) > max_depth:
-        raise DataError(where, f"JSON nested more than {max_depth} levels deep (arrays/objects); refused unread")
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except DuplicateKey as exc:
-        raise DataError(where, f"duplicate key {shown(exc.args[0])} in one JSON object; each key may appear "
-                               "once (the last one would silently win)") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except RecursionError:  # not reached within the bound; kept so no traceback can escape
-        raise DataError(where, "JSON nested too deeply; refused") from None
-
-
-def read_jsonl(path: os.PathLike | str, what: str, shape: str, *, max_line_bytes: int | None = None):
-    """``(line number, object)`` for every non-blank line of a JSONL file of ``what``; a
-    :class:`DataError` names the file (and line) when it is missing, not UTF-8, not JSON, a line
-    is not a JSON object (``shape`` describes the expected object) or, with ``max_line_bytes``,
-    a line is longer than that (refused without reading the rest of it). Yields nothing for an
-    empty file."""
-
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, f"{what} file not found")
-    for n, line in _bounded_lines(path, max_line_bytes):
-        if not line.strip():
-            continue
-        where = f"{path}, line {n}"
-        try:
-            rec = loads_json(line, where)
-        except DataError as exc:
-            raise DataError(where, f"{exc.problem}; each line must be one JSON object") from None
-        if not isinstance(rec, dict):
-            raise DataError(where, f"each line must be a JSON object {shape}")
-        yield n, rec
