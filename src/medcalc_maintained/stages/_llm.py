@@ -1,6 +1,7 @@
 """What the ``audit`` and ``relabel`` stages share: plan the calls (settings, rows, backend, tasks),
-estimate them (``--dry-run``), run them through the engine, and write the two tables,
-``run.json`` (the run record) and ``metrics.json`` (the DVC metric: scalars only).
+estimate them (``--dry-run``), run them through the engine, assemble the two tables (one row per
+run, one row per instance) and write them with ``run.json`` (the run record) and ``metrics.json``
+(the DVC metric: scalars only). What differs between the two stages is a :class:`StageKind`.
 
 The outputs are a function of the inputs, the parameters and the recorded replies: running a stage
 twice on the same inputs writes byte-identical files. What one invocation did to obtain the replies
@@ -23,6 +24,7 @@ from medcalc_maintained.core.atomic import replace_files
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.out_dirs import check_replace
 from medcalc_maintained.core.readers import read_parquet, sha256_file
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.project import Project
 from medcalc_maintained.verifiers import prompts, runner
 from medcalc_maintained.verifiers import settings as settings_mod
@@ -41,18 +43,39 @@ class Refused(ValueError):
     option value, as the command line reports it."""
 
 
+#: one row of a stage's table: a run's (:func:`run_rows`) or an instance's (``StageKind.instance_row``)
+Row = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class StageKind:
-    """What differs between ``audit`` and ``relabel``: how tasks are built, replies checked, and the
-    two output tables and the stage's own ``run.json`` entries assembled."""
+    """What differs between ``audit`` and ``relabel``: how tasks are built and replies checked, the
+    stage's own fields of a run's row, how an instance's row follows from its runs, the two output
+    tables and the stage's own ``run.json`` entries. :meth:`plan` and :meth:`run` are the stage's
+    ``plan`` and ``run``."""
 
     stage: str
-    outputs: tuple[str, str]  # file stems of the two tables, in the order ``assemble`` returns them
+    tables: dict[str, list[str]]  # file stem -> columns of the two tables, in the order they are written
+    runs_table: str  # the stem of the table with one row per run (the other has one row per instance)
     tasks: Callable[[pd.DataFrame, Backend, int], list[Task]]
     validator: Validator
-    assemble: Callable[[pd.DataFrame, list[Outcome], Backend, StageSettings],
-                       tuple[pd.DataFrame, pd.DataFrame]]
-    summary: Callable[[pd.DataFrame, pd.DataFrame, Backend, StageSettings, int], dict[str, Any]]
+    run_fields: Callable[[Task, Entry], Row]  # the stage's own fields of one run's row
+    instance_row: Callable[[Row, list[Row], Backend, StageSettings], Row]  # (instance, its runs' rows, ...)
+    summary: Callable[[dict[str, pd.DataFrame], Backend, StageSettings, int], dict[str, Any]]
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The file stems of the two tables, in the order they are written."""
+        return tuple(self.tables)
+
+    def plan(self, project: Project, **options: Any) -> Plan:
+        """The planned calls (``--dry-run`` passes ``dry_run=True``); see :func:`plan`."""
+        return plan(project, self, **options)
+
+    def run(self, project: Project, *, progress: ProgressFactory | None = None, **options: Any) -> LLMRun:
+        """The whole stage: select rows, make backend and engine, run, assemble, write the two tables,
+        ``run.json`` and ``metrics.json`` (the options of :func:`plan`)."""
+        return execute(plan(project, self, **options), progress)
 
 
 @dataclass
@@ -143,11 +166,10 @@ def execute(p: Plan, progress: ProgressFactory | None = None) -> LLMRun:
     with bar:
         outcomes = runner.execute(eng, p.tasks, batch=p.batch)
     elapsed = time.monotonic() - t0
-    first, second = p.kind.assemble(p.rows, outcomes, p.backend, p.settings)
+    tables = assemble(p, outcomes)
     info = run_info(p, outcomes)
-    own = p.kind.summary(first, second, p.backend, p.settings, p.runs)
+    own = p.kind.summary(tables, p.backend, p.settings, p.runs)
     info.update(own)
-    tables = dict(zip(p.kind.outputs, (first, second)))
     writers: dict[str, Callable[[Path], object]] = {
         **{f"{stem}.parquet": _parquet_writer(df) for stem, df in tables.items()},
         "run.json": lambda path: path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8"),
@@ -175,12 +197,6 @@ def _parquet_writer(df: pd.DataFrame) -> Callable[[Path], object]:
     return lambda path: df.to_parquet(path, index=False)
 
 
-def run_stage(project: Project, kind: StageKind, *, progress: ProgressFactory | None = None,
-              **options: Any) -> LLMRun:
-    """Plan and execute one run of ``kind.stage`` (the whole stage)."""
-    return execute(plan(project, kind, **options), progress)
-
-
 METRICS = "metrics.json"
 
 
@@ -196,6 +212,35 @@ def entry_of(o: Outcome) -> Entry:
     if o.entry is None:
         raise ValueError(f"uid {o.task.uid} run {o.task.run}: the call failed, there is no reply to tabulate")
     return o.entry
+
+
+def run_rows(outcomes: list[Outcome], backend: Backend, own: Callable[[Task, Entry], Row]) -> list[Row]:
+    """One row per run, in (uid, run) order: the run, its prompt and what the call used, and the
+    stage's ``own(task, entry)`` fields."""
+    rows = []
+    for o in sorted(outcomes, key=lambda o: (o.task.uid, o.task.run)):
+        e = entry_of(o)
+        rows.append({
+            "uid": o.task.uid, "split": o.task.split, "run": o.task.run, "backend": backend.name,
+            "model": backend.model, "prompt_sha256": o.task.prompt_sha256,
+            "input_tokens": int(e.input_tokens), "output_tokens": int(e.output_tokens),
+            "thoughts_tokens": int(e.thoughts_tokens), "search_queries": int(e.search_queries),
+            "attempts": int(e.attempts), "model_version": e.model_version, **own(o.task, e),
+        })
+    return rows
+
+
+def assemble(p: Plan, outcomes: list[Outcome]) -> dict[str, pd.DataFrame]:
+    """The two tables of the stage (by file stem, in ``p.kind.tables``' order) from the engine's
+    outcomes: one row per run, and one row per instance from its runs' rows."""
+    runs = run_rows(outcomes, p.backend, p.kind.run_fields)
+    by_uid: dict[int, list[Row]] = {}
+    for r in runs:
+        by_uid.setdefault(r["uid"], []).append(r)
+    instances = [p.kind.instance_row(row, by_uid.get(int(row["uid"]), []), p.backend, p.settings)
+                 for row in row_dicts(p.rows)]
+    return {stem: pd.DataFrame(runs if stem == p.kind.runs_table else instances, columns=columns)
+            for stem, columns in p.kind.tables.items()}
 
 
 def run_info(p: Plan, outcomes: list[Outcome]) -> dict[str, Any]:

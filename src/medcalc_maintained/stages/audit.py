@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
 
-from medcalc_maintained.project import Project
-from medcalc_maintained.stages import _llm
-from medcalc_maintained.stages._llm import LLMRun, Plan, ProgressFactory, StageKind, run_stage
+from medcalc_maintained.stages._llm import StageKind
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers.base import Backend, Task, last_tag
-from medcalc_maintained.verifiers.engine import Outcome
+from medcalc_maintained.verifiers.cache import Entry
 from medcalc_maintained.verifiers.runner import build_tasks
 from medcalc_maintained.verifiers.settings import StageSettings
 from medcalc_maintained.verifiers.voting import audit_tally
@@ -83,65 +80,33 @@ def rule_text(backend: Backend, settings: StageSettings, runs: int) -> str:
             f"(threshold {settings.threshold} of {settings.runs}, scaled up)")
 
 
-def verdict_rows(outcomes: list[Outcome], backend: Backend) -> list[dict[str, Any]]:
-    """One row per run, in (uid, run) order."""
-    vrows = []
-    for o in sorted(outcomes, key=lambda o: (o.task.uid, o.task.run)):
-        e = _llm.entry_of(o)
-        verdict, critique = parse_verdict(e.text) if e.ok else ("unparseable", f"{e.problem}\n---\n{e.text}")
-        vrows.append({
-            "uid": o.task.uid, "split": o.task.split, "backend": backend.name, "model": backend.model,
-            "run": o.task.run, "verdict": verdict, "critique": critique, "prompt_sha256": o.task.prompt_sha256,
-            "input_tokens": int(e.input_tokens), "output_tokens": int(e.output_tokens),
-            "thoughts_tokens": int(e.thoughts_tokens), "search_queries": int(e.search_queries),
-            "attempts": int(e.attempts), "finish_reason": e.finish_reason, "model_version": e.model_version,
-        })
-    return vrows
+def verdict_fields(task: Task, e: Entry) -> dict[str, Any]:
+    """The audit's own fields of one run's row: the verdict and critique of its reply, and why the model stopped."""
+    verdict, critique = parse_verdict(e.text) if e.ok else ("unparseable", f"{e.problem}\n---\n{e.text}")
+    return {"verdict": verdict, "critique": critique, "finish_reason": e.finish_reason}
 
 
-def assemble(rows: pd.DataFrame, outcomes: list[Outcome], backend: Backend, settings: StageSettings
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(verdicts, flags)`` from the engine's outcomes."""
-    vrows = verdict_rows(outcomes, backend)
-    by_uid: dict[int, list[dict[str, Any]]] = {}
-    for r in vrows:
-        by_uid.setdefault(r["uid"], []).append(r)
-    frows = []
-    for row in rows.to_dict("records"):
-        uid = int(row["uid"])
-        runs = by_uid.get(uid, [])
-        n = len(runs)
-        tally = audit_tally([r["verdict"] for r in runs], settings.required_votes(n) if n else 1)
-        first_no = next((r["critique"] for r in runs if r["verdict"] == "no"), "")
-        frows.append({"uid": uid, "split": row["split"], "calculator_id": int(row["calculator_id"]),
-                      "backend": backend.name, "model": backend.model, **tally,
-                      "rule": rule_text(backend, settings, n) if n else "no recorded verdict",
-                      "reason": first_no if tally["flagged"] else ""})
-    return pd.DataFrame(vrows, columns=VERDICT_COLUMNS), pd.DataFrame(frows, columns=FLAG_COLUMNS)
+def flag_row(row: dict[str, Any], runs: list[dict[str, Any]], backend: Backend, settings: StageSettings
+             ) -> dict[str, Any]:
+    """The flag of one instance from its runs' verdicts."""
+    n = len(runs)
+    tally = audit_tally([r["verdict"] for r in runs], settings.required_votes(n) if n else 1)
+    first_no = next((r["critique"] for r in runs if r["verdict"] == "no"), "")
+    return {"uid": int(row["uid"]), "split": row["split"], "calculator_id": int(row["calculator_id"]),
+            "backend": backend.name, "model": backend.model, **tally,
+            "rule": rule_text(backend, settings, n) if n else "no recorded verdict",
+            "reason": first_no if tally["flagged"] else ""}
 
 
-def summary(verdicts: pd.DataFrame, flags: pd.DataFrame, backend: Backend, settings: StageSettings,
-            runs: int) -> dict[str, Any]:
+def summary(tables: dict[str, pd.DataFrame], backend: Backend, settings: StageSettings, runs: int) -> dict[str, Any]:
     """The audit's own entries of ``run.json``."""
-    return {"flagged": int(flags["flagged"].sum()),
+    return {"flagged": int(tables["flags"]["flagged"].sum()),
             "rule": rule_text(backend, settings, 1 if backend.deterministic else runs),
-            "verdicts": {k: int(v) for k, v in verdicts["verdict"].value_counts().items()}}
+            "verdicts": {k: int(v) for k, v in tables["verdicts"]["verdict"].value_counts().items()}}
 
 
-KIND = StageKind("audit", ("verdicts", "flags"), tasks, validator, assemble, summary)
-
-
-def plan(project: Project, **options: Any) -> Plan:
-    """The planned calls (``--dry-run`` passes ``dry_run=True``); see :func:`_llm.plan`."""
-    return _llm.plan(project, KIND, **options)
-
-
-def run(project: Project, *, backend: str | None = None, runs: int | None = None, limit: int | None = None,
-        concurrency: int | None = None, out: Path | None = None, batch: bool = False,
-        instances: Path | None = None, replay_file: Path | None = None, cache_dir: Path | None = None,
-        split: str | None = None, progress: ProgressFactory | None = None) -> LLMRun:
-    """The whole stage: select rows, make backend and engine, run, assemble, write
-    ``verdicts.parquet``, ``flags.parquet`` and ``run.json``."""
-    return run_stage(project, KIND, progress=progress, backend=backend, runs=runs, limit=limit,
-                     concurrency=concurrency, out=out, batch=batch, instances=instances,
-                     replay_file=replay_file, cache_dir=cache_dir, split=split)
+KIND = StageKind("audit", {"verdicts": VERDICT_COLUMNS, "flags": FLAG_COLUMNS}, "verdicts", tasks, validator,
+                 verdict_fields, flag_row, summary)
+#: the planned calls (``--dry-run`` passes ``dry_run=True``), and the whole stage: ``verdicts.parquet``,
+#: ``flags.parquet``, ``run.json`` and ``metrics.json`` written (see :class:`~medcalc_maintained.stages._llm.StageKind`)
+plan, run = KIND.plan, KIND.run

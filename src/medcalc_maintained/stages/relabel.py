@@ -18,20 +18,16 @@ and ``run.json``. Running the stage twice on the same inputs writes the same byt
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from medcalc_maintained.core.answers import Answer, extract_answer, format_answer, parse_answer
 from medcalc_maintained.core.labels import label_style
-from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.project import Project
-from medcalc_maintained.stages import _llm
-from medcalc_maintained.stages._llm import LLMRun, Plan, ProgressFactory, StageKind, run_stage
+from medcalc_maintained.stages._llm import StageKind
 from medcalc_maintained.verifiers import prompts
 from medcalc_maintained.verifiers.base import Backend, Task
-from medcalc_maintained.verifiers.engine import Outcome
+from medcalc_maintained.verifiers.cache import Entry
 from medcalc_maintained.verifiers.runner import build_tasks
 from medcalc_maintained.verifiers.settings import StageSettings
 from medcalc_maintained.verifiers.voting import supermajority
@@ -62,22 +58,11 @@ def validator(task: Task, text: str) -> str | None:
     return reply_problem(text, task.output_type)
 
 
-def vote_rows(outcomes: list[Outcome], backend: Backend) -> list[dict[str, Any]]:
-    """One row per run, in (uid, run) order."""
-    vrows = []
-    for o in sorted(outcomes, key=lambda o: (o.task.uid, o.task.run)):
-        e = _llm.entry_of(o)
-        ans = extract_answer(e.text) if e.ok else None
-        kind = parse_answer(ans, o.task.output_type).kind if ans is not None else "invalid"
-        vrows.append({
-            "uid": o.task.uid, "split": o.task.split, "run": o.task.run, "backend": backend.name,
-            "model": backend.model, "answer": ans, "answer_kind": kind,
-            "reply": e.text if e.ok else f"{e.problem}\n---\n{e.text}", "prompt_sha256": o.task.prompt_sha256,
-            "input_tokens": int(e.input_tokens), "output_tokens": int(e.output_tokens),
-            "thoughts_tokens": int(e.thoughts_tokens), "search_queries": int(e.search_queries),
-            "attempts": int(e.attempts), "model_version": e.model_version,
-        })
-    return vrows
+def vote_fields(task: Task, e: Entry) -> dict[str, Any]:
+    """The relabel's own fields of one run's row: the answer of its reply and the answer's kind."""
+    ans = extract_answer(e.text) if e.ok else None
+    kind = parse_answer(ans, task.output_type).kind if ans is not None else "invalid"
+    return {"answer": ans, "answer_kind": kind, "reply": e.text if e.ok else f"{e.problem}\n---\n{e.text}"}
 
 
 def label_row(row: dict[str, Any], runs: list[dict[str, Any]], backend: Backend, settings: StageSettings
@@ -107,39 +92,16 @@ def label_row(row: dict[str, Any], runs: list[dict[str, Any]], backend: Backend,
             **counts, "reason": reason}
 
 
-def assemble(rows: pd.DataFrame, outcomes: list[Outcome], backend: Backend, settings: StageSettings
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(labels, votes)`` from the engine's outcomes."""
-    vrows = vote_rows(outcomes, backend)
-    by_uid: dict[int, list[dict[str, Any]]] = {}
-    for r in vrows:
-        by_uid.setdefault(r["uid"], []).append(r)
-    lrows = [label_row(row, by_uid.get(int(row["uid"]), []), backend, settings) for row in row_dicts(rows)]
-    return pd.DataFrame(lrows, columns=LABEL_COLUMNS), pd.DataFrame(vrows, columns=VOTE_COLUMNS)
-
-
-def summary(labels: pd.DataFrame, votes: pd.DataFrame, backend: Backend, settings: StageSettings,
-            runs: int) -> dict[str, Any]:
+def summary(tables: dict[str, pd.DataFrame], backend: Backend, settings: StageSettings, runs: int) -> dict[str, Any]:
     """The relabel's own entries of ``run.json``."""
+    labels = tables["labels"]
     st = labels["status"].value_counts()
     return {"labeled": int(st.get("labeled", 0)), "deferred": int(st.get("deferred", 0)),
             "abstain_labels": int((labels["label_kind"] == "abstain").sum())}
 
 
-KIND = StageKind("relabel", ("labels", "votes"), tasks, validator, assemble, summary)
-
-
-def plan(project: Project, **options: Any) -> Plan:
-    """The planned calls (``--dry-run`` passes ``dry_run=True``); see :func:`_llm.plan`."""
-    return _llm.plan(project, KIND, **options)
-
-
-def run(project: Project, *, backend: str | None = None, runs: int | None = None, limit: int | None = None,
-        concurrency: int | None = None, out: Path | None = None, batch: bool = False,
-        instances: Path | None = None, replay_file: Path | None = None, cache_dir: Path | None = None,
-        split: str | None = None, progress: ProgressFactory | None = None) -> LLMRun:
-    """The whole stage: select rows, make backend and engine, run, assemble, write
-    ``labels.parquet``, ``votes.parquet`` and ``run.json``."""
-    return run_stage(project, KIND, progress=progress, backend=backend, runs=runs, limit=limit,
-                     concurrency=concurrency, out=out, batch=batch, instances=instances,
-                     replay_file=replay_file, cache_dir=cache_dir, split=split)
+KIND = StageKind("relabel", {"labels": LABEL_COLUMNS, "votes": VOTE_COLUMNS}, "votes", tasks, validator,
+                 vote_fields, label_row, summary)
+#: the planned calls (``--dry-run`` passes ``dry_run=True``), and the whole stage: ``labels.parquet``,
+#: ``votes.parquet``, ``run.json`` and ``metrics.json`` written (see :class:`~medcalc_maintained.stages._llm.StageKind`)
+plan, run = KIND.plan, KIND.run
