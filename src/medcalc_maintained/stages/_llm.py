@@ -26,6 +26,7 @@ from medcalc_maintained.core.out_dirs import check_replace
 from medcalc_maintained.core.readers import read_parquet, sha256_file
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.project import Project
+from medcalc_maintained.stages._metrics import METRICS
 from medcalc_maintained.verifiers import prompts, runner
 from medcalc_maintained.verifiers import settings as settings_mod
 from medcalc_maintained.verifiers.base import Backend, Task
@@ -195,9 +196,6 @@ def check_out(out: Path, kind: StageKind) -> None:
 
 def _parquet_writer(df: pd.DataFrame) -> Callable[[Path], object]:
     return lambda path: df.to_parquet(path, index=False)
-
-
-METRICS = "metrics.json"
 
 
 def headline(rows: int, own: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.arms import export_arms
 from medcalc_maintained.scoring.labels import release_labels
 from medcalc_maintained.scoring.noise import plot_flip_rates, reward_noise
+from medcalc_maintained.stages._metrics import METRICS
 
 Labels = Callable[[str], pd.DataFrame]
 
@@ -67,7 +68,6 @@ def _options(project: Project, section: str, base: str | None, new: str | None, 
     return str(base or p["base"]), str(new or p["new"]), str(rows or p["rows"])
 
 
-METRICS = "metrics.json"
 HEADLINE = ("rows", "flip_rate", "expected_reward_gap")  # of reward_noise.json: the DVC metric (metrics.json)
 
 

@@ -33,6 +33,7 @@ from medcalc_maintained.core.atomic import write_atomic, write_json
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.labels import release_labels
 from medcalc_maintained.scoring.report import Report, build_report, greedy_generate, wide_curves
+from medcalc_maintained.stages._metrics import METRICS
 
 ARMS = ("original", "maintained")
 
@@ -147,7 +148,7 @@ def write(project: Project, report: Report, note: str, extra: dict[str, Any], ou
 
     out = Path(out or project.param("compare.report.out"))
     summary = {**report.summary, **{k: v for k, v in extra.items() if not isinstance(v, (list, dict, str))}}
-    write_json(out / "metrics.json", {k: summary[k] for k in headline_keys(summary)})
+    write_json(out / METRICS, {k: summary[k] for k in headline_keys(summary)})
     write_json(out / "report.json", {"note": note, **extra, "summary": summary,
                                      "curves": json.loads(report.curves.to_json(orient="records")),
                                      "per_calculator": json.loads(report.per_calculator.to_json(orient="records"))})

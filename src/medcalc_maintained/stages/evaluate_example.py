@@ -24,6 +24,7 @@ from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.evaluate import EvaluationReport
 from medcalc_maintained.scoring.evaluate import evaluate as grade
 from medcalc_maintained.scoring.labels import resolve_against, subset_uids
+from medcalc_maintained.stages._metrics import METRICS
 
 
 @dataclass
@@ -92,9 +93,6 @@ def write_run(report: EvaluationReport, out: Path, *, force: bool = False) -> Pa
     holds an earlier evaluation (:func:`check_run_dir`), checked again at the moment of the swap."""
     check_run_dir(out, force)
     return write_dir(out, report.write, check=lambda target: check_run_dir(target, force))
-
-
-METRICS = "metrics.json"
 
 
 def headline(evaluation: dict) -> dict:

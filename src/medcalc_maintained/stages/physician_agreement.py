@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.atomic import write_json
 from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.ledger import campaign
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import agreement
+from medcalc_maintained.stages._metrics import write_report
 
 
 def run(project: Project, *, out: Path | None = None, bootstrap: int | None = None,
@@ -25,13 +25,7 @@ def run(project: Project, *, out: Path | None = None, bootstrap: int | None = No
     camp = campaign.read_workbooks(*project.campaign_workbooks)
     rep = agreement.agreement_report(camp, inst, maintained, n_boot=bootstrap or int(p["bootstrap"]),
                                      seed=int(p["seed"]) if seed is None else seed)
-    target = out or project.physician_agreement
-    write_json(target, rep)
-    write_json(target.parent / METRICS, headline(rep))
-    return rep, target
-
-
-METRICS = "metrics.json"
+    return rep, write_report(out or project.physician_agreement, rep, headline(rep))
 
 
 def headline(rep: dict[str, Any]) -> dict[str, Any]:

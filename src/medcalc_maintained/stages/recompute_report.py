@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medcalc_maintained.core.atomic import write_json
 from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.project import Project
 from medcalc_maintained.quality import definitions
 from medcalc_maintained.quality import recompute as rc
+from medcalc_maintained.stages._metrics import write_report
 
 
 def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], Path]:
@@ -31,13 +31,7 @@ def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], P
     contradictions = definitions.policy_contradictions(maintained, inst)
     definitions.write_contradictions(contradictions, project.policy_contradictions)
     summary["policy_contradictions"] = int(len(contradictions))
-    target = out or project.recompute_summary
-    write_json(target, summary)
-    write_json(target.parent / METRICS, headline(summary))
-    return summary, target
-
-
-METRICS = "metrics.json"
+    return summary, write_report(out or project.recompute_summary, summary, headline(summary))
 
 
 def headline(summary: dict[str, Any]) -> dict[str, Any]:

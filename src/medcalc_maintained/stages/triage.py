@@ -34,8 +34,9 @@ from medcalc_maintained.planning import triage as tr
 from medcalc_maintained.planning.triage_metrics import metrics
 from medcalc_maintained.project import Project
 from medcalc_maintained.stages import certify
+from medcalc_maintained.stages._metrics import METRICS
 
-QUEUE, SUMMARY, METRICS = "queue.csv", "summary.json", "metrics.json"
+QUEUE, SUMMARY = "queue.csv", "summary.json"
 CURVE, PLOT = "errors_found.csv", "errors_found.png"
 
 

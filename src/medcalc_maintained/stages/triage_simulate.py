@@ -37,9 +37,10 @@ from medcalc_maintained.core.readers import read_parquet
 from medcalc_maintained.planning import replay
 from medcalc_maintained.planning import simulate as sim
 from medcalc_maintained.project import Project
+from medcalc_maintained.stages._metrics import METRICS
 
 ROWS, RATES, ESTIMATE = "rows.csv", "calculator_rates.csv", "unverified_estimate.json"
-SUMMARY, METRICS = "summary.json", "metrics.json"
+SUMMARY = "summary.json"
 RELIABILITY, ERRORS, ESTIMATION = "reliability.csv", "errors_found.csv", "estimation_error.csv"
 
 
