@@ -160,9 +160,7 @@ def project_root(pipeline_project, tmp_path) -> Path:
     """A writable copy of :func:`pipeline_project` for one test."""
     import shutil
 
-    dst = tmp_path / "project"
-    shutil.copytree(pipeline_project, dst)
-    return dst
+    return shutil.copytree(pipeline_project, tmp_path / "project")
 
 
 @pytest.fixture(scope="session")
@@ -187,9 +185,7 @@ def tables_root(tables_project, tmp_path) -> Path:
     """A writable copy of :func:`tables_project` for one test."""
     import shutil
 
-    dst = tmp_path / "project"
-    shutil.copytree(tables_project, dst)
-    return dst
+    return shutil.copytree(tables_project, tmp_path / "project")
 
 
 UPSTREAM_INPUTS = ("medcalc-bench/v1.0/test_data.csv", "validate-medcalc-labels/phase3/y_new_and_sampled_MD_evals.xlsx",

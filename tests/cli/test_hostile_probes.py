@@ -271,23 +271,9 @@ def test_duplicate_json_keys_are_refused_naming_the_line(tmp_path, line, key):
 
 @pytest.fixture
 def packet_root(tmp_path, real_instances) -> Path:
-    from medcalc_maintained.review import packet as pkt
-    from tests.support.triage_support import REVIEWER, fill
+    from tests.support.triage_support import packet_project
 
-    root = tmp_path / "p"
-    (root / "data" / "interim").mkdir(parents=True)
-    real_instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
-    (root / "data" / "corrections").mkdir(parents=True)
-    (root / "params.yaml").write_text(yaml.safe_dump({
-        "apply": {"ledger": ["data/corrections"], "out": "data/maintained"},
-        "triage": {"reviewers": [{"id": "md-im-1", "role": "physician", "specialty": "internal medicine"}],
-                   "adjudication": {"agree_with": [], "id_prefix": "review"}}}))
-    rows = [("test", 41), ("test", 146), ("test", 928)]
-    blank = pkt.export_packet(real_instances, rows, REVIEWER, root / "blank.xlsx",
-                              exports=root / "data" / "review" / "exports")
-    fill(blank, {pkt.row_id(s, u): {"answer": "N/A", "comment": "The note lacks an input."} for s, u in rows},
-         root / "filled.xlsx")
-    return root
+    return packet_project(tmp_path / "p", real_instances)
 
 
 def shared_strings(n: int):

@@ -8,64 +8,53 @@ import pytest
 
 from medcalc_maintained.contracts import release_content as rc
 from medcalc_maintained.release import explanations, mini
-from medcalc_maintained.release.tables import DEFAULT_COLUMNS, typed_frame
-
-
-def _rows(spec: list[tuple[int, int, str]]) -> pd.DataFrame:
-    """A small default-layout frame: (Row Number, Calculator ID, Label Status) per row."""
-    rows = []
-    for uid, cid, status in spec:
-        row = {c: "x" for c in DEFAULT_COLUMNS}
-        row.update({"Row Number": uid, "Calculator ID": cid, "Label Status": status, "Ground Truth Answer": str(uid)})
-        rows.append(row)
-    return typed_frame(pd.DataFrame(rows, columns=DEFAULT_COLUMNS))
-
+from tests.support.release_support import release_rows
 
 # ---------------------------------------------------------------- mini: the rule on small cases
 
 
 def test_mini_takes_all_rows_of_a_small_calculator_and_caps_the_others():
     spec = [(u, 1, "confirmed") for u in range(1, 4)] + [(u, 2, "confirmed") for u in range(10, 40)]
-    got = mini.select(_rows(spec), "test", 10)
+    got = mini.select(release_rows(spec), "test", 10)
     counts = got.groupby("Calculator ID").size().to_dict()
     assert counts == {1: 3, 2: 10}
 
 
 def test_mini_leaves_out_unverified_rows_and_a_baseline_is_empty():
     spec = [(u, 1, "unverified") for u in range(1, 30)] + [(50, 1, "confirmed")]
-    assert mini.select(_rows(spec), "test", 10)["Row Number"].tolist() == [50]
-    assert mini.select(_rows([(u, 1, "unverified") for u in range(1, 30)]), "test", 10).empty
+    assert mini.select(release_rows(spec), "test", 10)["Row Number"].tolist() == [50]
+    assert mini.select(release_rows([(u, 1, "unverified") for u in range(1, 30)]), "test", 10).empty
 
 
 def test_mini_balances_label_status_where_possible():
     # 2 corrected, 3 abstain, 40 confirmed: 10 rows = every corrected and abstain row + 5 confirmed
     spec = [(u, 7, "corrected") for u in (1, 2)] + [(u, 7, "abstain") for u in (3, 4, 5)] \
         + [(u, 7, "confirmed") for u in range(6, 46)]
-    got = mini.select(_rows(spec), "test", 10)
+    got = mini.select(release_rows(spec), "test", 10)
     assert got["Label Status"].value_counts().to_dict() == {"confirmed": 5, "abstain": 3, "corrected": 2}
     # plenty of each: 4 + 3 + 3 (round robin in the order corrected, abstain, confirmed)
     spec = [(u, 7, s) for s, base in (("corrected", 0), ("abstain", 100), ("confirmed", 200)) for u in range(base + 1, base + 21)]
-    got = mini.select(_rows(spec), "test", 10)
+    got = mini.select(release_rows(spec), "test", 10)
     assert got["Label Status"].value_counts().to_dict() == {"corrected": 4, "abstain": 3, "confirmed": 3}
 
 
 def test_mini_does_not_depend_on_row_order_and_is_stable_when_rows_are_added():
     spec = [(u, 1 + u % 3, ("confirmed", "corrected")[u % 2]) for u in range(1, 120)]
-    a = mini.select(_rows(spec), "test", 10)
-    b = mini.select(_rows(list(reversed(spec))), "test", 10)
+    a = mini.select(release_rows(spec), "test", 10)
+    b = mini.select(release_rows(list(reversed(spec))), "test", 10)
     assert a["Row Number"].tolist() == b["Row Number"].tolist()
     # a calculator the new rows do not touch keeps exactly its rows
     more = spec + [(u, 9, "confirmed") for u in range(500, 520)]
-    c = mini.select(_rows(more), "test", 10)
+    c = mini.select(release_rows(more), "test", 10)
     assert set(c[c["Calculator ID"] != 9]["Row Number"]) == set(a["Row Number"])
     with pytest.raises(ValueError, match="at least 1"):
-        mini.select(_rows(spec), "test", 0)
+        mini.select(release_rows(spec), "test", 0)
 
 
 def test_mini_rows_view_flags_a_row_outside_the_rule_and_a_changed_row():
     spec = [(u, 1, "confirmed") for u in range(1, 30)]
-    default = _rows(spec).assign(split="test", uid=lambda d: d["Row Number"])
-    good = mini.select(_rows(spec), "test", 5).assign(split="test", uid=lambda d: d["Row Number"])
+    default = release_rows(spec).assign(split="test", uid=lambda d: d["Row Number"])
+    good = mini.select(release_rows(spec), "test", 5).assign(split="test", uid=lambda d: d["Row Number"])
     view = rc.mini_rows_view(default, good, 5)
     assert view["selected_by_rule"].all() and view["matches_default"].all() and len(view) == 5
     outsider = default[~default["uid"].isin(good["uid"])].head(1)

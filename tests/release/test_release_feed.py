@@ -14,18 +14,9 @@ import yaml
 from medcalc_maintained.contracts import release_content as rc
 from medcalc_maintained.release import feed, fields, mini
 from medcalc_maintained.release.plan import Release
-from medcalc_maintained.release.tables import CONFIGS, DEFAULT_COLUMNS, Tables, typed_frame
+from medcalc_maintained.release.tables import CONFIGS, Tables
 from tests.support.paths import ROOT
-
-
-def _rows(spec: list[tuple[int, int, str]]) -> pd.DataFrame:
-    """A default-layout frame: (Row Number, Calculator ID, Label Status) per row."""
-    rows = []
-    for uid, cid, status in spec:
-        row = {c: "x" for c in DEFAULT_COLUMNS}
-        row.update({"Row Number": uid, "Calculator ID": cid, "Label Status": status, "Ground Truth Answer": str(uid)})
-        rows.append(row)
-    return typed_frame(pd.DataFrame(rows, columns=DEFAULT_COLUMNS))
+from tests.support.release_support import release_rows
 
 
 def _keyed(df: pd.DataFrame) -> pd.DataFrame:
@@ -36,7 +27,7 @@ def _keyed(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_config_diff_classes_on_small_cases():
-    base = _keyed(_rows([(1, 2, "confirmed"), (2, 2, "corrected"), (3, 5, "confirmed")]))
+    base = _keyed(release_rows([(1, 2, "confirmed"), (2, 2, "corrected"), (3, 5, "confirmed")]))
     assert feed.config_diff(base, base, "default", True)["class"] == "identical"
     other = base.copy()
     other["Ground Truth Explanation"] = "another explanation"  # not a scored column
@@ -61,18 +52,18 @@ def test_config_diff_classes_on_small_cases():
 def test_mini_of_2_2_0_is_interleaved_by_calculator_and_2_1_0_keeps_row_number_order():
     spec = [(u, 9, "confirmed") for u in range(1, 6)] + [(u, 3, "corrected") for u in range(10, 14)] \
         + [(u, 7, "abstain") for u in (20, 21)]
-    new = mini.select(_rows(spec), "test", 10, "2.2.0")
-    old = mini.select(_rows(spec), "test", 10, "2.1.0")
+    new = mini.select(release_rows(spec), "test", 10, "2.2.0")
+    old = mini.select(release_rows(spec), "test", 10, "2.1.0")
     assert sorted(new["Row Number"]) == sorted(old["Row Number"]) == sorted(u for u, _c, _s in spec)
     assert old["Row Number"].tolist() == sorted(old["Row Number"])
     assert new["Calculator ID"].tolist() == [3, 7, 9, 3, 7, 9, 3, 9, 3, 9, 9]
     # each calculator's rows in the order the rule chose them (its rank), whatever the input order
-    again = mini.select(_rows(list(reversed(spec))), "test", 10, "2.2.0")
+    again = mini.select(release_rows(list(reversed(spec))), "test", 10, "2.2.0")
     assert again["Row Number"].tolist() == new["Row Number"].tolist()
 
 
 def test_the_mini_contract_checks_the_order_of_its_release():
-    default = _keyed(_rows([(u, 1 + u % 4, "confirmed") for u in range(1, 40)]))
+    default = _keyed(release_rows([(u, 1 + u % 4, "confirmed") for u in range(1, 40)]))
     good = _keyed(mini.select(default, "test", 5, "2.2.0"))
     assert rc.mini_rows_view(default, good, 5, "2.2.0")["in_rule_order"].all()
     view = rc.mini_rows_view(default, good.sort_values("Row Number"), 5, "2.2.0")
@@ -84,7 +75,7 @@ def test_the_mini_contract_checks_the_order_of_its_release():
 
 
 def _tables(status: str) -> Tables:
-    default = _rows([(1, 2, status)]).assign(**{"Output Type": "decimal", "Note Type": "Template",
+    default = release_rows([(1, 2, status)]).assign(**{"Output Type": "decimal", "Note Type": "Template",
                                                 "Explanation Source": "upstream"})
     frames = {c: {"test": default} for c in CONFIGS}
     return Tables(Release("2.2.0", "2026-11-27", "minor", "x"), ["test"], frames, pd.DataFrame({"id": []}))

@@ -13,38 +13,22 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import yaml
 from openpyxl import load_workbook
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
-from medcalc_maintained.review import packet as pkt
 from tests.support.paths import ROOT
-from tests.support.triage_support import REVIEWER, fill
+from tests.support.triage_support import packet_project
 
 runner = CliRunner()
 SRC = ROOT / "src"
-ROWS = [("test", 41), ("test", 146), ("test", 928)]
 
 
 @pytest.fixture
 def root(tmp_path, real_instances) -> Path:
-    """A small project (real instances, empty hand-written ledger) and a filled packet of 3 rows
-    exported with its export record."""
-    root = tmp_path / "p"
-    (root / "data" / "interim").mkdir(parents=True)
-    real_instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
-    (root / "data" / "corrections").mkdir(parents=True)
-    (root / "params.yaml").write_text(yaml.safe_dump({
-        "apply": {"ledger": ["data/corrections"], "out": "data/maintained"},
-        "triage": {"reviewers": [{"id": "md-im-1", "role": "physician", "specialty": "internal medicine"},
-                                 {"id": "md-im-2", "role": "physician", "specialty": "internal medicine"}],
-                   "adjudication": {"agree_with": [], "id_prefix": "review"}}}))
-    blank = pkt.export_packet(real_instances, ROWS, REVIEWER, root / "blank.xlsx",
-                              exports=root / "data" / "review" / "exports")
-    fill(blank, {pkt.row_id(s, u): {"answer": "N/A", "comment": "The note lacks an input."} for s, u in ROWS},
-         root / "filled.xlsx")
-    return root
+    """A small project (real instances, empty hand-written ledger, two reviewers) and a filled packet
+    of 3 rows exported with its export record."""
+    return packet_project(tmp_path / "p", real_instances, reviewers=2)
 
 
 def invoke(root: Path, *args: str):

@@ -1,4 +1,5 @@
-"""Helpers of the tests that build a release in a writable copy of the shared pipeline project."""
+"""Helpers of the tests that build a release in a writable copy of the shared pipeline project, and
+a small release table written in the test (:func:`release_rows`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
+from medcalc_maintained.release.tables import DEFAULT_COLUMNS, typed_frame
 
 runner = CliRunner()
 
@@ -72,3 +75,14 @@ def published_project(tmp_path_factory, request) -> Path:
             _build_and_publish(request.getfixturevalue("repro_project"), shared / "project")
             done.write_text("")
     return shared / "project"
+
+
+def release_rows(spec: list[tuple[int, int, str]]) -> pd.DataFrame:
+    """A small default-layout release table: (Row Number, Calculator ID, Label Status) per row, the
+    row number as its label and ``x`` in every other column."""
+    rows = []
+    for uid, cid, status in spec:
+        row = {c: "x" for c in DEFAULT_COLUMNS}
+        row.update({"Row Number": uid, "Calculator ID": cid, "Label Status": status, "Ground Truth Answer": str(uid)})
+        rows.append(row)
+    return typed_frame(pd.DataFrame(rows, columns=DEFAULT_COLUMNS))

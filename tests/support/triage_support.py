@@ -1,5 +1,6 @@
 """Helpers shared by the triage and review tests: configs built from parameters written in the test,
-the relabel labels and audit flags of the real split, and filling a packet as a reviewer would."""
+the relabel labels and audit flags of the real split (and a project holding them), filling a packet
+as a reviewer would, and a small project with a filled packet."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import datetime as dt
 from pathlib import Path
 
 import pandas as pd
+import yaml
 from openpyxl import load_workbook
 
 from medcalc_maintained.core.answers import format_answer, parse_answer
 from medcalc_maintained.planning.triage import Reviewer, TriageConfig
 from medcalc_maintained.project import Project, defaults, merge
 from medcalc_maintained.quality.recompute import FLAGGING
+from medcalc_maintained.review import packet as pkt
 from medcalc_maintained.review.layout import COL, REVIEW
 
 REVIEWER = Reviewer("md-im-1", "physician", "internal medicine")
@@ -45,6 +48,16 @@ def relabel_and_flags(instances: pd.DataFrame, recompute: pd.DataFrame, campaign
     flags = pd.DataFrame({"uid": recompute["uid"], "split": recompute["split"], "runs": 1,
                           "votes_wrong": wrong.astype(int), "flagged": wrong})
     return pd.DataFrame(rows), flags
+
+
+def write_relabel_and_flags(p: Project, instances: pd.DataFrame, recompute: pd.DataFrame,
+                            campaign_table: pd.DataFrame) -> None:
+    """:func:`relabel_and_flags` written where project ``p``'s stages read them (the relabel and
+    audit outputs)."""
+    relabel, flags = relabel_and_flags(instances, recompute, campaign_table)
+    for path, frame in ((p.relabel_labels, relabel), (p.audit_flags, flags)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(path, index=False)
 
 
 def fill(path: Path, answers: dict[str, dict], out: Path) -> dict[str, int]:
@@ -83,3 +96,26 @@ def controlled_relabel(relabel: pd.DataFrame) -> pd.DataFrame:
     for uid, (status, label) in CASES.items():
         rl.loc[rl["uid"] == uid, ["status", "label"]] = [status, label]
     return rl
+
+
+PACKET_ROWS = [("test", 41), ("test", 146), ("test", 928)]
+
+
+def packet_project(root: Path, instances: pd.DataFrame, reviewers: int = 1) -> Path:
+    """A small project at ``root`` (``instances``, an empty hand-written ledger, ``reviewers``
+    internal-medicine physicians ``md-im-1``...) with a packet of :data:`PACKET_ROWS` for
+    :data:`REVIEWER` exported with its export record (``blank.xlsx``) and filled, every row N/A
+    (``filled.xlsx``)."""
+    (root / "data" / "interim").mkdir(parents=True)
+    instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
+    (root / "data" / "corrections").mkdir(parents=True)
+    physicians = [{"id": f"md-im-{i}", "role": "physician", "specialty": "internal medicine"}
+                  for i in range(1, reviewers + 1)]
+    (root / "params.yaml").write_text(yaml.safe_dump({
+        "apply": {"ledger": ["data/corrections"], "out": "data/maintained"},
+        "triage": {"reviewers": physicians, "adjudication": {"agree_with": [], "id_prefix": "review"}}}))
+    blank = pkt.export_packet(instances, PACKET_ROWS, REVIEWER, root / "blank.xlsx",
+                              exports=root / "data" / "review" / "exports")
+    fill(blank, {pkt.row_id(s, u): {"answer": "N/A", "comment": "The note lacks an input."} for s, u in PACKET_ROWS},
+         root / "filled.xlsx")
+    return root

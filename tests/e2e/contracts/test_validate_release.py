@@ -35,9 +35,7 @@ def release_dir(pipeline_project, tmp_path_factory) -> Path:
 
 @pytest.fixture
 def copy(release_dir, tmp_path) -> Path:
-    dst = tmp_path / "release"
-    shutil.copytree(release_dir, dst)
-    return dst
+    return shutil.copytree(release_dir, tmp_path / "release")
 
 
 def rehash(release: Path) -> None:

@@ -16,16 +16,13 @@ def test_stage_on_the_real_adjudicated_rows(tables_root, real_instances, real_re
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import triage as triage_stage
     from medcalc_maintained.stages import triage_simulate as stage
-    from tests.support.triage_support import relabel_and_flags
+    from tests.support.triage_support import write_relabel_and_flags
 
     params = yaml.safe_load((tables_root / "params.yaml").read_text())
     params["triage_simulate"].update(seeds=[1, 2], max_reviews=50, report_at=[25, 50], draws=300)
     (tables_root / "params.yaml").write_text(yaml.safe_dump(params))
     p = Project.load(tables_root)
-    relabel, flags = relabel_and_flags(real_instances, real_recompute, campaign_table)
-    for path, frame in ((p.relabel_labels, relabel), (p.audit_flags, flags)):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(path, index=False)
+    write_relabel_and_flags(p, real_instances, real_recompute, campaign_table)
     triage_stage.run(p)
     seen = []
     run = stage.run(p, progress=lambda policy, seed: seen.append((policy, seed)))

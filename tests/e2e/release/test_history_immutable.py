@@ -37,9 +37,7 @@ def frozen_project(tables_project, tmp_path_factory) -> Path:
 
 @pytest.fixture
 def project(frozen_project, tmp_path) -> Path:
-    dst = tmp_path / "project"
-    shutil.copytree(frozen_project, dst)
-    return dst
+    return shutil.copytree(frozen_project, tmp_path / "project")
 
 
 def one_line(text: str) -> str:

@@ -26,7 +26,7 @@ def simulate_project(pipeline_project, real_instances, real_recompute, campaign_
 
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import triage as triage_stage
-    from tests.support.triage_support import relabel_and_flags
+    from tests.support.triage_support import write_relabel_and_flags
 
     root = tmp_path_factory.mktemp("reproducible") / "project"
     shutil.copytree(pipeline_project, root)
@@ -34,10 +34,7 @@ def simulate_project(pipeline_project, real_instances, real_recompute, campaign_
     params["triage_simulate"].update(SIMULATE_PARAMS)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     p = Project.load(root)
-    relabel, flags = relabel_and_flags(real_instances, real_recompute, campaign_table)
-    for path, frame in ((p.relabel_labels, relabel), (p.audit_flags, flags)):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(path, index=False)
+    write_relabel_and_flags(p, real_instances, real_recompute, campaign_table)
     from medcalc_maintained.stages import recompute as recompute_stage
     from medcalc_maintained.stages import release_tables
 
