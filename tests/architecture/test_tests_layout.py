@@ -39,6 +39,14 @@ def test_top_folders_are_packages_of_the_source_or_the_named_extras():
         assert tops - packages - extra == set(), base
 
 
+
+def test_every_package_of_the_source_has_its_folder_of_tests():
+    """The other direction: no package of src/medcalc_maintained goes without ``tests/<package>/``
+    (package data folders such as ``prompts/`` and ``schemas/`` hold no ``__init__.py``)."""
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert {"core", "devtools", "stages"} <= packages  # never vacuous
+    assert sorted(packages - {p.name for p in TESTS.iterdir() if holds_python(p)}) == []
+
 def test_slow_is_set_by_the_e2e_conftest_and_nowhere_under_e2e():
     marked = [p.relative_to(ROOT).as_posix() for p in (TESTS / "e2e").rglob("test_*.py")
               if re.search(r"mark\.slow\b", p.read_text(encoding="utf-8"))]
