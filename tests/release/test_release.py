@@ -3,28 +3,22 @@ building an older release from the ledger pinned at a git ref."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from medcalc_maintained import ledger
-from medcalc_maintained.cli import app
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.versions import bump, full_tag, short_tag, version_key
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import build
 from medcalc_maintained.release.plan import load_releases
 from medcalc_maintained.release.state import derive_bump, next_version, release_state
 from medcalc_maintained.release.table_builder import build_tables
 from tests.support.paths import ROOT
-
-runner = CliRunner()
-
+from tests.support.release_support import entry, invoke, make_project, rec, write_releases
 
 # ---------------------------------------------------------------- versions and derivation
 
@@ -95,15 +89,6 @@ def test_major_wins_over_minor_and_patch():
 # ---------------------------------------------------------------- releases.yaml
 
 
-def write_releases(path: Path, entries: list[dict]) -> Path:
-    path.write_text(yaml.safe_dump({"releases": entries}, sort_keys=False))
-    return path
-
-
-def entry(version, kind, date="2026-01-01", **kw):
-    return {"version": version, "date": date, "kind": kind, "description": "d", **kw}
-
-
 def test_project_releases_file_is_valid():
     plan = load_releases(ROOT / "releases.yaml")
     assert [r.version for r in plan.releases][:2] == ["1.0.0", "2.0.0"]
@@ -135,33 +120,6 @@ def test_bad_releases_file_names_release_and_field(tmp_path, entries, field, wor
 @pytest.fixture(scope="module")
 def instances(real_instances) -> pd.DataFrame:
     return real_instances
-
-
-def rec(**kw) -> dict:
-    base = {"id": "T-0001", "uid": 1, "split": "test", "release": "2.0.0", "old_value": "25.238", "new_value": "30",
-            "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
-            "rationale": "Weight from an earlier admission.", "evidence": ["note"], "source": "physician",
-            "reviewer": {"id": "md-1", "role": "physician", "specialty": "nephrology"}, "blinded": True,
-            "decided_at": "2026-01-15"}
-    base.update(kw)
-    if base["release"] is None:  # unreleased: no release field
-        del base["release"]
-    return base
-
-
-def make_project(root: Path, instances: pd.DataFrame, records: list[dict]) -> Path:
-    (root / "data" / "interim").mkdir(parents=True)
-    instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
-    (root / "data" / "corrections").mkdir(parents=True)
-    (root / "data" / "corrections" / "batch.yaml").write_text(ledger.dump(records, root), encoding="utf-8")
-    (root / "params.yaml").write_text(yaml.safe_dump({"apply": {"ledger": ["data/corrections"], "out": "data/maintained"}}))
-    shutil.copy(ROOT / "dataset_card.md", root / "dataset_card.md")
-    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major")])
-    return root
-
-
-def invoke(root: Path, *args: str):
-    return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})
 
 
 def test_propose_writes_a_deferred_record_against_the_current_label(tmp_path, instances):
@@ -266,87 +224,3 @@ def test_build_refuses_to_replace_a_directory_that_is_not_a_release(tmp_path, in
     r = invoke(root, "release", "build", "--out", str(tmp_path / "new"))
     assert r.exit_code != 0 and "old_value" in r.output
     assert not (tmp_path / "new").exists()
-
-
-def test_next_version_of_the_working_tree(tmp_path, instances):
-    root = make_project(tmp_path / "p", instances, [rec()])
-    # after 2.0.0 the next release ships derivations (core/versions.DERIVATIONS_FROM): new columns, minor
-    r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.1.0 (minor)" in r.output and "adds column(s)" in r.output, r.output
-    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
-                                            entry("2.1.0", "minor")])
-    # after 2.1.0 the next release states each verified row's evidence (core/versions.EVIDENCE_ROWS_FROM)
-    r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.2.0 (minor)" in r.output and "Evidence Status" in r.output, r.output
-    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
-                                            entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor")])
-    r = invoke(root, "release", "next-version")
-    assert r.exit_code == 1 and "nothing changed since 2.3.0" in r.output, r.output
-    assert build.next_release(Project.load(root)) == build.NextVersion("2.3.0", None, None, [])  # the library call
-    # an unreleased accepted correction of another row -> minor
-    (root / "data" / "corrections" / "more.yaml").write_text(ledger.dump(
-        [rec(id="T-0002", uid=2, release=None, old_value="38", new_value="40")], root))
-    r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.4.0 (minor)" in r.output, r.output
-
-
-def test_draft_build_previews_the_next_release_and_cannot_be_published(tmp_path, instances):
-    root = make_project(tmp_path / "p", instances, [rec()])
-    (root / "data" / "corrections" / "more.yaml").write_text(ledger.dump(
-        [rec(id="T-0002", uid=2, release=None, old_value="38", new_value="40", rationale="Two points missed.")], root))
-    out = tmp_path / "preview"
-    r = invoke(root, "release", "build", "--draft", "--out", str(out))
-    assert r.exit_code == 0, r.output
-    man = yaml.safe_load((out / "manifest.json").read_text())
-    assert man["draft"] is True and man["version"] == "2.1.0" and man["kind"] == "minor"
-    assert man["rows"]["default"] == {"test": 2}  # uid 1 (released in 2.0.0) and uid 2 (unreleased)
-    log = (out / "CHANGELOG.md").read_text()
-    assert log.index("## 2.1.0") < log.index("## 2.0.0") < log.index("## 1.0.0")
-    assert ("| T-0002 | 2 | " in log and "38 → 40 | L1 | unverified → corrected | extraction | md-1 (physician, nephrology) "
-            "| 2026-01-15 | Two points missed. |" in log)
-    assert "### Proposed (deferred, not in this release) (0)" in log[:log.index("## 2.1.0")]
-    # the 2.0.0 section still lists only its own record
-    section = log[log.index("## 2.0.0"):log.index("## 1.0.0")]
-    assert "25.238 → 30" in section and "38 → 40" not in section
-    r = invoke(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{tmp_path / 'r.git'}")
-    assert r.exit_code == 1 and "draft" in r.output
-    assert not (tmp_path / "r.git").exists()
-
-
-def test_draft_build_lists_a_deferred_proposal_and_leaves_its_label(tmp_path, instances):
-    """A contributor's `propose` writes a deferred record; the CI preview (`release build --draft`)
-    lists it under its own section of the changelog and of the output, applies no label of it, and
-    is a draft publish refuses (here the version moves on: the derivation columns of 2.1.0 are new;
-    ``test_release_e2e.py`` previews the real project, where nothing else changed)."""
-    root = make_project(tmp_path / "p", instances, [rec()])
-    why = ("The note gives no weight at admission; the weight of an earlier admission was used, so the "
-           "clearance cannot be computed from this note.")
-    r = invoke(root, "propose", "--uid", "1", "--new-value", "N/A", "--error-type", "unanswerable",
-               "--rationale", why, "--evidence", "note, paragraph 1", "--reviewer-id", "md-9", "--date", "2026-03-02")
-    assert r.exit_code == 0, r.output
-    (proposal,) = yaml.safe_load((root / "data" / "corrections" / "2026-03-proposals.yaml").read_text())["corrections"]
-    assert proposal["decision"] == "deferred"
-    calculator = instances.set_index("uid").loc[1, "Calculator Name"]
-    out = tmp_path / "preview"
-    r = invoke(root, "release", "build", "--draft", "--out", str(out))
-    assert r.exit_code == 0, r.output
-    text = " ".join(r.output.split())
-    assert "Proposed (deferred, not in this release): 1 record(s)" in text
-    assert f"{proposal['id']} uid 1 ({calculator}): 30 → N/A" in text and "md-9, 2026-03-02" in text
-    man = yaml.safe_load((out / "manifest.json").read_text())
-    assert man["draft"] is True and man["version"] == "2.1.0"
-    log = (out / "CHANGELOG.md").read_text()
-    section = log[log.index("## Draft preview"):log.index("## 2.1.0")]
-    assert "### Proposed (deferred, not in this release) (1)" in section
-    (row,) = [x for x in section.splitlines() if x.startswith(f"| {proposal['id']} |")]
-    cells = [c.strip() for c in row.strip("|").split(" | ")]
-    assert cells[:4] == [proposal["id"], "1", calculator, "30 → N/A"]
-    assert cells[4].endswith("…") and why.startswith(cells[4][:-1]) and len(cells[4]) < len(why)
-    assert cells[5:] == ["md-9", "2026-03-02"]
-    assert proposal["id"] not in log[log.index("## 2.1.0"):]  # in no release, the draft's included
-    # the label stays the accepted one: 30, corrected, record T-0001 only
-    full = pd.read_parquet(out / "data" / "full" / "test-00000-of-00001.parquet").set_index("uid")
-    assert full.loc[1, ["Ground Truth Answer", "Label Status", "Correction IDs"]].tolist() == ["30", "corrected", "T-0001"]
-    r = invoke(root, "release", "publish", "--release-dir", str(out), "--target", f"file://{tmp_path / 'r.git'}")
-    assert r.exit_code == 1 and "draft" in r.output
-    assert not (tmp_path / "r.git").exists()

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
-from tests.release.test_release import entry, make_project, rec, write_releases
 from tests.support.paths import ROOT
+from tests.support.release_support import entry, make_project, rec, write_releases
 
 runner = CliRunner()
 

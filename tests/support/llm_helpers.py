@@ -9,6 +9,9 @@ from typing import Any
 
 import pandas as pd
 import yaml
+from typer.testing import CliRunner
+
+from medcalc_maintained.cli import app
 
 SEED = 1000  # gemini.seed of the test params: run i sends SEED + i
 
@@ -95,3 +98,30 @@ def log_counts(output: str) -> dict[str, int]:
     made, cached, retries, malformed, unparseable = (int(x) for x in m.groups()[:5])
     return {"made": made, "from_cache": cached, "retries": retries, "malformed_replies": malformed,
             "unparseable_votes": unparseable, "cost_cents": round(100 * float(m.group(6).replace(",", "")))}
+
+
+# ---------------------------------------------------------------- the LLM stages through the CLI
+
+runner = CliRunner()
+
+
+def cli(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def rows_file(tmp_path, rows: pd.DataFrame):
+    p = tmp_path / "rows.parquet"
+    rows.to_parquet(p, index=False)
+    return p
+
+
+def relabel(project, path, *extra):
+    return cli("relabel", "--backend", "gemini", "--instances", str(path), "--out", str(project.root / "out"), *extra)
+
+
+def audit(project, path, *extra):
+    return cli("audit", "--backend", "gemini", "--instances", str(path), "--out", str(project.root / "out"), *extra)
+
+
+def labels(project) -> pd.DataFrame:
+    return pd.read_parquet(project.root / "out" / "labels.parquet").set_index("uid")

@@ -8,10 +8,13 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import yaml
 from typer.testing import CliRunner
 
+from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.release.tables import DEFAULT_COLUMNS, typed_frame
+from tests.support.paths import ROOT
 
 runner = CliRunner()
 
@@ -86,3 +89,41 @@ def release_rows(spec: list[tuple[int, int, str]]) -> pd.DataFrame:
         row.update({"Row Number": uid, "Calculator ID": cid, "Label Status": status, "Ground Truth Answer": str(uid)})
         rows.append(row)
     return typed_frame(pd.DataFrame(rows, columns=DEFAULT_COLUMNS))
+
+
+# ---------------------------------------------------------------- a small project for the release commands
+
+def write_releases(path: Path, entries: list[dict]) -> Path:
+    path.write_text(yaml.safe_dump({"releases": entries}, sort_keys=False))
+    return path
+
+
+def entry(version, kind, date="2026-01-01", **kw):
+    return {"version": version, "date": date, "kind": kind, "description": "d", **kw}
+
+
+def rec(**kw) -> dict:
+    base = {"id": "T-0001", "uid": 1, "split": "test", "release": "2.0.0", "old_value": "25.238", "new_value": "30",
+            "decision": "accepted", "label_status": "corrected", "error_type": "extraction",
+            "rationale": "Weight from an earlier admission.", "evidence": ["note"], "source": "physician",
+            "reviewer": {"id": "md-1", "role": "physician", "specialty": "nephrology"}, "blinded": True,
+            "decided_at": "2026-01-15"}
+    base.update(kw)
+    if base["release"] is None:  # unreleased: no release field
+        del base["release"]
+    return base
+
+
+def make_project(root: Path, instances: pd.DataFrame, records: list[dict]) -> Path:
+    (root / "data" / "interim").mkdir(parents=True)
+    instances.to_parquet(root / "data" / "interim" / "instances.parquet", index=False)
+    (root / "data" / "corrections").mkdir(parents=True)
+    (root / "data" / "corrections" / "batch.yaml").write_text(ledger.dump(records, root), encoding="utf-8")
+    (root / "params.yaml").write_text(yaml.safe_dump({"apply": {"ledger": ["data/corrections"], "out": "data/maintained"}}))
+    shutil.copy(ROOT / "dataset_card.md", root / "dataset_card.md")
+    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major")])
+    return root
+
+
+def invoke(root: Path, *args: str):
+    return runner.invoke(app, list(args), env={"MEDCALC_ROOT": str(root)})

@@ -17,7 +17,7 @@ from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.plan import load_releases
 from medcalc_maintained.release.table_builder import build_tables
-from tests.release.test_release import invoke, rec, runner
+from tests.support.release_support import invoke, rec, runner
 
 
 def test_draft_of_the_real_project_with_only_a_proposal_is_a_draft_of_the_latest_release(project_root, tmp_path):
