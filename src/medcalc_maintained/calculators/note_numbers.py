@@ -125,7 +125,8 @@ def unit_after(text: str, end: int) -> tuple[str | None, str | None]:
     known = known_units()
     for n in range(len(words), 0, -1):
         cand = " ".join(words[:n]).rstrip(".,")
-        norm = U.normalise_unit(FLAT_POWER.sub(r"10^\1", cand) if m.group(1) else cand)
+        power = FLAT_POWER.match(cand) if m.group(1) else None
+        norm = U.normalise_unit(f"10^{power.group(1)}{cand[power.end():]}" if power else cand)
         if norm in known:
             return cand, norm
     return words[0].rstrip(".,") if words else None, None
@@ -133,18 +134,17 @@ def unit_after(text: str, end: int) -> tuple[str | None, str | None]:
 
 # a power of ten whose superscript a copy flattened, read only right after a multiplication sign and before a
 # per volume unit: "16.5 × 104/µL" is 16.5 x 10^4/µL (and "× 106/mm3", "× 1012/L")
-FLAT_POWER = re.compile(r"^10\s?(3|4|6|9|12)\s*(?=/)")
+FLAT_POWER = re.compile(r"10\s?(3|4|6|9|12)\s*(?=/)")
 
 
-# such a flattened power read as a number of its own ("283 × 103/dL": the 103), after the times sign
-FLAT_POWER_NUMBER = re.compile(r"10\s?(?:3|4|6|9|12)\s*(?=/)")
+# the times sign before a flattened power read as a number of its own ("283 × 103/dL": the 103)
 TIMES_BEFORE = re.compile(r"\d\s*[×xX*]\s*$")
 
 
 def flat_exponent(text: str, start: int, end: int) -> bool:
     """Whether the number at ``text[start:end]`` is the flattened power of ten of the number before it ("103" in
     "283 × 103/dL"), not a value of its own."""
-    m = FLAT_POWER_NUMBER.match(text, start)
+    m = FLAT_POWER.match(text, start)
     return m is not None and m.end() >= end and TIMES_BEFORE.search(text, max(0, start - 8), start) is not None
 
 
