@@ -47,8 +47,8 @@ BASE = [(1, 2, "decimal", "25.238", "unverified"), (2, 4, "integer", "3", "unver
 CARD = "---\nlicense: cc-by-sa-4.0\n---\n# card\n"
 
 
-def state(rows=BASE, card=CARD, **kw):
-    return release_state(tables(rows, **kw), card)
+def state(rows=BASE, card=CARD, version="2.2.0", **kw):
+    return release_state(tables(rows, **kw), card, version)
 
 
 @pytest.mark.parametrize("rows, card, extra, kind, reason", [
@@ -65,6 +65,10 @@ def state(rows=BASE, card=CARD, **kw):
     (BASE[:2], CARD, False, "major", "set of rows"),
     # the card template only -> patch
     (BASE, CARD + "\nMore words.\n", False, "patch", "card"),
+    # a block only a leading card (2.3.0 on) shows is no change of a 2.2.0 card
+    (BASE, CARD + "<!-- if lead -->\nMore words.\n<!-- end -->\n", False, None, None),
+    # a block only the earlier layout shows is
+    (BASE, CARD + "<!-- if not lead -->\nMore words.\n<!-- end -->\n", False, "patch", "card"),
 ])
 def test_derive_bump(rows, card, extra, kind, reason):
     got, reasons = derive_bump(state(), state(rows, card, extra_column=extra))
@@ -73,6 +77,11 @@ def test_derive_bump(rows, card, extra, kind, reason):
         assert any(reason in r for r in reasons), reasons
     else:
         assert reasons == []
+
+
+def test_a_leading_cards_block_changes_the_state_of_the_releases_that_lead():
+    lead_only = CARD + "<!-- if lead -->\nMore words.\n<!-- end -->\n"
+    assert derive_bump(state(version="2.3.0"), state(card=lead_only, version="2.3.0")) == ("patch", ["the dataset card changed"])
 
 
 def test_decimal_label_that_happens_to_be_whole_is_not_a_label_space_change():

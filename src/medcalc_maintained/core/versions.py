@@ -35,6 +35,10 @@ DISPUTED_FROM = "2.3.0"
 # (``Evidence Status``, ``Evidence``: ``release/row_evidence.py``), the card's headline gives the three shares, and
 # the release contract ``evidence`` re-verifies every recorded verdict.
 EVIDENCE_ROWS_FROM = "2.3.0"
+# From this release on, the dataset card leads with what a Hub visitor needs (what it is, how to evaluate,
+# what changed and why) and keeps its long reference tables (every column and value) last, linked from the
+# top (``release/card_layout.py``); earlier releases' cards keep the order they were published with.
+CARD_LEAD_FROM = "2.3.0"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -56,10 +60,11 @@ class ReleaseRules:
     interleaved_mini: bool = False  # MINI_INTERLEAVED_FROM
     disputed: bool = False          # DISPUTED_FROM
     evidence_rows: bool = False     # EVIDENCE_ROWS_FROM
+    card_lead: bool = False         # CARD_LEAD_FROM
 
 
 FIRST = {"derivations": DERIVATIONS_FROM, "evidence_gate": EVIDENCE_FROM, "interleaved_mini": MINI_INTERLEAVED_FROM,
-         "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM}  # each rule -> the release that introduced it
+         "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM, "card_lead": CARD_LEAD_FROM}  # each rule -> the release that introduced it
 
 
 def rules(version: object) -> ReleaseRules:

@@ -80,9 +80,9 @@ def state_of(project: Project, release: Release, plan: Releases, template: str) 
     """The release state of ``release``: from stage ``release-tables`` when current (and made
     with this card template), else computed from its tables."""
     doc = stored_state(project, release)
-    if doc is not None and doc["state"].get("card_sha256") == card_sha256(template):
+    if doc is not None and doc["state"].get("card_sha256") == card_sha256(template, release.version):
         return doc["state"]
-    return release_state(load_tables(project, release, plan.path).tables, template)
+    return release_state(load_tables(project, release, plan.path).tables, template, release.version)
 
 
 def _probe(plan: Releases) -> Release:
@@ -94,14 +94,15 @@ def current_state(project: Project) -> tuple[dict[str, Any], Releases]:
     """The state the working tree would release now: every released and unreleased record applied."""
     plan = follow.plan_for(project)
     t = build_tables(project, _probe(plan), plan.path, include_unreleased=True)
-    return release_state(t.tables, read_card(project)), plan
+    return release_state(t.tables, read_card(project), t.release.version), plan
 
 
 def draft_release(project: Project, plan: Releases, template: str) -> tuple[Release, list[str]]:
     """The next release as the working tree would make it (version derived), and why."""
     latest = plan.latest
     previous = state_of(project, latest, plan, template)
-    current = release_state(build_tables(project, _probe(plan), plan.path, include_unreleased=True).tables, template)
+    probe = _probe(plan)
+    current = release_state(build_tables(project, probe, plan.path, include_unreleased=True).tables, template, probe.version)
     version, kind, reasons = next_version(latest.version, previous, current)
     if version is None:
         return latest, ["nothing changed since " + latest.version]
@@ -212,8 +213,8 @@ def check_kind(plan: Releases, t: Tables, previous: Tables | None, template: str
                             f"{previous.release.version} on {ups[1]}: a major change",
                             row=f"release {rel.version}", field="kind")
         return
-    problem = kind_problem(rel.version, rel.kind, release_state(previous.tables, template),
-                           release_state(t.tables, template), previous.combined("full"), t.combined("full"),
+    problem = kind_problem(rel.version, rel.kind, release_state(previous.tables, template, previous.release.version),
+                           release_state(t.tables, template, rel.version), previous.combined("full"), t.combined("full"),
                            previous.release.version, (previous.release.default_rows, rel.default_rows))
     if problem:
         raise DataError(plan.path, problem, row=f"release {rel.version}", field="kind")
@@ -260,7 +261,7 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
                 rel.version, reasons, proposed if proposed is not None else pd.DataFrame(columns=deferred.COLUMNS)))
         (tmp / CHANGELOG).write_text(follow.add_to_changelog(changelog, project, plan, rel.version), encoding="utf-8")
         files = {f: data_hashes.get(f) or sha256_file(tmp / f) for f in release_files(tmp)}
-        state = release_state(t.tables, template)
+        state = release_state(t.tables, template, rel.version)
         manifest = _manifest(plan, rel, t, files, state, draft, reasons, previous)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                                     encoding="utf-8")

@@ -13,8 +13,9 @@ import yaml
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import full_tag, short_tag, version_key
+from medcalc_maintained.core.versions import full_tag, rules, short_tag, version_key
 from medcalc_maintained.ledger.derivation import input_text
+from medcalc_maintained.release.card_layout import layout
 from medcalc_maintained.release.evidence_changes import headline_text, share_text
 from medcalc_maintained.release.layout import data_file, split_front_matter
 from medcalc_maintained.release.markdown import md_table, uid_text
@@ -450,6 +451,8 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
         for c, splits in t.published().items()
     ]
     front["dataset_info"] = dataset_info(t)
+    first_line = template[: len(template) - len(body)].count("\n") + 1
+    body = layout(body, rules(t.release.version).card_lead, path, first_line)  # this release's blocks, in its order
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)

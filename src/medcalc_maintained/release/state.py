@@ -14,8 +14,10 @@ import pandas as pd
 
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.errors import DataError
-from medcalc_maintained.core.versions import bump
+from medcalc_maintained.core.versions import bump, rules
 from medcalc_maintained.project import Project
+from medcalc_maintained.release.card_layout import TEMPLATE as CARD_TEMPLATE
+from medcalc_maintained.release.card_layout import select_blocks
 from medcalc_maintained.release.tables import arrow_table
 
 
@@ -44,8 +46,8 @@ def _schema(tables: dict[str, dict[str, pd.DataFrame]]) -> dict[str, Any]:
     return schema
 
 
-def release_state(tables: dict[str, dict[str, pd.DataFrame]], card_template: str) -> dict[str, Any]:
-    """What a release is, for comparing two releases: schema, rows, calculators, label space,
+def release_state(tables: dict[str, dict[str, pd.DataFrame]], card_template: str, version: str) -> dict[str, Any]:
+    """What release ``version`` is, for comparing two releases: schema, rows, calculators, label space,
     labels and card (see :func:`derive_bump`)."""
     full = pd.concat([tables["full"][s] for s in sorted(tables["full"])], ignore_index=True) if tables.get("full") else pd.DataFrame()
     full = full.sort_values(["split", "uid"], kind="stable") if len(full) else full
@@ -65,7 +67,7 @@ def release_state(tables: dict[str, dict[str, pd.DataFrame]], card_template: str
         "calculators": calculators,
         "label_space": {k: sorted(v) for k, v in sorted(space.items())},
         "labels_sha256": labels,
-        "card_sha256": card_sha256(card_template),
+        "card_sha256": card_sha256(card_template, version),
     }
 
 
@@ -76,8 +78,11 @@ def read_card(project: Project) -> str:
     return project.card_template.read_text(encoding="utf-8")
 
 
-def card_sha256(card_template: str) -> str:
-    return hashlib.sha256(card_template.encode("utf-8")).hexdigest()
+def card_sha256(card_template: str, version: str) -> str:
+    """The hash of the card template as release ``version`` reads it (its layout's blocks,
+    :mod:`.card_layout`): a block only another layout shows changes no release of this one."""
+    lead = rules(version).card_lead
+    return hashlib.sha256(select_blocks(card_template, lead, CARD_TEMPLATE).encode("utf-8")).hexdigest()
 
 
 def schema_changes(previous: dict[str, Any], current: dict[str, Any]) -> tuple[list[str], list[str]]:

@@ -39,6 +39,6 @@ def run(project: Project) -> dict[str, list[Path]]:
     for rel in plan.releases:
         fingerprint = inputs_fingerprint(project, rel)
         t = build_tables(project, rel, plan.path)
-        written[rel.version] = write_release_tables(project, t, fingerprint, release_state(t.tables, template))
+        written[rel.version] = write_release_tables(project, t, fingerprint, release_state(t.tables, template, rel.version))
     _remove_unlisted(project, {r.version for r in plan.releases})
     return written

@@ -146,3 +146,25 @@ def test_the_recorded_verdicts_reverify_and_the_card_states_the_shares(full):
     certified = int((full["Evidence Status"] == "certified").sum())
     assert f"Over all {n} verified labels" in text and f"{certified} (" in text and "derived from evidence" in text
     assert headline_text(full.reset_index(), "2.2.0") == ""
+
+
+def test_the_card_of_2_3_leads_with_what_a_visitor_needs_and_keeps_the_long_tables_last(repro_project, tables):
+    """From 2.3.0 (core/versions.CARD_LEAD_FROM) the card opens with the score shift and evidence shares, then
+    what the dataset is, how to evaluate and what changed; the column reference comes last, linked from the top."""
+    from dataclasses import replace
+
+    from medcalc_maintained.release.card import render_card
+    from medcalc_maintained.release.plan import load_releases
+
+    plan = load_releases(repro_project / "releases.yaml")
+    plan = replace(plan, releases=[*plan.releases, tables.release])
+    template = repro_project / "dataset_card.md"
+    card = render_card(template.read_text(encoding="utf-8"), template, tables, plan)
+    body = card.split("\n---\n", 1)[1]
+    sections = [line[3:] for line in body.splitlines() if line.startswith("## ")]
+    assert sections[:3] == ["Dataset summary", "How to evaluate", "What changed in this release"] and sections[-1] == "Fields"
+    assert body.index("**Evidence.** Of the") < body.index("## Dataset summary")  # the shares open the card
+    assert "[every column\nand value](#fields)" in body and "docs/harnesses.md" in body and "README. Every harness" not in body
+    changed = body[body.index("## What changed in this release"):body.index("## Configs and splits")]
+    assert "| **all calculators** |" in changed and "| Derivation Status | verified rows |" in changed
+    assert "<!--" not in body and "lead order" not in body

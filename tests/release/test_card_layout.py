@@ -1,0 +1,90 @@
+"""The card's two layouts (release/card_layout.py): blocks per layout, the leading order, errors."""
+
+from pathlib import Path
+
+import pytest
+
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.release.card_layout import layout, select_blocks
+
+T = Path("card.md")
+BODY = """# Title
+
+intro
+<!-- if lead -->
+<!-- lead order: B | A | C -->
+contents: [C](#c)
+<!-- end -->
+
+## A
+
+a text
+<!-- if not lead -->
+old line
+<!-- end -->
+
+## B
+
+```bash
+## not a heading inside a fence
+```
+b text
+
+## C
+
+c text
+"""
+
+
+def test_the_earlier_layout_keeps_its_lines_and_drops_the_leading_ones():
+    got = layout(BODY, False, T)
+    assert "old line" in got and "contents" not in got and "lead order" not in got and "<!--" not in got
+    assert got.index("## A") < got.index("## B") < got.index("## C")
+
+
+def test_a_leading_card_orders_its_sections_as_the_template_says():
+    got = layout(BODY, True, T)
+    assert "old line" not in got and "contents: [C](#c)" in got and "lead order" not in got
+    assert got.index("## B") < got.index("## A") < got.index("## C")
+    assert "## not a heading inside a fence\n```\nb text\n\n## A\n" in got  # fenced lines stay in their section
+    assert got.endswith("c text\n") and "\n\n\n" not in got
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("<!-- if lead -->\nx\n", "line 1: the block opened here has no <!-- end -->"),
+    ("x\n<!-- end -->\n", "line 2: <!-- end --> without"),
+    ("<!-- if lead -->\n<!-- if not lead -->\n", "line 2: <!-- if not lead --> inside the block opened on line 1"),
+])
+def test_unbalanced_blocks_name_the_template_and_line(body, problem):
+    with pytest.raises(DataError) as e:
+        select_blocks(body, True, T, first_line=1)
+    assert str(e.value).startswith("card.md") and problem in str(e.value)
+
+
+@pytest.mark.parametrize("order, problem", [
+    ("B | A", "not named ['C']"),
+    ("B | A | C | D", "not a section ['D']"),
+    ("B | A | C | A", "named twice ['A']"),
+])
+def test_a_lead_order_must_name_every_section_once(order, problem):
+    with pytest.raises(DataError, match=r"lead order must name every section once") as e:
+        layout(BODY.replace("B | A | C", order), True, T)
+    assert problem in str(e.value)
+
+
+def test_a_leading_card_without_an_order_is_refused():
+    with pytest.raises(DataError, match="exactly one"):
+        layout(BODY.replace("<!-- lead order: B | A | C -->\n", ""), True, T)
+
+
+def test_the_template_reads_as_its_published_cards_did_before_the_leading_layout(tmp_path):
+    """The earlier layout of today's template is the template release 2.2.0 was built with, so its
+    card and manifest rebuild byte for byte (the release tests check the build itself)."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "dataset_card.md").read_text(encoding="utf-8")
+    earlier = select_blocks(text, False, T)
+    assert "lead order" not in earlier and "What changed in this release" not in earlier
+    assert "their commands are in the repository's README" in earlier
+    lead = layout(text.split("\n---\n", 1)[1], True, T)
+    assert lead.index("## How to evaluate") < lead.index("## What changed in this release") < lead.index("## Configs and splits")
+    assert lead.rstrip().endswith("{{ corrections_fields_table }}") and "docs/harnesses.md" in lead
