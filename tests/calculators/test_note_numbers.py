@@ -43,7 +43,9 @@ def test_a_decimal_comma_before_a_unit_is_a_decimal_point(text, want):
     ("low 1,25-dihydroxyvitamin D", [("1", 1.0)]),                           # a chemical name
     ("seen on 12,05,2019 mg", [("12", 12.0)]),                               # a date with commas
     ("aPTT 77,5 and INR 2.3", [("77", 77.0), ("2.3", 2.3)]),                 # no unit: left as before
-    ("a height of 1, 65 m", [("1", 1.0), ("65", 65.0)]),                     # a comma and a space
+    ("a height of 1, 65 cm", [("1", 1.0), ("65", 65.0)]),                    # a comma and a space
+    # (only a height in metres reads "1, 65 m" as 1.65: note_numbers.SPACED_COMMA_METRES, tested in
+    # test_evidence_recall_recall-g4.py)
 ])
 def test_a_comma_without_a_unit_after_it_is_no_decimal_comma(text, want):
     assert _read(text) == want

@@ -180,7 +180,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     other = _another_reading(spec, quote, s, e, printed, lead)
     if other is not None:
         return other
-    load = T.LOAD_CUE.search(quote, *T.clause(quote, s)) if "glucose" in spec.name.lower() else None
+    load = next((m for m in T.LOAD_CUE.finditer(quote, *T.clause(quote, s)) if not _leads_a_later_glucose(quote, m, e)),
+                None) if "glucose" in spec.name.lower() else None
     if load is not None:
         return no("wrong-quantity", f"{printed} is a glucose after a load or a meal ({load.group(0)!r}), not {spec.name}")
     if owner == T.RESPECTIVELY_UNPAIRED:
@@ -282,10 +283,24 @@ def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, 
     return None
 
 
+# a load cue that names the glucose value after it ("2 hour glucose 378mg/dL", "2-h plasma glucose of 378")
+LOAD_NAMES_NEXT = re.compile(r"\s*(?:post-?load\s+)?(?:plasma\s+|blood\s+|serum\s+)?(?:glucose|sugar|PG|BG)\b\s*(?:level\s+)?"
+                             r"(?:of|was|:|=)?\s*\d", re.I)
+
+
+def _leads_a_later_glucose(quote: str, load: re.Match[str], e: int) -> bool:
+    """Whether a load cue after the number ending at ``e`` leads another glucose value of its list ("FG 210mg/dL, and
+    2 hour glucose 378mg/dL": the 2 hours are the 378's, not the 210's); a cue after the number that names no later
+    value ("glucose 210 mg/dL 2 hours after a meal") dates the number."""
+    return load.start() >= e and LOAD_NAMES_NEXT.match(quote, load.end()) is not None
+
+
 def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, qe: int, s: int, e: int, printed: str,
                  at: int, unit: Any, converted: bool, age_of_patient: bool) -> Verdict:
     """The checks of a number once it is attributed to the input (named at ``at``): its unit and its time."""
     shown, norm = T.unit_after(quote, e)
+    if norm == "mg" and spec.kind and _per_deciliter_shared(quote, e):
+        shown, norm = f"{shown} (per deciliter, as the list's last value)", U.normalise_unit("mg/dL")
     if norm is None and shown and T.POWER_OF_TEN.match(shown) and not _unit_reading_declared(inp, U.normalise_unit(shown)):
         return no("unit-mismatch", f"{printed} {shown}: a power of ten no unit table knows; the record does not say how "
                                    "it reads it")
@@ -302,6 +317,35 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
         return no("timepoint", f"{printed} is dated {cue.group(0)!r}; the record does not say which time the "
                                 "definition asks for and why this one")
     return ok(f"{spec.name} {printed}{(' ' + str(shown)) if norm else ''} is named and printed in {quote[qs:qe]!r}")
+
+
+# a list of values in milligrams whose last value carries the volume for all ("The total cholesterol was 250 mg, the
+# triglyceride 99 mg, and the HDL-cholesterol 59 mg per deciliter."): the last unit, then the sentence's end
+BARE_MG = re.compile(r"\s*mg\b(?!\s*(?:per\b|/))", re.I)
+MG_PER_DL_LAST = re.compile(r"\s*mg\s*(?:per\s+(?:deciliter|decilitre|dl)|/\s*dl)\b\s*[.;]?\s*$", re.I)
+SHARED_GAP = re.compile(r"\s*,?\s*(?:and\s+)?(?:the\s+)?[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}\s*(?:was|of|at|:)?\s*", re.I)
+
+
+def _per_deciliter_shared(quote: str, e: int) -> bool:
+    """Whether the number ending at ``e``, printed in bare milligrams, is an item of a list of named values in
+    milligrams whose last value closes its sentence "mg per deciliter" (:data:`MG_PER_DL_LAST`): every value after it
+    in bare mg, only a name between two values (:data:`SHARED_GAP`), so the volume is the list's. Never a dose
+    ("250 mg of aspirin" is followed by no such list), nor a list whose last value is in another unit."""
+    _, sb = T.sentence(quote, max(0, e - 1))
+    m = BARE_MG.match(quote, e)
+    if m is None:
+        return False
+    pos = m.end()
+    for a, b, _ in T.numbers(quote, pos, sb):
+        if not SHARED_GAP.fullmatch(quote, pos, a):
+            return False
+        if MG_PER_DL_LAST.match(quote[b:sb]):
+            return True
+        m = BARE_MG.match(quote, b)
+        if m is None:
+            return False
+        pos = m.end()
+    return False
 
 
 def _time_cue(quote: str, s: int, e: int, at: int) -> re.Match[str] | None:

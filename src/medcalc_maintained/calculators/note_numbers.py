@@ -17,6 +17,9 @@ NUMBER = re.compile(r"(?<![\w.,/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])|(
 # a decimal comma ("12,35 mg/dL", never "12,350" nor a list "3,4,5") and a space between groups of three digits
 # ("186 000/µL", a count)
 DECIMAL_COMMA = re.compile(r"(?<![\w.,/])(\d{1,3}),(\d{1,2})(?!\d)(?!,\d)")
+# a height in metres whose decimal comma a copy followed by a space ("a height of 1, 65 m"): one digit 1 or 2, two
+# digits after, and the unit metres right after; never "1, 65 cm", "1, 6 m" nor a list "1, 65 and 80 m"
+SPACED_COMMA_METRES = re.compile(r"(?<![\w.,/])([12]), (\d{2})(?=\s*m\b(?!\s*/))")
 SPACED_THOUSANDS = re.compile(r"(?<![\w.,/])\d{1,3}(?: \d{3})+(?![\d.,]\d|\d)")
 # a flattened exponent as a last group is a power of ten ("183 103/uL" is 183 x 10^3/uL), never a thousands group
 FLAT_EXPONENT_GROUP = re.compile(r" 10[34569]$")
@@ -48,11 +51,15 @@ def european_numbers(text: str, start: int, end: int) -> dict[int, tuple[int, fl
     """``{start: (end, value)}`` of the numbers a European note prints that the plain reading splits: a decimal
     comma followed by a unit ("12,35 mg/dL", "1,6 mmol/l"; not "12,350", "3,4 and 5", "1,25-dihydroxy") and
     groups of three digits split by a space followed by a count's per-volume unit ("186 000/µL"; not "12 021 ml",
-    nor "183 103/uL", a power of ten whose sign was lost)."""
+    nor "183 103/uL", a power of ten whose sign was lost), and a height in metres whose decimal comma a space follows
+    ("1, 65 m": :data:`SPACED_COMMA_METRES`)."""
     out: dict[int, tuple[int, float]] = {}
     for m in DECIMAL_COMMA.finditer(text, start, end):
         shown, norm = unit_after(text, m.end())
         if norm is not None and shown is not None and shown.lower() not in UNIT_WORDS:
+            out[m.start()] = (m.end(), float(f"{m.group(1)}.{m.group(2)}"))
+    for m in SPACED_COMMA_METRES.finditer(text, start, end):
+        if unit_after(text, m.end())[1] == "m":
             out[m.start()] = (m.end(), float(f"{m.group(1)}.{m.group(2)}"))
     for m in SPACED_THOUSANDS.finditer(text, start, end):
         if not FLAT_EXPONENT_GROUP.search(m.group(0)) and per_volume_count(unit_after(text, m.end())[1]):

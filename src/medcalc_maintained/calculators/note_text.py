@@ -141,11 +141,19 @@ def context_start(text: str, sentence_start: int) -> int:
     return start
 
 
+# the day another quantity of an earlier sentence came back to normal ("CK was 312 U/l on admission ... and normalizing on
+# hospital day 4"): the end of that value's course, not a time the sentences after it are set at
+NORMALISED_ON = re.compile(r"\b(?:normali[sz](?:ing|ed)|returning to (?:normal|baseline)|returned to (?:normal|baseline))\s*$",
+                           re.I)
+
+
 def context_cue(text: str, sa: int, s: int) -> re.Match[str] | None:
     """The time a value's sentence and the sentences before it set ("On day 3 of admission ...", "tested
     in another hospital. Blood tests: AST 444"): the last such cue before the value, unless a later
-    one says the presentation ("On admission, ...", "Initial laboratory results")."""
-    cues = [m for rx in (DAY_CUE, ELSEWHERE_CUE, PRESENTATION) for m in rx.finditer(text, context_start(text, sa), s)]
+    one says the presentation ("On admission, ...", "Initial laboratory results"); never the day another value of an
+    earlier sentence normalised (:data:`NORMALISED_ON`)."""
+    cues = [m for rx in (DAY_CUE, ELSEWHERE_CUE, PRESENTATION) for m in rx.finditer(text, context_start(text, sa), s)
+            if not (m.start() < sa and NORMALISED_ON.search(text, max(0, m.start() - 24), m.start()))]
     if not cues:
         return None
     last = max(cues, key=lambda m: m.start())
