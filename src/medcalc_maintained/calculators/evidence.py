@@ -32,7 +32,8 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     printed unit fits the input's unit kind and is the recorded one (``/µL`` and ``µL``, mmol/L and
     mEq/L of sodium are one unit; K/µL is not /µL), or the record declares how it reads it
     (``unit_reading: {printed, why}``: "5.3 g/l" read as g/dL); a serum urea in mmol/L is the blood urea nitrogen in
-    mmol/L (a urea in mg/dL is BUN x 2.14, another quantity); a value from another time (``two years
+    mmol/L, and a urea in mg/dL states the BUN in mg/dL times 28.01/60.06 (urea 18 mg/dL is BUN 8.4), never the same
+    number; a value from another time (``two years
     ago``, ``baseline``, a date, at birth, an age at an event, a value after another one of the same
     paragraph, or of an earlier paragraph when a later time lies between them (``the following day``, ``repeated``,
     ``transferred to our hospital``), a value after a transfer to the reporting hospital that followed a stay of days

@@ -28,7 +28,8 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
                  if not T.FLAT_EXPONENT_GROUP.search(m.group(0)) and T.same_number(float(m.group(0).replace(" ", "")), value)
                  and (qs + m.start(), qs + m.end(), False) not in hits]
     hits += [(qs + s, qs + e, True) for s, e, v in T.numbers(quote)
-             if not T.same_number(v, value) and _converts_to(spec, v, T.unit_after(quote, e)[1], value, unit)]
+             if not T.same_number(v, value) and (_converts_to(spec, v, T.unit_after(quote, e)[1], value, unit)
+                                                 or _urea_states_bun(spec, v, T.unit_after(quote, e)[1], value, unit))]
     if not hits:
         return _none_stated(spec, value, text, qs, qe) or no("value-not-printed", f"{value!r} is not printed in {quote!r}")
     sa, _ = T.sentence(text, qs)
@@ -104,6 +105,12 @@ def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any,
         return False
     if U.same_unit(spec.kind, shown, str(unit)):
         return False
+    return _close(got, want)
+
+
+def _close(got: float, want: float) -> bool:
+    """Whether a converted ``got`` is the recorded ``want``: to the precision the record gives (or within 0.5%), and
+    never further than :data:`CONVERSION_BAND`."""
     text = repr(want).rstrip("0").rstrip(".") if "." in repr(want) else repr(want)
     decimals = len(text.split(".")[1]) if "." in text else 0
     close = abs(got - want) <= CONVERSION_BAND * max(abs(got), abs(want))
@@ -116,9 +123,25 @@ CONVERSION_BAND = 0.05  # a converted value within 5% of the record (MedCalc-Ben
 # a blood pressure reading given as the finding it shows ("hypotension (80/40 mm Hg)", "hypertensive at 180/100 mmHg")
 PRESSURE_FINDINGS = frozenset({"hypotension", "hypertension", "hypertension history"})
 BP_READING = re.compile(r"(?<![\d.])\d{2,3}\s*/\s*\d{2,3}\s*mm\s*Hg", re.I)
-# a serum urea printed in mmol/L is the blood urea nitrogen in mmol/L (a urea in mg/dL is BUN x 2.14: another quantity)
+# a serum urea printed in mmol/L is the blood urea nitrogen in mmol/L; a urea in mg/dL states the BUN in mg/dL times
+# UREA_TO_BUN (the mass of a urea molecule's two nitrogen atoms over its own), never the same number
 UREA_KEYS = frozenset({"other:urea", "other:serum urea", "other:blood urea", "other:plasma urea"})
 MOLAR = frozenset({"mmol/l"})
+UREA_TO_BUN = 28.0134 / 60.056
+
+
+def _urea_states_bun(spec: InputSpec, printed: float, shown: str | None, value: Any, unit: Any) -> bool:
+    """Whether a urea of ``printed`` mg/dL is the recorded BUN ``value`` mg/dL (urea 18 mg/dL is BUN 8.4 mg/dL), to the
+    precision the record gives and within :data:`CONVERSION_BAND`; the number must be named urea (:func:`_one_number`)."""
+    mgdl = U.normalise_unit("mg/dL")
+    if "urea nitrogen" not in spec.name.lower() or not shown or not unit or isinstance(value, bool) \
+            or U.normalise_unit(shown) != mgdl or U.normalise_unit(str(unit)) != mgdl:
+        return False
+    try:
+        want = float(value)
+    except (TypeError, ValueError):
+        return False
+    return _close(printed * UREA_TO_BUN, want)
 
 
 AGE_WORDS = re.compile(r"^\s*-?\s*(?:years?|yrs?|y)[\s-]*old\b|^-?\s*(?:yo|y/o|y\.o\.)\b", re.I)
@@ -162,8 +185,14 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if owner in PRESSURE_FINDINGS and spec.kind == "pressure" and "blood pressure" in spec.name.lower() \
             and any(m.start() <= s < m.end() for m in BP_READING.finditer(quote, *T.sentence(quote, s))):
         owner = next(iter(keys))  # "hypotensive to 70/40 mmHg": the blood pressure read as a finding's
-    if owner in UREA_KEYS and "urea nitrogen" in spec.name.lower() and norm in MOLAR:
-        owner = next(iter(keys))  # urea 11.4 mmol/L is BUN 11.4 mmol/L (one nitrogen pair per molecule); urea in mg/dL is not
+    number = next((v for _, _, v in T.numbers(printed)), None)
+    urea_mass = converted and number is not None and not _converts_to(spec, number, shown, value, unit) \
+        and _urea_states_bun(spec, number, shown, value, unit)
+    if owner in UREA_KEYS and "urea nitrogen" in spec.name.lower() and (norm in MOLAR or urea_mass):
+        owner = next(iter(keys))  # urea 11.4 mmol/L is BUN 11.4 mmol/L (one nitrogen pair per molecule); urea 18 mg/dL is BUN 8.4
+    elif urea_mass:
+        return no("wrong-quantity", f"{printed} {shown} converts to {spec.name} {value} only as a urea, and the quote names "
+                                    "it otherwise")
     if spec.name.lower() == "age" and T.family(quote, s):
         return no("family-history", f"{printed} is a relative's age in {quote[slice(*T.clause(quote, s))].strip()[:160]!r}")
     lead = quote[max(T.clause(quote, s)[0], s - 40):s]
