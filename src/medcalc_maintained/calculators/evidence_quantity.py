@@ -229,7 +229,10 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
                                   f"{quote[qs:qe]!r} does not name it")
     if dbp and re.search(r"\d\s*/\s*$", before) is None and re.search(r"^\s*/\s*\d", quote[e:e + 3]):
         return no("wrong-quantity", f"{printed} is the systolic pressure of {quote[s:e + 6].strip()!r}, not {spec.name}")
-    return _after_owner(spec, inp, quote, qs, qe, s, e, printed, at, unit, converted, age_of_patient)
+    verdict = _after_owner(spec, inp, quote, qs, qe, s, e, printed, at, unit, converted, age_of_patient)
+    if urea_mass and verdict.supports:  # say the reading, not "BUN 18 is printed" for a BUN of 8.4
+        return ok(f"{spec.name} {value} {unit} is the urea {printed} {shown} x 28.01/60.06 (its nitrogen) in {quote[qs:qe]!r}")
+    return verdict
 
 
 def _owner(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
