@@ -25,6 +25,7 @@ from _common import ROOT
 
 from medcalc_maintained.calculators import load_all
 from medcalc_maintained.calculators.certify import row_verdict
+from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.ledger.evidence_rows import certify_items
 
 
@@ -41,7 +42,9 @@ def main() -> None:
     status = dict(zip(full["uid"].astype(int), full["Label Status"]))
     recorded = {int(u): (json.loads(d).get("inputs") or []) if isinstance(d, str) and d else []
                 for u, d in zip(full["uid"], full.get("Derivation", pd.Series([None] * len(full))))}
-    items = [(int(c), json.loads(e) if isinstance(e, str) else {}, n, recorded.get(int(u), []), q)
+    abstains = {int(u): parse_answer(a, str(t)).kind == "abstain"
+                for u, a, t in zip(full["uid"], full["Ground Truth Answer"], full["Output Type"])}
+    items = [(int(c), json.loads(e) if isinstance(e, str) else {}, n, recorded.get(int(u), []), q, abstains.get(int(u), False))
              for c, e, n, u, q in zip(inst["calculator_id"], inst["entities"], inst["Patient Note"], inst["uid"],
                                       inst["Question"])]
     t0 = time.perf_counter()

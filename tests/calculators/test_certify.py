@@ -164,3 +164,38 @@ def test_the_notes_other_blood_pressure_is_shown_in_the_inputs_unit_not_the_dias
     assert sbp.verdict == "contradicts" and sbp.note_value == "93 mm Hg", sbp.note_value
     assert sbp.note_entity == [93.0, "mm Hg"] and "93/62 mm Hg" in sbp.quote["text"]
     assert got["Diastolic Blood Pressure"].verdict == "supports"
+
+
+def test_an_abstention_uses_only_what_makes_the_definition_give_no_value():
+    """An N/A label derives from the inputs that leave the definition without a value: its record's recorded
+    inputs; upstream's other entities are read and listed but decide nothing (``used`` false)."""
+    note = "A 45-year-old woman lost 7 kg over two months. She is admitted for intravenous fluids."
+    ents = {"weight": [7.0, "kg"]}  # upstream read the weight lost as the weight
+    rows = certify_row(22, ents, note)  # a number from upstream's weight: the 7 kg is no body weight
+    assert row_verdict(rows) != "certified"
+    absent = [{"name": "weight", "value": None, "unit": None, "evidence": {"start": None, "end": None, "text": ""}}]
+    na = certify_row(22, ents, note, absent, abstains=True)  # the N/A: the note prints no body weight
+    assert [(i.source, i.used, i.verdict) for i in na] == [("recorded", True, "supports")]
+    assert row_verdict(na) == "certified" and derived_from_evidence(na)
+    assert "used" not in na[0].document()
+    # the same N/A with upstream's entities beside it: listed, unused, and deciding nothing
+    heart_note = "A 60-year-old man had chest pain at rest; he has hypertension. Troponin was normal."
+    heart = {"age": [60, "years"], "Hypertension history": True, "Initial troponin": "less than or equal to normal limit",
+             "Suspicion History": "Moderately suspicious", "Electrocardiogram Test": "Normal"}
+    no_ecg = [{"name": "Electrocardiogram Test", "value": None, "unit": None, "evidence": {"start": None, "end": None, "text": ""}}]
+    got = certify_row(18, heart, heart_note, no_ecg, abstains=True)
+    used = [i for i in got if i.used]
+    assert [i.name for i in used] == ["Electrocardiogram Test"] and used[0].verdict == "supports"
+    assert any(not i.used and i.source == "upstream" for i in got) and row_verdict(got) == "certified"
+    assert all(d.get("used", True) is False for d in (i.document() for i in got if not i.used))
+
+
+def test_an_abstention_resting_on_its_justification_alone_is_not_derived_from_evidence():
+    """An N/A whose record records no input while upstream's entities give a value uses no input the verifier
+    reads: not addressed, however well upstream's entities are quoted (never a vacuous certification)."""
+    note = "A 30-year-old woman weighing 60 kg is admitted for intravenous fluids."
+    got = certify_row(22, {"weight": [60.0, "kg"]}, note, abstains=True)
+    assert got and all(not i.used for i in got) and all(i.verdict == "supports" for i in got)
+    assert row_verdict(got) == "not_addressed" and not derived_from_evidence(got)
+    assert row_verdict(certify_row(22, {"weight": [60.0, "kg"]}, note)) == "certified"  # the same inputs under a number
+    assert row_verdict([]) == "not_addressed"

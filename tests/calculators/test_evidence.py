@@ -159,9 +159,19 @@ def test_absent_by_silence_needs_the_definitions_convention():
     note = "A 70-year-old man with a cough."
     # a criterion (flag) unmentioned is absent under the calculator's own convention
     assert verify(4, _absent("Congestive Heart Faliure"), note).supports
-    # a required category is not made absent by silence
-    v = verify(32, {"name": "Liver disease severity", "value": None, "unit": None,
-                    "evidence": {"start": None, "end": None, "text": ""}}, note)
+    # a required category is not made absent by silence: recorded null, it is "not stated", which silence
+    # supports only where the note names neither it nor any of its options, even negated
+    missing = {"name": "Liver disease severity", "value": None, "unit": None, "evidence": {"start": None, "end": None, "text": ""}}
+    v = verify(32, missing, note)
+    assert v.supports and "never names Liver disease severity" in v.reason, v
+    for named in ("A 70-year-old man with a cough and cirrhosis.", "A 70-year-old man; no liver disease."):
+        v = verify(32, missing, named)
+        assert not v.supports and v.rule == "absent-but-named", v
+    v = verify(18, {**missing, "name": "Electrocardiogram Test"}, "Chest pain for 2 hours; normal sinus rhythm on monitor.")
+    assert not v.supports and v.rule == "absent-but-named", v  # an option phrase names the ECG
+    assert verify(18, {**missing, "name": "Electrocardiogram Test"}, "Chest pain for 2 hours; troponin normal.").supports
+    # a value recorded absent (False) of a required category is still not made so by silence
+    v = verify(32, {**missing, "value": False}, note)
     assert not v.supports and v.rule == "absent-by-missing-keyword", v
 
 

@@ -25,6 +25,7 @@ def _full_row(instances: pd.DataFrame, uid: int, docs: list[dict] | None = None,
     cell = row_document(docs)
     return {"split": "test", "uid": uid, "Calculator ID": int(r["Calculator ID"]), "Patient Note": r["Patient Note"],
             "Relevant Entities": r["Relevant Entities"], "Label Status": "confirmed",
+            "Ground Truth Answer": r["Ground Truth Answer"], "Output Type": r["Output Type"],
             "Derivation": json.dumps({"status": "reproduced", "inputs": []}), "Evidence": cell,
             "Evidence Status": status or json.loads(cell)["status"]}
 

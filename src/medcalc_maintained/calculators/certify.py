@@ -26,14 +26,21 @@ to the last sentence naming one is proposed too.
 
 The search only proposes: sentences that name the input (a term of its lexicon entry or one of its
 options) or print its value; only :func:`evidence.verify` certifies. A row is *derived from evidence*
-when every input its derivation uses is supported (:func:`derived_from_evidence`).
+when every input its derivation uses is supported (:func:`derived_from_evidence`), and at least one is.
+
+An ``N/A`` label (``abstains``) uses only what makes the definition give no value. Where its ledger record
+records inputs (a required measurement the note never prints, recorded absent), those are the inputs it
+uses; where it records none and the definition gives no value from upstream's entities, it uses them; where
+it records none and the entities give a value, the abstention rests on its written justification alone and
+uses no input the verifier can read. Every input is still read and listed; one the derivation does not use
+says so (``used: false``) and decides nothing (:func:`row_verdict`).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators import compute
@@ -66,6 +73,7 @@ class InputEvidence:
     note_entity: Any = None           # the note's value as an entity value ([number, unit], a flag, an option)
     quote_in: str = "note"            # what the quote indexes: note | question (QUESTION_INPUTS)
     declared: dict[str, Any] | None = None  # the timepoint or unit reading a recorded input declares, which it needed
+    used: bool = True                 # whether the label's derivation uses it (False: an abstention's other inputs)
 
     def document(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "source": self.source,
@@ -77,6 +85,8 @@ class InputEvidence:
             doc["convention"] = True
         if self.declared:
             doc.update(self.declared)
+        if not self.used:
+            doc["used"] = False
         return doc
 
 
@@ -237,12 +247,15 @@ def _other_value(cid: int, spec: InputSpec, value: Any, unit: Any, note: Note, p
 
 
 def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: str,
-                recorded: Iterable[Mapping[str, Any]] = (), question: str | None = None) -> list[InputEvidence]:
+                recorded: Iterable[Mapping[str, Any]] = (), question: str | None = None, *,
+                abstains: bool = False) -> list[InputEvidence]:
     """Every declared input of the calculator on one row: the value its derivation uses (a recorded input
     over the upstream entity; an input in neither is absent) and its verdict; an input of
-    :data:`QUESTION_INPUTS` is read in ``question`` (left not addressed without one)."""
+    :data:`QUESTION_INPUTS` is read in ``question`` (left not addressed without one). ``abstains``: the
+    row's label is ``N/A`` (the inputs its derivation uses: the module docstring)."""
     reader, asked = Note(note), (Note(question) if question and question.strip() else None)
     by_name = {str(i.get("name") or "").strip().lower(): i for i in recorded if isinstance(i, Mapping)}
+    upstream_used = not abstains or (not by_name and compute(int(calculator_id), dict(entities or {})).value is None)
     out = []
     for spec in declared_inputs(int(calculator_id)):
         rec = next((by_name[n] for n in (spec.name.lower(), *(a.lower() for a in spec.aliases)) if n in by_name), None)
@@ -262,7 +275,7 @@ def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: st
             item = certify_input(calculator_id, spec, value, unit, "upstream" if found else "default", reader)
         if not found and item.verdict == "contradicts" and not _changes(calculator_id, entities or {}, spec, item):
             continue  # the derivation does not use it (another name of it is in the entities, or it decides nothing)
-        out.append(item)
+        out.append(item if upstream_used else replace(item, used=False))
     return out
 
 
@@ -273,15 +286,19 @@ def _changes(calculator_id: int, entities: Mapping[str, Any], spec: InputSpec, i
 
 
 def derived_from_evidence(items: Iterable[InputEvidence]) -> bool:
-    """Whether every input is supported (by a quote or by the definition's convention for silence)."""
-    return all(i.verdict == "supports" for i in items)
+    """Whether every input the derivation uses is supported (by a quote or by the definition's convention for
+    silence), and it uses one."""
+    return row_verdict(items) == "certified"
 
 
 def row_verdict(items: Iterable[InputEvidence | Mapping[str, Any]]) -> str:
-    """``certified`` (every input supported), ``contradicted`` (an input contradicted) or ``not_addressed``,
-    of a row's inputs (:class:`InputEvidence` or their documents)."""
-    verdicts = {i["verdict"] if isinstance(i, Mapping) else i.verdict for i in items}
-    if verdicts <= {"supports"}:
+    """``certified`` (every input the derivation uses supported, and it uses one), ``contradicted`` (such an
+    input contradicted) or ``not_addressed``, of a row's inputs (:class:`InputEvidence` or their documents); an
+    input its derivation does not use (``used`` false) decides nothing, and a row that uses none (an abstention
+    resting on its justification alone) is ``not_addressed``."""
+    used = [i for i in items if (i.get("used", True) if isinstance(i, Mapping) else i.used)]
+    verdicts = {i["verdict"] if isinstance(i, Mapping) else i.verdict for i in used}
+    if verdicts and verdicts <= {"supports"}:
         return "certified"
     return "contradicted" if "contradicts" in verdicts else "not_addressed"
 

@@ -197,7 +197,8 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
                    absence_claimed: bool, family_input: bool, timeless: bool) -> Verdict:
     """An absent input that quotes nothing: a measurement the note never prints (or prints only at a
     stated other time), a criterion the note never names unnegated (or names only at a stated other
-    time); a required input or a finding's absence is never met by silence."""
+    time), a required category recorded ``null`` (not stated) that the note never names at all; a required
+    input recorded absent or a finding's absence is never met by silence."""
     if spec.accessor in ("quantity", "number") and note is not None:
         stated = Q.stated_value(spec, note)
         if stated is not None and timepoint_stated(inp):
@@ -209,6 +210,8 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
                                            f"{stated[0]}..{stated[1]}")
         return _ok(f"the note prints no value of {spec.name}: the measurement is absent")
     if not (spec.accessor == "flag" or not spec.required):
+        if spec.accessor == "choice" and inp.get("value") is None and note is not None:
+            return _not_stated(spec, entry, note)
         return _no("absent-by-missing-keyword", f"{spec.name} is required by the definition: silence does not "
                                                 "make it absent")
     if absence_claimed:  # the criterion is a finding's absence: silence leaves it unmet, never met
@@ -227,6 +230,18 @@ def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note
                                            if note else f"the note names {spec.name}")
     return _ok(f"the note does not name {spec.name} without negation; the definition scores an unmentioned "
                f"criterion as absent")
+
+
+def _not_stated(spec: InputSpec, entry: L.Entry, note: str) -> Verdict:
+    """A required category recorded ``null`` (not stated: the definition gives no value, the reason of an N/A):
+    met only where the note names neither the input nor any of its options anywhere, even negated ("no ECG was
+    done" is a quote to record, not silence)."""
+    terms = entry.names + tuple(p for _, ps in entry.options for p in ps)
+    named = L.term_spans(note, terms, entry.masks, entry.patterns)
+    if named:
+        s, e = named[0]
+        return _no("absent-but-named", f"the note names {note[s:e]!r} at {s}..{e}: {spec.name} is not unstated")
+    return _ok(f"the note never names {spec.name} nor any of its options: a required input it does not state")
 
 
 def _absence_unmet(spec: InputSpec, entry: L.Entry, note: str | None, terms: tuple[str, ...]) -> Verdict:

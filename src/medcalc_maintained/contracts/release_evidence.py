@@ -115,6 +115,24 @@ def _completeness(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]]) 
         got = listed.get(name)
         if got is None or got.get("value") != want:
             return f"{name}: the derivation uses {want!r}, the evidence lists {None if got is None else got.get('value')!r}"
+    return _use_problem(cid, r, inputs, bool(recorded), entities)
+
+
+def _use_problem(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]], records: bool,
+                 entities: Mapping[str, Any]) -> str | None:
+    """Whether each input says rightly if the label's derivation uses it (calculators/certify.py): every input of a
+    number; of an N/A, the recorded ones where the record records any, else upstream's where the definition gives
+    no value from them, else none."""
+    from medcalc_maintained.calculators import compute
+    from medcalc_maintained.core.answers import parse_answer
+
+    abstains = parse_answer(r.get("Ground Truth Answer"), str(r.get("Output Type") or "decimal")).kind == "abstain"
+    upstream_used = not abstains or (not records and compute(cid, dict(entities)).value is None)
+    for i in inputs:
+        want = i.get("source") == "recorded" or upstream_used
+        if bool(i.get("used", True)) != want:
+            return f"{i['name']}: listed as {'used' if i.get('used', True) else 'unused'} by the derivation, which " \
+                   f"{'uses' if want else 'does not use'} it"
     return None
 
 

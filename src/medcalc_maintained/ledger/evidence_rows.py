@@ -16,32 +16,36 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from medcalc_maintained.calculators.certify import certify_row, row_verdict
+from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.parallel import map_chunks
 from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.ledger.derivation import label_record
 
 ROW_VERDICTS = ("certified", "contradicted", "not_addressed")
 COLUMNS = ["split", "uid", "Calculator ID", "name", "value", "unit", "source", "verdict", "convention", "quote_start",
-           "quote_end", "quote_text", "quote_in", "note_value", "rule", "reason", "declared"]
+           "quote_end", "quote_text", "quote_in", "note_value", "rule", "reason", "declared", "used"]
 DECLARED = ("timepoint", "unit_reading")  # what a recorded input declares of its reading (calculators/evidence.py)
 Key = tuple[str, int]
-Item = tuple[int, Any, str, list, str]  # (calculator id, upstream entities, note, recorded inputs, question): certify_row's
+Item = tuple[int, Any, str, list, str, bool]  # (calculator id, upstream entities, note, recorded inputs, question, label
+#                                               is N/A): what certify_row reads
 
 
 def row_items(rows: Iterable[Mapping[str, Any]], entities: Mapping[Key, Any], by_id: Mapping[str, Any]) -> list[Item]:
     """What :func:`calculators.certify.certify_row` reads for each row: its calculator, upstream
-    entities, note, the inputs its label's ledger record recorded and its question."""
+    entities, note, the inputs its label's ledger record recorded, its question and whether its label is
+    ``N/A``."""
     out = []
     for r in rows:
         rec = label_record(by_id, [i for i in str(r.get("Correction IDs") or "").split(";") if i])
         out.append((int(r["Calculator ID"]), entities_or_empty(entities.get((str(r["split"]), int(r["uid"])))),
-                    str(r["Patient Note"]), list((rec or {}).get("inputs") or []), str(r.get("Question") or "")))
+                    str(r["Patient Note"]), list((rec or {}).get("inputs") or []), str(r.get("Question") or ""),
+                    parse_answer(r.get("Ground Truth Answer"), str(r.get("Output Type") or "decimal")).kind == "abstain"))
     return out
 
 
 def _certify(chunk: Sequence[Item]) -> list[list[dict[str, Any]]]:
-    return [[i.document() for i in certify_row(cid, ents, note, recorded, question)]
-            for cid, ents, note, recorded, question in chunk]
+    return [[i.document() for i in certify_row(cid, ents, note, recorded, question, abstains=abstains)]
+            for cid, ents, note, recorded, question, abstains in chunk]
 
 
 def certify_items(items: Sequence[Item], *, workers: int = 1, progress: str | None = None) -> list[list[dict[str, Any]]]:
@@ -69,7 +73,8 @@ def frame(rows: Sequence[Mapping[str, Any]], docs: Sequence[Sequence[Mapping[str
                         "quote_end": q.get("end"), "quote_text": q.get("text"), "quote_in": d.get("quote_in"),
                         "note_value": _json(d.get("note_value")),
                         "rule": d.get("rule") or "", "reason": d.get("reason") or "",
-                        "declared": _json({k: d[k] for k in DECLARED if k in d} or None)})
+                        "declared": _json({k: d[k] for k in DECLARED if k in d} or None),
+                        "used": bool(d.get("used", True))})
     table = pd.DataFrame(out, columns=COLUMNS)
     for c in ("quote_start", "quote_end"):
         table[c] = table[c].astype("Int64")
@@ -91,6 +96,8 @@ def documents(table: pd.DataFrame) -> dict[Key, list[dict[str, Any]]]:
         if bool(r["convention"]):
             d["convention"] = True
         d.update(_value(r.get("declared")) or {})
+        if not bool(r.get("used", True)):
+            d["used"] = False
         out.setdefault((str(r["split"]), int(r["uid"])), []).append(d)
     return out
 

@@ -16,7 +16,9 @@ unmentioned criterion), ``contradicts`` (the note states another value, with tha
                     ``question`` for an input the row's question states, the steroid conversion's
                     ``target steroid``; null without a quote), the verifier's ``rule`` and ``reason``,
                     and ``declared`` (JSON: the ``timepoint`` or ``unit_reading`` a recorded input declares,
-                    where its verdict needed it; ``ledger/evidence_rows.py`` holds the table's shape)
+                    where its verdict needed it; ``ledger/evidence_rows.py`` holds the table's shape), and
+                    ``used`` (false for an input an ``N/A`` label's derivation does not use: it decides nothing,
+                    ``calculators/certify.py``)
 ``summary.json``    the verified rows and the rows of ``default`` by row verdict (``certified``:
                     every input supported; ``contradicted``: an input contradicted; ``not_addressed``),
                     inputs by source and verdict, and the rules of the inputs not addressed
