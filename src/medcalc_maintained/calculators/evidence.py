@@ -64,7 +64,9 @@ Flags (criteria), categories and absent values
     names the criterion nowhere without negation; a criterion that is a finding's absence (``Cough Absent``) is unmet by
     silence, unless the note states the finding absent somewhere; a category is named by its option's phrase, not inside a longer
     phrase of another option that negates it (``non-exertional chest pain`` states no ``exertional chest pain``), an
-    option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a best response (a
+    option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a true or false of a
+    choice the calculator also scores as a boolean (:data:`BOOLEAN_CHOICES`: ``Solid tumor = true`` is a localized one) is
+    stated by the phrases of the options it is scored as, a true also by a term that names the input and no higher grade; a best response (a
     GCS component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
     response (``speech was disjointed and included inappropriate words`` is inappropriate words, not confused;
     ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination
@@ -370,8 +372,51 @@ def _other_options(entry: L.Entry, terms: tuple[str, ...]) -> tuple[str, ...]:
 NEGATED_PHRASE = re.compile(r"(?:non|not\s|un)", re.I)
 
 
+# choices a calculator also reads as true/false (``scores_misc._graded``'s ``true_means``): per input, the options it
+# scores true as, those it scores false as, and those it scores higher than true. A true is stated where a term names
+# the input, unnegated, and the same quote states one of the first options ("stage III colon cancer": a solid tumor,
+# localized) and none of the third ("metastatic"); a false where the quote negates the input or states one of the
+# second ("kidney function is within normal limits"). Kept equal to the scorer by
+# tests/calculators/test_evidence_recall_recall_g2.py.
+BOOLEAN_CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "solid tumor": (("localized",), ("none",), ("metastatic",)),
+    "moderate to severe chronic kidney disease": (("moderate to severe", "moderate", "severe"), ("none", "mild"), ()),
+    "diabetes mellitus criteria for cci rule": (("uncomplicated",), ("none or diet-controlled",), ("end-organ damage",)),
+}
+
+
 def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
     """Whether the quote of one recorded input states its value (see the module docstring)."""
+    v = _verify(calculator_id, inp, note)
+    value = inp.get("value")
+    spec = _spec(calculator_id, str(inp.get("name") or "")) if isinstance(value, bool) and not v.supports else None
+    if spec is None or spec.accessor != "choice" or spec.name.lower() not in BOOLEAN_CHOICES:
+        return v
+    present, absent, higher = BOOLEAN_CHOICES[spec.name.lower()]
+    if value is True:  # a term names the input, unnegated, in the quote that states the option true is scored as
+        entry = L.lexicon_entry(spec.name)
+        raw = inp.get("evidence")
+        ev: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        start, end, quote = ev.get("start"), ev.get("end"), str(ev.get("text") or "")
+        if entry is None or not quote.strip():
+            return v
+        text, qs, qe = quote, 0, len(quote)
+        if note is not None and isinstance(start, int) and isinstance(end, int):
+            text, qs, qe = note, start, end
+        named = _criterion_verdict(spec, entry, inp, text, qs, qe, note, entry.names)
+        if not named.supports:
+            return named
+        for opt in higher:
+            if _verify(calculator_id, {**inp, "value": opt}, note).supports:
+                return _no("other-option", f"{quote[:160]!r} states {opt!r}, which {spec.name} = true does not score")
+    for opt in present if value is True else absent:
+        w = _verify(calculator_id, {**inp, "value": opt}, note)
+        if w.supports:
+            return _ok(f"{w.reason}; {spec.name} = {value} is scored as {opt!r}")
+    return v
+
+
+def _verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
     name = str(inp.get("name") or "")
     spec = _spec(calculator_id, name)
     if spec is None:
