@@ -167,3 +167,49 @@ def test_monitoring_her_thrombotic_risk_factors_names_no_other_risk_factor():
     assert verify(CAPRINI, silent, note).supports
     other = "A 65-year-old woman had bunion surgery. She has other thrombotic risk factors, among them a long flight."
     assert not verify(CAPRINI, silent, other).supports
+
+
+# ------------------------------------------------------------------------------------------------
+# a grade stated by a serum level: Charlson's moderate CKD is a creatinine above 3 mg/dL
+
+
+@pytest.mark.parametrize("sentence,value,ok", [
+    ("His creatinine is 3.5 mg/dL.", True, True),
+    ("His creatinine is 3.5 mg/dL.", "moderate", True),
+    ("His creatinine is 2.5 mg/dL.", True, False),                                  # below the level
+    ("His creatinine is 3.5 mg/dL from acute kidney injury.", True, False),          # an acute injury's
+    ("His baseline creatinine was 3.5 mg/dL two years ago.", True, False),           # another time
+    ("His BUN is 35 mg/dL and creatinine 1.2 mg/dL.", True, False),                  # another quantity's number
+    ("His mother had a creatinine of 3.5 mg/dL.", True, False),                      # a relative's
+    ("His creatinine is 3.5 mg/dL.", False, False),
+    ("His creatinine is 3.5 mg/dL.", "mild", False),
+])
+def test_a_creatinine_above_3_mg_dl_states_moderate_ckd(sentence, value, ok):
+    assert _say(CCI, sentence, "Moderate to severe Chronic Kidney Disease", value) is ok
+
+
+def test_a_creatinine_in_a_note_that_names_an_acute_kidney_injury_states_no_ckd():
+    s = "His creatinine is 3.5 mg/dL."
+    assert not _say(CCI, s, "Moderate to severe Chronic Kidney Disease", True, "A 70-year-old man was admitted with AKI.")
+
+
+@pytest.mark.parametrize("sentence,ok", [
+    ("Specialists implicated mini bouts of cerebral ischemia in the etiology of his falls.", True),
+    ("He has had transient cerebral ischemia twice this year.", True),
+    ("He had no mini bouts of cerebral ischemia.", False),
+    ("MRI showed cerebral ischemia in the left parietal lobe.", False),               # not transient
+    ("His mother had transient cerebral ischemia.", False),
+])
+def test_transient_cerebral_ischemia_is_a_tia(sentence, ok):
+    assert _say(CCI, sentence, "Transient Ischemic Attacks History", True) is ok
+
+
+def test_certify_proposes_the_sentence_that_prints_the_grading_level():
+    from medcalc_maintained.calculators.certify import Note, certify_input
+    from medcalc_maintained.calculators.inputs import declared_inputs
+
+    spec = next(s for s in declared_inputs(CCI) if s.name == "Moderate to severe Chronic Kidney Disease")
+    note = "A 78-year-old man came for follow-up. He has dementia. His creatinine is 3.5 mg/dL. He is well."
+    assert certify_input(CCI, spec, True, None, "upstream", Note(note)).verdict == "supports"
+    low = note.replace("3.5", "1.5")
+    assert certify_input(CCI, spec, True, None, "upstream", Note(low)).verdict != "supports"

@@ -385,10 +385,48 @@ BOOLEAN_CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
 }
 
 
+# a grade the definition states by a serum level (MDCalc's Charlson: moderate chronic kidney disease is a creatinine
+# above 3 mg/dL): per input (quantity, level it must exceed, unit, the values that grade states). The quote must print
+# that quantity as the patient's now, above the level, in that unit, and the note name no acute kidney injury.
+LEVEL_GRADES: dict[str, tuple[str, float, str, tuple[Any, ...]]] = {
+    "moderate to severe chronic kidney disease": ("creatinine", 3.0, "mg/dL", (True, "moderate", "moderate to severe")),
+}
+ACUTE_KIDNEY = re.compile(r"\b(?:acute (?:kidney|renal) (?:injury|failure|insufficiency)|AKI|ARF|acute tubular necrosis)\b")
+
+
+def _level_grade(spec: InputSpec, inp: Mapping[str, Any], note: str | None) -> Verdict | None:
+    """The verdict of a grade stated by a serum level above its bound (:data:`LEVEL_GRADES`), or ``None``."""
+    quantity, above, unit, values = LEVEL_GRADES[spec.name.lower()]
+    value = inp.get("value")
+    if not any(value is w if isinstance(w, bool) else (isinstance(value, str) and value.strip().lower() == w)
+               for w in values):
+        return None
+    raw = inp.get("evidence")
+    ev: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    start, end, quote = ev.get("start"), ev.get("end"), str(ev.get("text") or "")
+    if not quote.strip() or ACUTE_KIDNEY.search(note if note is not None else quote):
+        return None  # a level in a note that names an acute kidney injury anywhere may be the injury's
+    text, qs, qe = quote, 0, len(quote)
+    if note is not None and isinstance(start, int) and isinstance(end, int):
+        text, qs, qe = note, start, end
+    qspec = InputSpec(quantity, "quantity", quantity, quantity)
+    for a, _, level in T.numbers(quote):
+        if level is None or level <= above or T.family(text, qs + a):
+            continue
+        w = Q.number_verdict(qspec, L.keys_of(quantity), {**inp, "name": quantity, "value": level, "unit": unit},
+                             text, qs, qe)
+        if w.supports:
+            return _ok(f"{w.reason}: a {quantity} above {above:g} {unit} is {spec.name}")
+    return None
+
+
 def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
     """Whether the quote of one recorded input states its value (see the module docstring)."""
     v = _verify(calculator_id, inp, note)
     value = inp.get("value")
+    if not v.supports and (lspec := _spec(calculator_id, str(inp.get("name") or ""))) is not None \
+            and lspec.name.lower() in LEVEL_GRADES and (level := _level_grade(lspec, inp, note)) is not None:
+        return level
     spec = _spec(calculator_id, str(inp.get("name") or "")) if isinstance(value, bool) and not v.supports else None
     if spec is None or spec.accessor != "choice" or spec.name.lower() not in BOOLEAN_CHOICES:
         return v
