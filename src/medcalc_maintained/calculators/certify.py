@@ -25,7 +25,8 @@ entities) are read by :mod:`.evidence_dose`; a list of opioids may span sentence
 to the last sentence naming one is proposed too.
 
 The search only proposes: sentences that name the input (a term of its lexicon entry or one of its
-options) or print its value; only :func:`evidence.verify` certifies. A row is *derived from evidence*
+options) or print its value (for a grade a serum level states, :data:`evidence.LEVEL_GRADES`, also those that
+name the quantity); only :func:`evidence.verify` certifies. A row is *derived from evidence*
 when every input its derivation uses is supported (:func:`derived_from_evidence`), and at least one is.
 
 An ``N/A`` label (``abstains``) uses only what makes the definition give no value. Where its ledger record
@@ -47,7 +48,7 @@ from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
-from medcalc_maintained.calculators.evidence import verify
+from medcalc_maintained.calculators.evidence import LEVEL_GRADES, verify
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 
 VERDICTS = ("supports", "contradicts", "not_addressed")
@@ -162,6 +163,9 @@ def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, so
     named = [s for s, _ in L.term_spans(text, names + ((str(value),) if isinstance(value, str) else ()), masks, patterns)]
     if spec.accessor == "choice":
         named += [s for s, _ in L.term_spans(text, phrases)]
+    level = L.lexicon_entry(LEVEL_GRADES[spec.name.lower()][0]) if spec.name.lower() in LEVEL_GRADES else None
+    if level is not None:  # a grade stated by a serum level: the sentences that name the quantity
+        named += [s for s, _ in L.term_spans(text, level.names, level.masks, level.patterns)]
     printed = [s for s, _, v in note.numbers if T.same_number(v, value)] \
         if not isinstance(value, (bool, str, list, tuple)) else []
     proposals = _proposals(spec, note, named + printed)

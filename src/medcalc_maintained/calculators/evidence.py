@@ -65,7 +65,9 @@ Flags (criteria), categories and absent values
     names the criterion nowhere without negation; a criterion that is a finding's absence (``Cough Absent``) is unmet by
     silence, unless the note states the finding absent somewhere; a category is named by its option's phrase, not inside a longer
     phrase of another option that negates it (``non-exertional chest pain`` states no ``exertional chest pain``), an
-    option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a best response (a
+    option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a true or false of a
+    choice the calculator also scores as a boolean (:data:`BOOLEAN_CHOICES`: ``Solid tumor = true`` is a localized one) is
+    stated by the phrases of the options it is scored as, a true also by a term that names the input and no higher grade; a best response (a
     GCS component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
     response (``speech was disjointed and included inappropriate words`` is inappropriate words, not confused;
     ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination
@@ -386,8 +388,89 @@ def _other_options(entry: L.Entry, terms: tuple[str, ...]) -> tuple[str, ...]:
 NEGATED_PHRASE = re.compile(r"(?:non|not\s|un)", re.I)
 
 
+# choices a calculator also reads as true/false (``scores_misc._graded``'s ``true_means``): per input, the options it
+# scores true as, those it scores false as, and those it scores higher than true. A true is stated where a term names
+# the input, unnegated, and the same quote states one of the first options ("stage III colon cancer": a solid tumor,
+# localized) and none of the third ("metastatic"); a false where the quote negates the input or states one of the
+# second ("kidney function is within normal limits"). Kept equal to the scorer by
+# tests/calculators/test_evidence_recall_recall_g2.py.
+BOOLEAN_CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "solid tumor": (("localized",), ("none",), ("metastatic",)),
+    "moderate to severe chronic kidney disease": (("moderate to severe", "moderate", "severe"), ("none", "mild"), ()),
+    "diabetes mellitus criteria for cci rule": (("uncomplicated",), ("none or diet-controlled",), ("end-organ damage",)),
+}
+
+
+# a grade the definition states by a serum level (MDCalc's Charlson: moderate chronic kidney disease is a creatinine
+# above 3 mg/dL): per input (quantity, level it must exceed, unit, the values that grade states). The quote must print
+# that quantity as the patient's now, above the level, in that unit, and the note name no acute kidney injury.
+LEVEL_GRADES: dict[str, tuple[str, float, str, tuple[Any, ...]]] = {
+    "moderate to severe chronic kidney disease": ("creatinine", 3.0, "mg/dL", (True, "moderate", "moderate to severe")),
+}
+ACUTE_KIDNEY = re.compile(r"\b(?:acute (?:kidney|renal) (?:injury|failure|insufficiency)|AKI|ARF|acute tubular necrosis)\b")
+
+
+def _level_grade(spec: InputSpec, inp: Mapping[str, Any], note: str | None) -> Verdict | None:
+    """The verdict of a grade stated by a serum level above its bound (:data:`LEVEL_GRADES`), or ``None``."""
+    quantity, above, unit, values = LEVEL_GRADES[spec.name.lower()]
+    value = inp.get("value")
+    if not any(value is w if isinstance(w, bool) else (isinstance(value, str) and value.strip().lower() == w)
+               for w in values):
+        return None
+    raw = inp.get("evidence")
+    ev: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    start, end, quote = ev.get("start"), ev.get("end"), str(ev.get("text") or "")
+    if not quote.strip() or ACUTE_KIDNEY.search(note if note is not None else quote):
+        return None  # a level in a note that names an acute kidney injury anywhere may be the injury's
+    text, qs, qe = quote, 0, len(quote)
+    if note is not None and isinstance(start, int) and isinstance(end, int):
+        text, qs, qe = note, start, end
+    qspec = InputSpec(quantity, "quantity", quantity, quantity)
+    for a, _, level in T.numbers(quote):
+        if level is None or level <= above or T.family(text, qs + a):
+            continue
+        w = Q.number_verdict(qspec, L.keys_of(quantity), {**inp, "name": quantity, "value": level, "unit": unit},
+                             text, qs, qe)
+        if w.supports:
+            return _ok(f"{w.reason}: a {quantity} above {above:g} {unit} is {spec.name}")
+    return None
+
+
 def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
     """Whether the quote of one recorded input states its value (see the module docstring)."""
+    v = _verify(calculator_id, inp, note)
+    value = inp.get("value")
+    if not v.supports and (lspec := _spec(calculator_id, str(inp.get("name") or ""))) is not None \
+            and lspec.name.lower() in LEVEL_GRADES and (level := _level_grade(lspec, inp, note)) is not None:
+        return level
+    spec = _spec(calculator_id, str(inp.get("name") or "")) if isinstance(value, bool) and not v.supports else None
+    if spec is None or spec.accessor != "choice" or spec.name.lower() not in BOOLEAN_CHOICES:
+        return v
+    present, absent, higher = BOOLEAN_CHOICES[spec.name.lower()]
+    if value is True:  # a term names the input, unnegated, in the quote that states the option true is scored as
+        entry = L.lexicon_entry(spec.name)
+        raw = inp.get("evidence")
+        ev: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        start, end, quote = ev.get("start"), ev.get("end"), str(ev.get("text") or "")
+        if entry is None or not quote.strip():
+            return v
+        text, qs, qe = quote, 0, len(quote)
+        if note is not None and isinstance(start, int) and isinstance(end, int):
+            text, qs, qe = note, start, end
+        named = _criterion_verdict(spec, entry, inp, text, qs, qe, note, entry.names)
+        if not named.supports:
+            return named
+        for opt in higher:
+            if _verify(calculator_id, {**inp, "value": opt}, note).supports:
+                return _no("other-option", f"{quote[:160]!r} states {opt!r}, which {spec.name} = true does not score")
+    for opt in present if value is True else absent:
+        w = _verify(calculator_id, {**inp, "value": opt}, note)
+        if w.supports:
+            return _ok(f"{w.reason}; {spec.name} = {value} is scored as {opt!r}")
+    return v
+
+
+def _verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
     name = str(inp.get("name") or "")
     spec = _spec(calculator_id, name)
     if spec is None:

@@ -446,9 +446,15 @@ def planned(text: str, s: int, e: int | None = None) -> bool:
     """Whether the term at ``s`` (ending at ``e``) is planned, suspected or considered in its clause, before it
     ("scheduled for ...") or, given ``e``, right after it ("... was contemplated")."""
     ca, cb = clause(text, s)
-    if PLANNED.search(text, max(ca, s - PLANNED_WINDOW), s):
+    cues = list(PLANNED.finditer(text, max(ca, s - PLANNED_WINDOW), s))
+    if cues and not EVENT_FOLLOWED.search(text, cues[-1].end(), s):
         return True
     return e is not None and bool(PLANNED_AFTER.match(text[e:cb]))
+
+
+# between a plan and the term: the term is the past event the plan follows ("an anticoagulant recommended following a
+# major bleeding episode he experienced"), not what is planned
+EVENT_FOLLOWED = re.compile(r"\b(?:following|after)\s+(?:an?|the|his|her|their)\s+(?:[\w-]+\s+)?$", re.I)
 
 
 def near(text: str, s: int, e: int) -> tuple[int, int]:

@@ -36,7 +36,9 @@ RULES: dict[str, str] = {
                                  "definition does not decide when unmentioned",
     "other-option": "a best response (a GCS component) whose sentence also states, unnegated, a more specific reading or a "
                     "better response of the same input (speech disjointed with inappropriate words is not confused "
-                    "conversation; unresponsive to verbal stimuli but moaned is no absent verbal response)",
+                    "conversation; unresponsive to verbal stimuli but moaned is no absent verbal response), or a true of a "
+                    "graded choice whose quote states a grade the calculator scores higher than true (metastatic for a "
+                    "solid tumor that true scores as localized)",
     "treatment-effect": "the finding is the effect of a treatment given, not the patient's condition",
     "route-mismatch": "the quote states another route (or form) of the drug than the input's",
     "route-not-stated": "the quote states no route (or form) of a drug whose conversion depends on it",
