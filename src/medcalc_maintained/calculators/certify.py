@@ -48,7 +48,7 @@ from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
-from medcalc_maintained.calculators.evidence import LEVEL_GRADES, verify
+from medcalc_maintained.calculators.evidence import LEVEL_GRADES, silence_option, verify
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 
 VERDICTS = ("supports", "contradicts", "not_addressed")
@@ -174,7 +174,7 @@ def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, so
     if recorded_quote and recorded_quote.get("start") is not None:  # with the timepoint or unit reading it declares
         tried.append({"name": spec.name, "value": value, "unit": unit, "evidence": dict(recorded_quote), **declared})
     tried += [_input(spec, value, unit, span, text) for span in proposals]
-    if _absent(value):
+    if _absent(value) or silence_option(cid, spec, value):
         tried.append({**_input(spec, value, unit, None, text), **declared})  # the note's silence, last
     first = None
     for inp in tried:

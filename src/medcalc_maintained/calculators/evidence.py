@@ -20,7 +20,8 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     sentence (``temperature 36.8, HR 90``; a ``respectively`` list and a slash list, ``BUN/creatinine
     21.9/1.98``, pair names and numbers in order (:mod:`.note_lists`: a slash pair is one value, a parenthesised
     number none, an item the lexicon does not know keeps its place), as does a list whose values follow its names
-    directly, ``systolic and diastolic pressures of 118 and 74``; a dose ``each`` is every listed drug's; a length or a
+    directly, ``systolic and diastolic pressures of 118 and 74``; a dose ``each`` is every listed drug's, a dose just printed the next drug's that takes it by
+    reference (``DOPamine ran at 4 mcg/kg/min, DOBUTamine at the same dosage``); a length or a
     mass alone names height or weight; an item of a list that a urine head leads, ``urine electrolytes were sodium 179
     mmol/L, creatinine 37 mg/dL``, is the urine's quantity, not the serum one; with no term before it in its sentence, a
     number whose unit is the input's is the one term's after it in its clause, ``at 2.3 mg/dL, his bilirubin level has
@@ -63,7 +64,10 @@ Flags (criteria), categories and absent values
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
     names the criterion nowhere without negation; a criterion that is a finding's absence (``Cough Absent``) is unmet by
-    silence, unless the note states the finding absent somewhere; a category is named by its option's phrase, not inside a longer
+    silence, unless the note states the finding absent somewhere (left out of the entities, it is read as recorded unmet,
+    as its calculator scores it); a choice the definition takes for an unstated input (:data:`SILENCE_OPTIONS`: APACHE
+    II's nonoperative admission) rests on silence as an absent criterion does, where the note names no
+    operation (a surgery term or a procedure, ``laparotomy``); a category is named by its option's phrase, not inside a longer
     phrase of another option that negates it (``non-exertional chest pain`` states no ``exertional chest pain``), an
     option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a true or false of a
     choice the calculator also scores as a boolean (:data:`BOOLEAN_CHOICES`: ``Solid tumor = true`` is a localized one) is
@@ -116,6 +120,11 @@ def _is_absent(value: Any) -> bool:
 def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], text: str, qs: int, qe: int,
                        note: str | None, terms: tuple[str, ...]) -> Verdict:
     value = inp.get("value")
+    if entry.absent_polarity and value is None:
+        # a finding's absence left out of the entities is scored unmet (Centor, FeverPAIN: ``_any`` of a missing key
+        # is False): read it as recorded False, never as the finding absent
+        value = False
+        inp = {**inp, "value": False}
     absence_claimed = entry.absent_polarity and value is True  # "Cough Absent = true" states that cough is absent
     if entry.absent_polarity and isinstance(value, bool):
         value = not value
@@ -498,6 +507,14 @@ def _verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Ver
         v = Q.number_verdict(spec, L.keys_of(spec.name) | {a.lower() for a in spec.aliases}, inp, text, qs, qe)
         return _no("outside-population", outside) if v.supports and outside else v
     if spec.accessor == "choice" and not _is_absent(value):
+        if not quote.strip() and silence_option(calculator_id, spec, value) and entry is not None:
+            v = _criterion_verdict(spec, entry, {**inp, "value": None}, text, qs, qe, note, entry.names)
+            done = next((m for m in PROCEDURE.finditer(note or "") if not T.negated(note or "", m.start(), m.end())), None)
+            if v.supports and done is not None:
+                return _no("absent-but-named", f"the note names the procedure {done.group(0)!r} at {done.start()}..{done.end()}: "
+                                               f"{spec.name} is not left unstated")
+            return _ok(f"the note names no {spec.name} without negation: the definition takes an unstated "
+                       f"{spec.name} as {str(value).strip()!r}") if v.supports else v
         if not quote.strip():
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
         terms = _option_terms(spec, entry, value)
@@ -515,6 +532,27 @@ def _verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Ver
     if entry is None or not (entry.names or entry.patterns):
         return _no("not-named", f"the lexicon has no terms for {spec.name}")
     return _criterion_verdict(spec, entry, inp, text, qs, qe, note, entry.names)
+
+
+# The option a definition takes for a choice input the note leaves unstated (the value it scores when the entity is
+# missing), per (calculator, input): such a value rests on the note's silence, as an absent criterion does. APACHE II
+# (definitions.yaml 28, apache-ii-1985-unstated-admission-nonoperative; scores_critical: ``default=5``) scores an
+# unstated admission type as nonoperative; "emergency postoperative" (also 5 points) must be stated.
+SILENCE_OPTIONS: dict[tuple[int, str], frozenset[str]] = {
+    (28, "surgery type"): frozenset({"nonoperative", "non-operative", "none"}),
+}
+
+
+# an operation named by its procedure rather than as surgery ("underwent an emergency laparotomy"): an admission type
+# is not left unstated where the note names one
+PROCEDURE = re.compile(r"\b(?:\w+(?:ectomy|ectomies|otomy|otomies|ostomy|plasty|pexy|rrhaphy)|resection|excision|amputation|"
+                       r"transplant(?:ation)?|bypass graft\w*|operated)\b", re.I)
+
+
+def silence_option(calculator_id: int, spec: InputSpec, value: Any) -> bool:
+    """Whether ``value`` of the choice ``spec`` is the option the definition takes when the note leaves it unstated."""
+    options = SILENCE_OPTIONS.get((int(calculator_id), spec.name.strip().lower()))
+    return bool(options) and isinstance(value, str) and value.strip().lower() in options
 
 
 def _population_problem(calculator_id: int, spec: InputSpec, value: Any, unit: Any) -> str | None:
@@ -575,4 +613,5 @@ def describe(inp: Mapping[str, Any], verdict: Verdict) -> str:
             f"quoting {str(ev.get('text') or '')[:120]!r}: {verdict.rule} ({verdict.reason})")
 
 
-__all__ = ["RULES", "Verdict", "describe", "find_evidence", "rejected", "verify", "verify_inputs"]
+__all__ = ["RULES", "SILENCE_OPTIONS", "Verdict", "describe", "find_evidence", "rejected", "silence_option", "verify",
+           "verify_inputs"]

@@ -180,6 +180,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             return no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
     owner, at = _owner(spec, quote, s, e, mentions, keys)
     shown, norm = T.unit_after(quote, e)
+    if owner not in keys and (same := _same_dose(spec, quote, s, e, mentions, keys, owner, norm)) is not None:
+        owner, at = same  # "DOPamine ran at 4 mcg/kg/min, DOBUTamine at the same dosage": 4 is the DOBUTamine's too
     if owner not in keys and _unit_names(spec, norm, owner, value):
         owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
     if owner in PRESSURE_FINDINGS and spec.kind == "pressure" and "blood pressure" in spec.name.lower() \
@@ -249,6 +251,30 @@ def _owner(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int
     if name is not None and T.urine_item(quote, name[0], name[1], mentions):
         return _urine_quantity(owner), at
     return owner, at
+
+
+# a drug dosed by reference to the dose just printed before it in its sentence ("DOBUTamine at the same dosage"); not a
+# dose of another time ("at the same dose as before")
+SAME_DOSE = re.compile(r"\s*(?:(?:was|is|were|ran|running|run|infused|infusing|given|continued|started)\s+)?(?:at|in)\s+"
+                       r"(?:the\s+)?(?:same|identical)\s+(?:dosage|dose|rate)\b(?!\s+as\s+(?:before|previously|prior|earlier|"
+                       r"yesterday|at\b|on\b|during\b|in\b))", re.I)
+
+
+def _same_dose(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str],
+               owner: str | None, norm: str | None) -> tuple[str, int] | None:
+    """The input's name and place where the number at ``quote[s:e]``, a dose of another drug ``owner`` in a unit of the
+    input's kind, is the dose the next name of its sentence takes by reference ("DOPamine ran at 4 mcg/kg/min,
+    DOBUTamine at the same dosage"): that name is the input's, comes next after the number with no number between, and
+    :data:`SAME_DOSE` follows it. ``None`` otherwise."""
+    if owner is None or owner.startswith("\x00") or spec.accessor != "quantity" or not spec.kind \
+            or norm is None or norm not in U.known_units(spec.kind):
+        return None
+    sa, sb = T.sentence(quote, s)
+    after = sorted(m for m in mentions if e <= m[0] < sb)
+    if not after or after[0][2] not in keys or re.search(r"\d", quote[e:after[0][0]]):
+        return None
+    a, b, key = after[0]
+    return (key, a) if SAME_DOSE.match(quote, b) else None
 
 
 # between a number and a name after it: a comparison or a change, not a reading ("2.3 mg/dL above the limit of bilirubin")

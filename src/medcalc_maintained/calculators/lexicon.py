@@ -33,6 +33,7 @@ class Entry:
     negating: tuple[str, ...] = ()     # terms that state the criterion absent ("afebrile", "nonsmoker")
     broader: tuple[str, ...] = ()      # wider terms whose negation negates the criterion ("no surgery": no major surgery)
     absent_polarity: bool = False      # the input is true when the named finding is absent ("Cough Absent")
+    duration: bool = False             # the terms are durations ("for the past 2 days"): they name no quantity printed after them
 
 
 def _str_list(value: Any, path: Path, key: str, fld: str) -> tuple[str, ...]:
@@ -49,6 +50,12 @@ def _polarity(value: Any, path: Path, key: str) -> bool:
     if value == "absent":
         return True
     raise DataError(path, f"polarity {value!r} is not 'present' or 'absent'", row=f"input {key!r}", field="polarity")
+
+
+def _flag(value: Any, path: Path, key: str, fld: str) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise DataError(path, f"{fld} {value!r} is not true or false", row=f"input {key!r}", field=fld)
 
 
 @lru_cache(maxsize=1)
@@ -80,7 +87,8 @@ def load_lexicon() -> tuple[dict[str, Entry], tuple[str, ...]]:
                            _str_list(spec.get("units"), path, k, "units"),
                            negating=_str_list(spec.get("negating"), path, k, "negating"),
                            broader=_str_list(spec.get("broader"), path, k, "broader"),
-                           absent_polarity=_polarity(spec.get("polarity"), path, k))
+                           absent_polarity=_polarity(spec.get("polarity"), path, k),
+                           duration=_flag(spec.get("duration"), path, k, "duration"))
     for k, target in aliases.items():
         if target not in entries:
             raise DataError(path, f"same_as names {target!r}, which has no entry", row=f"input {k!r}", field="same_as")
@@ -174,9 +182,10 @@ def term_spans(text: str, terms: tuple[str, ...], masks: tuple[str, ...] = (), p
 
 @lru_cache(maxsize=1)
 def all_quantities() -> tuple[tuple[str, Entry], ...]:
-    """Every lexicon entry with names (inputs and the other quantities), as (key, entry)."""
+    """Every lexicon entry with names (inputs and the other quantities), as (key, entry); not an entry whose terms are
+    durations ("for the past 2 days, it has been around 38.9°C": 38.9 is no value of the duration)."""
     entries, other = load_lexicon()
-    out = [(k, e) for k, e in entries.items() if e.names or e.patterns]
+    out = [(k, e) for k, e in entries.items() if (e.names or e.patterns) and not e.duration]
     out += [(f"other:{t.lower()}", Entry((t,), (), (), (), ())) for t in other]
     return tuple(out)
 
