@@ -149,7 +149,7 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             failure = failure or _no("negated", f"{term!r} is negated in {clause!r}")
         elif T.planned(text, s, e):
             failure = failure or _no("planned-or-suspected", f"{term!r} is planned or suspected in {clause!r}")
-        elif not family_input and T.family(text, s):
+        elif not family_input and T.family(text, s, e):
             failure = failure or _no("family-history", f"{term!r} is a relative's in {clause!r}")
         elif (effect := T.TREATMENT_EFFECT.search(text, e, T.clause(text, s)[1])) is not None:
             failure = failure or _no("treatment-effect", f"{term!r} is {effect.group(0)!r} in {clause!r}")
@@ -157,9 +157,13 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
                                or T.PRE_ONSET.search(text, *T.clause(text, s))) and not timepoint_stated(inp):
             failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, at another time than "
                                                   "the definition asks about; the record does not say when and why")
-        elif window and (cue := _window_cue(text, s, e)):
+        elif window and (cue := _window_cue(text, s, e) or (None if CURRENT_STATE.search(spec.name) else _history_cue(text, s, e))):
             failure = failure or _no("timepoint", f"{spec.name} asks about a time window and {term!r} is dated "
                                                   f"{cue.group(0)!r} in {clause!r}; the record does not say when and why")
+        elif previously and (fresh := NEW_FINDING.search(text[max(T.clause(text, s)[0], s - 30):s])) \
+                and not (T.YEARS_AGO.search(text, *T.sentence(text, s)) or T.FAR_PAST.search(text, *T.sentence(text, s))):
+            failure = failure or _no("timepoint", f"{spec.name} asks for a previously documented condition and {term!r} "
+                                                  f"is {fresh.group(0).strip()!r} in {clause!r}: this visit's finding")
         elif previously and not T.HISTORICAL.search(text, *T.sentence(text, s)):
             failure = failure or _no("timepoint", f"{spec.name} asks for a previously documented condition and "
                                                   f"{clause!r} states {term!r} with no word of its history")
@@ -174,6 +178,38 @@ def _window_cue(text: str, s: int, e: int) -> re.Match[str] | None:
     return T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e)) \
         or T.DAY_CUE.search(text, *T.sentence(text, s)) \
         or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s)) else None)
+
+
+# a finding named as new at this visit: no previously documented one ("a new pulmonary embolism", "newly diagnosed DVT")
+NEW_FINDING = re.compile(r"\b(?:new|newly (?:diagnosed|detected|found|identified)|new-onset|acute|fresh)\s+(?:[\w-]+\s+){0,2}$", re.I)
+# a mention as the patient's history, with no date: no event of a recent window ("a history of knee surgery", "past
+# surgical history includes", "as a child")
+HISTORY_OF = re.compile(r"\b(?:history of|h/o|(?:past )?(?:medical|surgical) history|PMH|PSH|as a child|in (?:his|her) childhood)\b",
+                        re.I)
+# a time in days or weeks, or a recent word, near a mention: the history is dated inside a window ("a history of surgery
+# two weeks ago")
+DATED_RECENTLY = re.compile(r"\b(?:\d+|a|one|two|three|four|five|six|seven|several|a few)[\s-]+(?:hours?|days?|weeks?)\b|\blast week\b|"
+                            r"\bthis (?:week|month)\b", re.I)
+
+
+# "presented with a history of", "a 2-day history of": the presenting illness, not the patient's past
+PRESENTING_HISTORY = re.compile(r"(?:\b(?:present(?:ed|s|ing)|admitted|came|complain(?:ed|s|ing)?|reported|reports)\s+(?:\w+\s+)?"
+                                r"(?:with|of)\s+(?:an?\s+)?(?:\w+\s+)?|[\s-](?:hours?|days?|weeks?)[\s-]*)$", re.I)
+
+
+def _history_cue(text: str, s: int, e: int) -> re.Match[str] | None:
+    """For an input about an event of a recent window (not a current state): the words that name a mention as the
+    patient's undated history (:data:`HISTORY_OF`), unless its clause places it in a window (``recent``, ``two weeks
+    ago``); ``None`` otherwise."""
+    ca, cb = T.clause(text, s)
+    sa, _ = T.sentence(text, s)
+    heading = HISTORY_OF.match(text, sa + len(text[sa:s]) - len(text[sa:s].lstrip()))  # "Surgical history: cholecystectomy"
+    heading = heading if heading and re.match(r"\s*:", text[heading.end():heading.end() + 3]) else None
+    cue = HISTORY_OF.search(text, max(ca, s - 60), s) or HISTORY_OF.search(text, e, min(cb, e + 30)) or heading
+    if cue is None or T.RECENT.search(text, ca, cb) or DATED_RECENTLY.search(text, ca, cb) \
+            or PRESENTING_HISTORY.search(text[max(ca, cue.start() - 40):cue.start()]):
+        return None
+    return cue
 
 
 def _outside_window(text: str, s: int, e: int, current: bool = False) -> bool:
@@ -396,7 +432,8 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
         if entry is None or not (entry.names or entry.patterns):
             return _no("not-named", f"the lexicon has no terms for {spec.name}")
-        v = Q.number_verdict(spec, L.keys_of(spec.name) | {a.lower() for a in spec.aliases}, inp, text, qs, qe)
+        v = Q.number_verdict(spec, L.keys_of(spec.name) | {a.lower() for a in spec.aliases}, inp, text, qs, qe,
+                             aimed=_asks_for_a_target(calculator_id))
         return _no("outside-population", outside) if v.supports and outside else v
     if spec.accessor == "choice" and not _is_absent(value):
         if not quote.strip():
@@ -416,6 +453,13 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
     if entry is None or not (entry.names or entry.patterns):
         return _no("not-named", f"the lexicon has no terms for {spec.name}")
     return _criterion_verdict(spec, entry, inp, text, qs, qe, note, entry.names)
+
+
+def _asks_for_a_target(calculator_id: int) -> bool:
+    """Whether the calculator computes from a value aimed at (the target weight, from a target BMI)."""
+    from medcalc_maintained.calculators.policy import load_policy
+
+    return "target" in str((load_policy().get(int(calculator_id)) or {}).get("name") or "").lower()
 
 
 def _population_problem(calculator_id: int, spec: InputSpec, value: Any, unit: Any) -> str | None:
