@@ -43,7 +43,10 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     presentation, and repeated attempts are no later time. A count per week is no count per day (``one beer a day``);
     a count of none is stated by a denial of its use (``denies any tobacco or alcohol consumption``, ``does not drink``),
     never of an excess, a consequence or a test (``denies heavy alcohol use``, ``no alcohol-related ...``). An absent
-    measurement is one the note prints no value of, nor a range of (``creatinine 10–15``).
+    measurement is one the note prints no value of, nor a range of (``creatinine 10–15``). A percentile or a z-score
+    (``at the 25th percentile``, ``height SDS 2.5``), a value aimed at (``a target weight of 70 kg``, except for a
+    calculator of a target), a bound written after the value (``2.0 mg/dL or higher``) and an age ``at N years`` or ``when
+    she was N years old`` outside the presentation state no value now.
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
     ``without``, ``negative for``, ``void of``, ``was ruled out``, ``... is normal``, ``... were
@@ -58,7 +61,9 @@ Flags (criteria), categories and absent values
     test of now (``PE was ruled out``); an input about a time window (``recent``, ``in the last month``, the RCRI's
     elevated-risk surgery, which is the surgery at hand) is not met by a mention dated in the past (``CABG eight years
     ago``) nor negated by a negation dated years back (``surgical treatment was not performed``, five years ago, is no
-    recent surgery's absence); an absent criterion rests on a quote that negates it, or on
+    recent surgery's absence), nor, for an event of a recent window, by an undated history (``a history of knee surgery``,
+    ``Surgical history: cholecystectomy``) unless it is the presenting illness (``a 2-day history of fever``); a finding
+    named new at this visit (``a new pulmonary embolism``) is no previously documented one; an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
     names the criterion nowhere without negation; a criterion that is a finding's absence (``Cough Absent``) is unmet by
