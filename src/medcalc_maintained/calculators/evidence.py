@@ -45,7 +45,10 @@ Numbers (``quantity`` and ``number`` inputs; :mod:`.evidence_quantity`)
     presentation, and repeated attempts are no later time. A count per week is no count per day (``one beer a day``);
     a count of none is stated by a denial of its use (``denies any tobacco or alcohol consumption``, ``does not drink``),
     never of an excess, a consequence or a test (``denies heavy alcohol use``, ``no alcohol-related ...``). An absent
-    measurement is one the note prints no value of, nor a range of (``creatinine 10–15``).
+    measurement is one the note prints no value of, nor a range of (``creatinine 10–15``). A percentile or a z-score
+    (``at the 25th percentile``, ``height SDS 2.5``), a value aimed at (``a target weight of 70 kg``, except for a
+    calculator of a target), a bound written after the value (``2.0 mg/dL or higher``) and an age ``at N years`` or ``when
+    she was N years old`` outside the presentation state no value now.
 Flags (criteria), categories and absent values
     a present criterion is named by a term, not negated in its own clause (``no``, ``denies``,
     ``without``, ``negative for``, ``void of``, ``was ruled out``, ``... is normal``, ``... were
@@ -60,7 +63,9 @@ Flags (criteria), categories and absent values
     test of now (``PE was ruled out``); an input about a time window (``recent``, ``in the last month``, the RCRI's
     elevated-risk surgery, which is the surgery at hand) is not met by a mention dated in the past (``CABG eight years
     ago``) nor negated by a negation dated years back (``surgical treatment was not performed``, five years ago, is no
-    recent surgery's absence); an absent criterion rests on a quote that negates it, or on
+    recent surgery's absence), nor, for an event of a recent window, by an undated history (``a history of knee surgery``,
+    ``Surgical history: cholecystectomy``) unless it is the presenting illness (``a 2-day history of fever``); a finding
+    named new at this visit (``a new pulmonary embolism``) is no previously documented one; an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
     names the criterion nowhere without negation; a criterion that is a finding's absence (``Cough Absent``) is unmet by
@@ -161,7 +166,7 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
             failure = failure or _no("negated", f"{term!r} is negated in {clause!r}")
         elif T.planned(text, s, e):
             failure = failure or _no("planned-or-suspected", f"{term!r} is planned or suspected in {clause!r}")
-        elif not family_input and T.family(text, s):
+        elif not family_input and T.family(text, s, e):
             failure = failure or _no("family-history", f"{term!r} is a relative's in {clause!r}")
         elif (effect := T.TREATMENT_EFFECT.search(text, e, T.clause(text, s)[1])) is not None:
             failure = failure or _no("treatment-effect", f"{term!r} is {effect.group(0)!r} in {clause!r}")
@@ -169,9 +174,13 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
                                or T.PRE_ONSET.search(text, *T.clause(text, s))) and not timepoint_stated(inp):
             failure = failure or _no("timepoint", f"{term!r} comes {later.group(0)!r} in {clause!r}, at another time than "
                                                   "the definition asks about; the record does not say when and why")
-        elif window and (cue := _window_cue(text, s, e)):
+        elif window and (cue := _window_cue(text, s, e) or (None if CURRENT_STATE.search(spec.name) else _history_cue(text, s, e))):
             failure = failure or _no("timepoint", f"{spec.name} asks about a time window and {term!r} is dated "
                                                   f"{cue.group(0)!r} in {clause!r}; the record does not say when and why")
+        elif previously and (fresh := NEW_FINDING.search(text[max(T.clause(text, s)[0], s - 30):s])) \
+                and not (T.YEARS_AGO.search(text, *T.sentence(text, s)) or T.FAR_PAST.search(text, *T.sentence(text, s))):
+            failure = failure or _no("timepoint", f"{spec.name} asks for a previously documented condition and {term!r} "
+                                                  f"is {fresh.group(0).strip()!r} in {clause!r}: this visit's finding")
         elif previously and not T.HISTORICAL.search(text, *T.sentence(text, s)):
             failure = failure or _no("timepoint", f"{spec.name} asks for a previously documented condition and "
                                                   f"{clause!r} states {term!r} with no word of its history")
@@ -186,6 +195,38 @@ def _window_cue(text: str, s: int, e: int) -> re.Match[str] | None:
     return T.PAST_CUE.search(text, *T.near(text, s, e)) or T.STRONG_TIME_CUE.search(text, *T.near(text, s, e)) \
         or T.DAY_CUE.search(text, *T.sentence(text, s)) \
         or (T.YEAR_OR_DATE.search(text, *T.sentence(text, s)) if not T.PRESENTED.search(text, *T.sentence(text, s)) else None)
+
+
+# a finding named as new at this visit: no previously documented one ("a new pulmonary embolism", "newly diagnosed DVT")
+NEW_FINDING = re.compile(r"\b(?:new|newly (?:diagnosed|detected|found|identified)|new-onset|acute|fresh)\s+(?:[\w-]+\s+){0,2}$", re.I)
+# a mention as the patient's history, with no date: no event of a recent window ("a history of knee surgery", "past
+# surgical history includes", "as a child")
+HISTORY_OF = re.compile(r"\b(?:history of|h/o|(?:past )?(?:medical|surgical) history|PMH|PSH|as a child|in (?:his|her) childhood)\b",
+                        re.I)
+# a time in days or weeks, or a recent word, near a mention: the history is dated inside a window ("a history of surgery
+# two weeks ago")
+DATED_RECENTLY = re.compile(r"\b(?:\d+|a|one|two|three|four|five|six|seven|several|a few)[\s-]+(?:hours?|days?|weeks?)\b|\blast week\b|"
+                            r"\bthis (?:week|month)\b", re.I)
+
+
+# "presented with a history of", "a 2-day history of": the presenting illness, not the patient's past
+PRESENTING_HISTORY = re.compile(r"(?:\b(?:present(?:ed|s|ing)|admitted|came|complain(?:ed|s|ing)?|reported|reports)\s+(?:\w+\s+)?"
+                                r"(?:with|of)\s+(?:an?\s+)?(?:\w+\s+)?|[\s-](?:hours?|days?|weeks?)[\s-]*)$", re.I)
+
+
+def _history_cue(text: str, s: int, e: int) -> re.Match[str] | None:
+    """For an input about an event of a recent window (not a current state): the words that name a mention as the
+    patient's undated history (:data:`HISTORY_OF`), unless its clause places it in a window (``recent``, ``two weeks
+    ago``); ``None`` otherwise."""
+    ca, cb = T.clause(text, s)
+    sa, _ = T.sentence(text, s)
+    heading = HISTORY_OF.match(text, sa + len(text[sa:s]) - len(text[sa:s].lstrip()))  # "Surgical history: cholecystectomy"
+    heading = heading if heading and re.match(r"\s*:", text[heading.end():heading.end() + 3]) else None
+    cue = HISTORY_OF.search(text, max(ca, s - 60), s) or HISTORY_OF.search(text, e, min(cb, e + 30)) or heading
+    if cue is None or T.RECENT.search(text, ca, cb) or DATED_RECENTLY.search(text, ca, cb) \
+            or PRESENTING_HISTORY.search(text[max(ca, cue.start() - 40):cue.start()]):
+        return None
+    return cue
 
 
 def _outside_window(text: str, s: int, e: int, current: bool = False) -> bool:
@@ -504,7 +545,8 @@ def _verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Ver
             return _no("no-quote", f"{spec.name} = {value!r} quotes nothing")
         if entry is None or not (entry.names or entry.patterns):
             return _no("not-named", f"the lexicon has no terms for {spec.name}")
-        v = Q.number_verdict(spec, L.keys_of(spec.name) | {a.lower() for a in spec.aliases}, inp, text, qs, qe)
+        v = Q.number_verdict(spec, L.keys_of(spec.name) | {a.lower() for a in spec.aliases}, inp, text, qs, qe,
+                             aimed=_asks_for_a_target(calculator_id))
         return _no("outside-population", outside) if v.supports and outside else v
     if spec.accessor == "choice" and not _is_absent(value):
         if not quote.strip() and silence_option(calculator_id, spec, value) and entry is not None:
@@ -553,6 +595,13 @@ def silence_option(calculator_id: int, spec: InputSpec, value: Any) -> bool:
     """Whether ``value`` of the choice ``spec`` is the option the definition takes when the note leaves it unstated."""
     options = SILENCE_OPTIONS.get((int(calculator_id), spec.name.strip().lower()))
     return bool(options) and isinstance(value, str) and value.strip().lower() in options
+
+
+def _asks_for_a_target(calculator_id: int) -> bool:
+    """Whether the calculator computes from a value aimed at (the target weight, from a target BMI)."""
+    from medcalc_maintained.calculators.policy import load_policy
+
+    return "target" in str((load_policy().get(int(calculator_id)) or {}).get("name") or "").lower()
 
 
 def _population_problem(calculator_id: int, spec: InputSpec, value: Any, unit: Any) -> str | None:

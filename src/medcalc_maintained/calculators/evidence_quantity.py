@@ -15,8 +15,10 @@ from medcalc_maintained.calculators.verdict import Verdict, no, ok, timepoint_st
 from medcalc_maintained.core import units as U
 
 
-def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text: str, qs: int, qe: int) -> Verdict:
-    """``text[qs:qe]`` is the quote; ``text`` is the note (or the quote alone), read around it."""
+def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text: str, qs: int, qe: int,
+                   aimed: bool = False) -> Verdict:
+    """``text[qs:qe]`` is the quote; ``text`` is the note (or the quote alone), read around it. ``aimed``: the calculator
+    asks for a value aimed at (the target weight's target BMI), so a target is the input, not another quantity."""
     value, unit = inp.get("value"), inp.get("unit")
     quote = text[qs:qe]
     hits = [(qs + s, qs + e, False) for s, e, v in T.numbers(quote) if T.same_number(v, value)]
@@ -37,7 +39,7 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
     mentions = L.mentions(text, sa, sb)
     first_failure: Verdict | None = None
     for s, e, converted in hits:
-        v = _one_number(spec, keys, inp, text, qs, qe, s, e, mentions, value, unit, converted)
+        v = _one_number(spec, keys, inp, text, qs, qe, s, e, mentions, value, unit, converted, aimed)
         if v.supports and not timepoint_stated(inp) and not (spec.name.lower() == "age" and AGE_WORDS.match(text[e:e + 12])):
             earlier = _earlier_value(spec, keys, text, qs, value, unit)
             if earlier is not None:
@@ -148,7 +150,8 @@ AGE_WORDS = re.compile(r"^\s*-?\s*(?:years?|yrs?|y)[\s-]*old\b|^-?\s*(?:yo|y/o|y
 
 
 def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: str, qs: int, qe: int, s: int, e: int,
-                mentions: list[tuple[int, int, str]], value: Any, unit: Any, converted: bool = False) -> Verdict:
+                mentions: list[tuple[int, int, str]], value: Any, unit: Any, converted: bool = False,
+                aimed: bool = False) -> Verdict:
     printed = quote[s:e]
     age_of_patient = spec.name.lower() == "age" and AGE_WORDS.match(quote[e:e + 12]) is not None
     for m in T.DATE.finditer(quote):
@@ -195,13 +198,27 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     elif urea_mass:
         return no("wrong-quantity", f"{printed} {shown} converts to {spec.name} {value} only as a urea, and the quote names "
                                     "it otherwise")
-    if spec.name.lower() == "age" and T.family(quote, s):
+    if spec.name.lower() == "age" and (T.family(quote, s) or _relative_after_age(quote, e)):
         return no("family-history", f"{printed} is a relative's age in {quote[slice(*T.clause(quote, s))].strip()[:160]!r}")
     lead = quote[max(T.clause(quote, s)[0], s - 40):s]
-    if spec.name.lower() == "age" and not age_of_patient and T.AGE_AT_EVENT.search(lead) and not timepoint_stated(inp):
+    if spec.name.lower() == "age" and age_of_patient and T.AGE_AT.search(lead) \
+            and not T.PRESENTED.search(quote, *T.clause(quote, s)):
+        age_of_patient = False  # "when she was 38 years old", "at 55 years old": the age at an event
+    if spec.name.lower() == "age" and not age_of_patient and (T.AGE_AT_EVENT.search(lead) or (
+            T.AGE_AT.search(lead) and re.match(r"\s*(?:years?|yrs?)\b", quote[e:e + 8], re.I)
+            and not T.PRESENTED.search(quote, *T.clause(quote, s)))) and not timepoint_stated(inp):
         return no("timepoint", f"{printed} is the age at an event ({lead.strip()!r} {printed}), not the patient's age now")
     if T.BOUND_CUE.search(lead[-14:]):
         return no("reference-bound", f"{printed} is a bound ({lead.strip()[-14:]!r} {printed}), not a measured value")
+    shown_here, norm_here = T.unit_after(quote, e)
+    after_unit = quote[e:][quote[e:].find(shown_here) + len(shown_here):] if norm_here and shown_here \
+        and shown_here in quote[e:e + 40] else quote[e:]
+    if T.BOUND_AFTER.match(after_unit[:40]):
+        return no("reference-bound", f"{printed} is a bound ({quote[s:e + 40].strip()!r}), not a measured value")
+    if T.PERCENTILE_AFTER.match(quote[e:e + 30]) or T.PERCENTILE_AFTER.match(after_unit[:30]):
+        return no("wrong-quantity", f"{printed} ranks {spec.name} ({quote[s:e + 20].strip()!r}), not its value")
+    if T.TARGET_CUE.search(lead) and not aimed:
+        return no("wrong-quantity", f"{printed} is a value aimed at ({lead.strip()!r} {printed}), not a measured one")
     if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]) \
             and not T.DASH_SEPARATOR.search(quote[max(0, s - 6):s]):
         return no("wrong-quantity", f"{printed} is signed ({quote[max(0, s - 3):e].strip()!r}): a change, not a level")
@@ -226,6 +243,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             term += " of a list of urine results"  # a name re-read as the urine's (_owner)
         return no("wrong-quantity", f"{printed} is the {term} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
                                      f"not {spec.name}")
+    if at < s and (rank := T.PERCENTILE_BETWEEN.search(quote, at, s)) is not None:
+        return no("wrong-quantity", f"{printed} is a {rank.group(0)!r} of {spec.name}, not its value")
     if at is None or not (qs <= at < qe):
         return no("bare-number", f"{printed} is the {spec.name} of the note, but the quote "
                                   f"{quote[qs:qe]!r} does not name it")
@@ -235,6 +254,14 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if urea_mass and verdict.supports:  # say the reading, not "BUN 18 is printed" for a BUN of 8.4
         return ok(f"{spec.name} {value} {unit} is the urea {printed} {shown} x 28.01/60.06 (its nitrogen) in {quote[qs:qe]!r}")
     return verdict
+
+
+def _relative_after_age(quote: str, e: int) -> bool:
+    """Whether the age ending at ``e`` is a relative's named right after it ("her 45-year-old sister")."""
+    m = AGE_WORDS.match(quote[e:e + 12])
+    return m is not None and re.match(r"\s*(?:[\w-]+\s+)?", quote[e + m.end():]) is not None and bool(
+        T.FAMILY.match(quote[e + m.end():].lstrip()) or re.match(r"\s*[\w-]+\s+(?=\w)", quote[e + m.end():])
+        and T.FAMILY.match(re.sub(r"^\s*[\w-]+\s+", "", quote[e + m.end():])))
 
 
 def _owner(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]

@@ -35,8 +35,8 @@ RANGE = re.compile(r"(?<![A-Za-z\d.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(?:
                    r"|(?<![A-Za-z\d.,])\d{1,3}(?: \d{3})+\s*(?:-|–|—|to)\s*\d{1,3}(?: \d{3})+(?!\d)")
 REFERENCE_CUE = re.compile(r"\b(?:normal|reference|ref|range|uln|upper limit|lower limit|nl)\b|[<>≤≥]", re.I)
 TIME_CUE = re.compile(r"\b(?:ago|baseline|previous(?:ly)?(?! healthy)|prior to (?:this |the |her |his )?(?:admission|presentation"
-                       r"|hospitali[sz]ation)|before (?:this |the |her |his )?(?:admission|presentation)|last (?:year|month|"
-                       r"visit)|at (?:her|his|the) (?:last|previous|prior) (?:visit|admission)|earlier this year|last recorded)\b",
+                       r"|hospitali[sz]ation)|before (?:this |the |her |his )?(?:admission|presentation|illness)|last (?:year|month|"
+                       r"(?:clinic |office |outpatient )?visit)|usual (?:body )?weight|pre-?(?:illness|morbid|pregnancy)|at (?:her|his|the) (?:last|previous|prior) (?:visit|admission)|earlier this year|last recorded)\b",
                        re.I)
 STRONG_TIME_CUE = re.compile(r"\b(?:(?:\d+|a|an|one|two|three|four|five|six|several|a few)\s+(?:years?|months?|weeks?|days?)"
                               r"\s+(?:ago|earlier|before|prior)|years? ago|months? ago|"
@@ -62,6 +62,9 @@ LATER_CUE = re.compile(r"\b(?:later|subsequently|thereafter|afterwards?|repeat(?
                         r"on discharge|(?:at|on) the time of discharge|upon discharge|and discharged|discharged (?:on|with|home on)|"
                         r"(?:the|on the) (?:following|next) (?:day|morning)|the day after (?:admission|presentation)|"
                         r"(?:days?|weeks?|hours?) (?:after|following) (?:admission|presentation|arrival|hospitali[sz]ation)|"
+                        r"(?:days?|weeks?) into (?:the |his |her |their )?(?:hospitali[sz]ation|admission|hospital stay)|"
+                        r"(?:second|third|fourth|\d+(?:nd|rd|th)) week of (?:the |his |her )?(?:hospitali[sz]ation|admission|"
+                        r"hospital stay)|(?:on )?the day of discharge|"
                         r"after (?:treatment|therapy|(?:\d+|several|a few|two|three) (?:days?|weeks?|"
                         r"hours?)(?! of)))\b", re.I)
 # an event before the illness the note presents, not one of its findings ("coughing ... one day before the onset of symptoms")
@@ -95,24 +98,36 @@ NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|
                               r"void of|escaped|pointing away from|"
                               r"(?:do|does|did|has|have|had|could|would|can)(?:n't| not)|cannot|none of|nor|"
                               r"absent|ruled out|rules out|ruling out|unremarkable for|did not have|does not have|"
-                              r"had no|has no|nor|neither|lack of|lacks|exclud(?:ing|es|ed) (?:any|the (?:presence|diagnosis|possibility) of)|"
+                              r"had no|has no|nor|neither|lack of|lack(?:s|ed|ing)|excluded|excludes|"
+                              r"fail(?:s|ed)? to (?:reveal|show|demonstrate|detect|identify|disclose|find|depict|visuali[sz]e)|exclud(?:ing|es|ed) (?:any|the (?:presence|diagnosis|possibility) of)|"
                               r"(?:eliminat|alleviat|dispell?|allay)\w* (?:any |all )?(?:concerns?|fears?|worr(?:y|ies)|suspicions?) "
                               r"(?:about|of|for|regarding))\b", re.I)
 NEGATION_AFTER = re.compile(r"^\W{0,3}(?:\w+\W+){0,5}?(?:was|were|is|are|has been|had been|been|(?:seems|seemed|appears|appeared)"
-                             r" to be)?\s*(?:ruled out|excluded|negative|absent|not (?:present|seen|found|detected|identified|"
-                             r"noted|observed|reported|performed|done|undertaken|carried out)|denied|unlikely|none|normal|unremarkable|"
+                             r" to be)?\s*(?:ruled out|excluded|negative|absent|lacking|not (?:present|seen|found|detected|identified|"
+                             r"noted|observed|reported|performed|done|undertaken|carried out|appreciated|evident|apparent|"
+                             r"visuali[sz]ed|elicited|palpated|palpable|demonstrated|appreciable)|(?:could|can|did) not be "
+                             r"(?:seen|found|detected|identified|appreciated|elicited|palpated|visuali[sz]ed|demonstrated)|"
+                             r"(?:has|have|had|did) not (?:occur(?:red)?|recur(?:red)?)|never occurred|denied|unlikely|none|normal|unremarkable|"
                              r"within normal (?:limits|range)|had resolved|resolved (?:\w+\W+){0,4}?(?:before|prior to) "
                              r"(?:this |the |her |his )?(?:admission|presentation|visit))\b", re.I)
 PLANNED = re.compile(r"\b(?:scheduled (?:for|to)|planned|planning|plan (?:for|to)|will (?:undergo|have|be)|to undergo|"
                       r"candidate for|considered for|consideration of|referred for|awaiting|pending|suspected|suspicion of|"
                       r"suspicious (?:for|of)|suggestive (?:of|signs of)|suggests|presumed|presumptive|questionable|"
-                      r"possible|possibly|probable|probably|likely|concern for|concerning for|risk of|at risk for|"
+                      r"possible|possibly|probable|probably|likely|concern for|concerning for|risk of|at risk for|risk for|"
+                      r"if|whether|in case of|"
+                      r"to exclude|to prevent|prevention of|(?:told|instructed|asked|encouraged) to(?! (?:continue|resume|keep))|booked for|(?:wait-?)?listed for|"
                       r"rule out|ruling out|r/o|prophylaxis|differential diagnosis|contemplated|recommended|suggested|proposed|advised|was considered|"
                       r"(?:known to|(?:that|which) (?:can|could|may|might)) (?:cause|accelerate|increase|induce|promote|predispose|lead to))\b",
                       re.I)
-FAMILY = re.compile(r"\b(?:family history|family member|mother|father|brother|sister|sibling|siblings|parent|parents|"
-                     r"son|daughter|grandmother|grandfather|aunt|uncle|cousin|relative|relatives|maternal|paternal)\b",
+FAMILY = re.compile(r"\b(?:family (?:medical |health )?history|family hx|FHx|family member|mother|father|brother|sister|sibling|"
+                     r"siblings|parent|parents|son|sons|daughter|daughters|children|grandchildren|grandson|granddaughter|niece|"
+                     r"nephew|husband|wife|spouse|grandmother|grandfather|aunt|uncle|cousin|relative|relatives|maternal|paternal)\b",
                      re.I)
+# a relative named right after a condition: "hypertension in his father", "stroke (mother)", "runs in the family"
+FAMILY_AFTER = re.compile(r"^\W{0,3}(?:[\w\-]+\W+){0,3}?(?:runs? in (?:the|his|her|their) family|in (?:his|her|their|both|the "
+                          r"patient's) (?:\w+ )?(?:mother|father|parents?|brothers?|sisters?|siblings?|sons?|daughters?|children|"
+                          r"relatives?|grandmother|grandfather|aunts?|uncles?|family)\b)|^\s*\((?:in )?(?:his |her )?(?:mother|"
+                          r"father|brother|sister|son|daughter|maternal|paternal|grandmother|grandfather|aunt|uncle)\b", re.I)
 RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
@@ -310,6 +325,9 @@ def negation_cue(text: str, s: int, e: int) -> str | None:
         # unremarkable": the negation is of the rest
         return after.group(0).strip()
     rest = text[e:cb]
+    colon = COLON_NEGATION.match(text[e:e + 20]) if not rest.strip() else None
+    if colon:
+        return colon.group(1)
     listed = LIST_RULED_OUT.search(rest)  # "infection, malignancy and vasculitis were ruled out"
     if listed and len(rest[:listed.start()].split()) <= 12 and LIST_SEPARATOR.search(rest[:listed.start()]):
         return listed.group(1)
@@ -330,19 +348,34 @@ def negated(text: str, s: int, e: int) -> bool:
 # a term named as the exception to what follows: a negation after it negates the rest, not the term
 EXCEPTION = re.compile(r"\b(?:apart from|except(?: for)?|other than|aside from|besides|with the exception of)\s+(?:\w+\W+){0,3}$",
                        re.I)
-LIST_RULED_OUT = re.compile(r"\b(?:were|have been|had been) (?:all |also )?(ruled out|excluded|negative)\b", re.I)
+LIST_RULED_OUT = re.compile(r"\b(?:were|have been|had been) (?:all |also )?(ruled out|excluded|negative|absent|not present|denied)\b",
+                            re.I)
+# a heading's value that negates it ("Confusion: none", "Hemoptysis: absent")
+COLON_NEGATION = re.compile(r"^\s*:\s*(none|no|nil|absent|negative|denied|not present)\b", re.I)
 LIST_SEPARATOR = re.compile(r",|\band\b|\bor\b", re.I)
 # a number that is a change or a load, not the level ("an increase of 2 mg/dL", "glucose 2 hours after a 75 g load")
 CHANGE_CUE = re.compile(r"\b(?:(?:increase[sd]?|decrease[sd]?|rise|rose|drop(?:ped)?|fall|fell|change|delta|elevation|reduction)"
-                        r"\s+(?:of|by)|(?:rose|fell|dropped|climbed|declined))\s*$", re.I)
+                        r"\s+(?:of|by)|(?:rose|fell|dropped|climbed|declined|increased|decreased|went (?:up|down)|jumped)"
+                        r"(?:\s+by)?|(?:corrected|reduced|lowered|raised|improved|worsened)\s+by)\s*$", re.I)
 # after a number and its unit: the change it measures ("an 8 mEq/L rise in sodium")
 CHANGE_AFTER = re.compile(r"^\s*(?:increase|decrease|rise|drop|fall|decline|reduction|elevation)\b", re.I)
 LOAD_CUE = re.compile(r"\b(?:post-?load|post-?prandial|after (?:a |an |the )?(?:\d+\s*-?\s*g(?:ram)? )?(?:oral )?(?:glucose )?"
-                      r"(?:load|challenge|meal)|(?:1|2|one|two)[- ]h(?:ou)?r?s?\b|OGTT|oral glucose tolerance|glucose tolerance)",
+                      r"(?:load|challenge|meal)|after (?:a |an |the |his |her )?(?:standard |mixed |test |light )?(?:meal|breakfast|"
+                      r"lunch|dinner|supper|eating)|tolerance test|at (?:30|60|90|120|150|180) min(?:utes)?|(?:1|2|one|two)[- ]h(?:ou)?r?s?\b|OGTT|oral glucose tolerance|glucose tolerance)",
                       re.I)
 # a bound, not a value: "below 10", "< 10", "more than 200" (a censored result states no value)
 BOUND_CUE = re.compile(r"(?:[<>≤≥]=?|\b(?:below|above|under|over|less than|greater than|more than|lower than|higher than|"
-                       r"up to|at least|at most))\s*$", re.I)
+                       r"up to|at least|at most|exceeds?|exceeded|exceeding|in excess of))\s*$", re.I)
+# a bound written after the number and its unit: "2.0 mg/dL or higher", "135 mmol/L or lower", "38 °C or more"
+BOUND_AFTER = re.compile(r"^\s*(?:or (?:higher|more|greater|above|over|less|lower|below|fewer|under)|and (?:above|over|higher|"
+                         r"below|under|lower))\b", re.I)
+# a number that ranks the quantity among others, not its value: "at the 25th percentile", "(50th centile)", "z-score 2.1"
+PERCENTILE_AFTER = re.compile(r"^(?:st|nd|rd|th)?\s*(?:percentile|centile|%ile)\b|^\s*(?:SDS?|standard deviations?)\b", re.I)
+PERCENTILE_BETWEEN = re.compile(r"\b(?:z-?scores?|SDS|SD scores?|standard deviation scores?|percentiles?|centiles?)\b", re.I)
+# a value aimed at, not measured: "a target of 60", "goal sodium 130", "aimed for a systolic pressure of 140"
+TARGET_CUE = re.compile(r"\b(?:target(?:ed|ing)?|goals?|aim(?:ed|ing)? (?:for|at)|desired)\b", re.I)
+# the age at an event written as "at N years" or "when she was N years old", outside a sentence of the presentation
+AGE_AT = re.compile(r"\b(?:at|when (?:she|he|they|the patient) (?:was|were))\s*$", re.I)
 # a signed number in parentheses or after a change word: "insulin (−26 uIU/ml)"
 SIGNED = re.compile(r"(?:^|[\s(\[])[−–+]\s*$")
 # a dash between spaces after a name separates the name from its value ("heart rate – 82 beats/min"): no sign
@@ -402,7 +435,7 @@ BIRTH_CUE = re.compile(r"\b(?:born|at birth|birth ?weight|birth length|neonatal 
 AGE_AT_EVENT = re.compile(r"\b(?:at (?:the )?age(?: of)?|aged?|when (?:she|he) was|(?:diagnosed|started|began|onset|menopause|"
                           r"menarche)\s+(?:\w+\s+){0,3}?at)\s*$", re.I)
 # a mention in a historical context: what an input about a previously documented condition needs
-HISTORICAL = re.compile(r"\b(?:history|known|prior|previous(?:ly)?|past|recurrent|ago|old|before|earlier|again|another|"
+HISTORICAL = re.compile(r"\b(?:history|known|prior|previous(?:ly)?(?! (?:healthy|well))|past|recurrent|ago|old|before|earlier|again|another|"
                         r"second|PMH|h/o)\b|\b(?:19|20)\d{2}\b", re.I)
 # negations that state a test or an examination of now, which say nothing of a history ("PE was ruled out")
 TEST_NEGATION = re.compile(r"ruled out|rules out|rule out|ruling out|r/o|excluded|negative|normal|unremarkable", re.I)
@@ -435,11 +468,17 @@ def slash_pair(text: str, s: int, mentions: list[tuple[int, int, str]]) -> list[
     return chain[nums.index(s)]
 
 
+# a finding watched or screened for, named right after it ("monitored for signs of deep vein thrombosis", "screened for
+# diabetes"); not a finding whose consequences are watched for ("monitoring for complications of protein C deficiency")
+WATCHED_FOR = re.compile(r"\b(?:monitor(?:ed|ing)?|watch(?:ed|ing)?|observed|screen(?:ed|ing)?)\s+(?:closely\s+)?for\s+(?:(?:any|new|"
+                         r"possible)\s+)?(?:(?:signs?|symptoms?|development|recurrence|evidence|onset)\s+of\s+)?(?:(?:an?|the|any)\s+)?$",
+                         re.I)
 PLANNED_WINDOW = 45  # characters before a term in which "scheduled for", "suspected" ... qualify it
 
 
-PLANNED_AFTER = re.compile(r"^\W{0,3}(?:[\w\-]+\W+){0,3}?(?:was|were|is|are|being)\s+(?:contemplated|planned|scheduled|"
-                           r"recommended|considered|suggested|proposed|suspected)\b", re.I)
+PLANNED_AFTER = re.compile(r"^\W{0,3}(?:[\w\-]+\W+){0,3}?(?:(?:was|were|is|are|being)\s+(?:contemplated|planned|scheduled|"
+                           r"recommended|considered|suggested|proposed|suspected)|(?:will|would|is to|are to|was to|were to) be\s+"
+                           r"(?:started|initiated|commenced|begun|added|given|performed|scheduled))\b", re.I)
 
 
 def planned(text: str, s: int, e: int | None = None) -> bool:
@@ -447,7 +486,7 @@ def planned(text: str, s: int, e: int | None = None) -> bool:
     ("scheduled for ...") or, given ``e``, right after it ("... was contemplated")."""
     ca, cb = clause(text, s)
     cues = list(PLANNED.finditer(text, max(ca, s - PLANNED_WINDOW), s))
-    if cues and not EVENT_FOLLOWED.search(text, cues[-1].end(), s):
+    if (cues and not EVENT_FOLLOWED.search(text, cues[-1].end(), s)) or WATCHED_FOR.search(text, max(ca, s - 60), s):
         return True
     return e is not None and bool(PLANNED_AFTER.match(text[e:cb]))
 
@@ -463,11 +502,17 @@ def near(text: str, s: int, e: int) -> tuple[int, int]:
     return max(sa, s - 60), min(sb, e + 60)
 
 
+FAMILY_HEADING = re.compile(r"\s*(?:FHx|family (?:medical |health )?history|family hx)\s*:", re.I)  # "FHx: hypertension"
 AGENT_RELATIVE = re.compile(r"\b(?:by|with) (?:his|her|their|the patient's)\s+$|accompanied by (?:his|her|their)\s+$", re.I)
 
 
-def family(text: str, s: int) -> bool:
+def family(text: str, s: int, e: int | None = None) -> bool:
     """Whether a relative is the experiencer of what is named at ``s``: a family word in its clause before it,
-    unless the relative only brings, accompanies or reports the patient ("brought by his mother")."""
-    ca, _ = clause(text, s)
+    unless the relative only brings, accompanies or reports the patient ("brought by his mother"); given the term's end ``e``,
+    also a relative named right after it in its clause (:data:`FAMILY_AFTER`: "hypertension in his father")."""
+    ca, cb = clause(text, s)
+    if e is not None and FAMILY_AFTER.match(text[e:cb]):
+        return True
+    if FAMILY_HEADING.match(text, sentence(text, s)[0]) and ca > sentence(text, s)[0]:
+        return True
     return any(not AGENT_RELATIVE.search(text, max(ca, m.start() - 25), m.start()) for m in FAMILY.finditer(text, ca, s))
