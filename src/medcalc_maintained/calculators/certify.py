@@ -40,7 +40,8 @@ from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
-from medcalc_maintained.calculators.evidence import PRONOUNS, verify
+from medcalc_maintained.calculators.evidence import verify
+from medcalc_maintained.calculators.evidence_readings import PRONOUNS
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 
 VERDICTS = ("supports", "contradicts", "not_addressed")

@@ -58,8 +58,7 @@ Flags (criteria), categories and absent values
     previously documented condition is named in a historical context, and a history is not negated by a
     test of now (``PE was ruled out``); an input about a time window (``recent``, ``in the last month``, the RCRI's
     elevated-risk surgery, which is the surgery at hand) is not met by a mention dated in the past (``CABG eight years
-    ago``), and its absence not denied by one dated after the note's dated presentation (``On 29 May 2013, he presented
-    ...`` then ``On June 23th, ... wedge resection was performed``; no dated presentation after it) nor negated by a negation dated years back (``surgical treatment was not performed``, five years ago, is no
+    ago``), nor denied by one dated after the note's dated presentation (``On June 23th, ... wedge resection``) nor negated by a negation dated years back (``surgical treatment was not performed``, five years ago, is no
     recent surgery's absence); an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
     every optional input of the calculators: ``Inputs.flag`` and ``required=False``) and the note
@@ -93,6 +92,7 @@ from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import evidence_quantity as Q
+from medcalc_maintained.calculators import evidence_readings as R
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
@@ -195,42 +195,7 @@ def _outside_window(text: str, s: int, e: int, current: bool = False) -> bool:
     former = current and re.search(r"\b(?:prior|previous|former|past)\s+(?:\w+\s+){0,2}$", text[max(sa, s - 40):s], re.I)
     return bool(former or T.YEARS_AGO.search(text, *T.near(text, s, e)) or T.FAR_PAST.search(text, *T.near(text, s, e))
                 or (old and years and max(old) <= max(years) - 2) or T.LATER_CUE.search(text, ca, cb)
-                or _dated_after_presentation(text, s))
-
-
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(?:january|jan|february|feb|march|mar|april|apr|may|june|jun|july|jul|august|aug|september|sept|sep|october|oct|" \
-         r"november|nov|december|dec)"
-MONTH_DATE = re.compile(rf"\b(?:(?P<m1>{_MONTH})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?!\d)(?:,?\s+(?P<y1>(?:19|20)\d{{2}}))?"
-                        rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH})\b\.?(?:,?\s+(?P<y2>(?:19|20)\d{{2}}))?)",
-                        re.I)
-
-
-def _month_date(m: re.Match[str]) -> tuple[int | None, int, int]:
-    """(year or None, month, day) of a :data:`MONTH_DATE` match."""
-    month = _MONTHS.index((m.group("m1") or m.group("m2")).lower()[:3]) + 1
-    year = m.group("y1") or m.group("y2")
-    return (int(year) if year else None), month, int(m.group("d1") or m.group("d2"))
-
-
-def _dated_after_presentation(text: str, s: int) -> bool:
-    """Whether the mention at ``s`` is dated after the presentation: the note dates the presentation ("On 29 May 2013,
-    he presented"; every dated presentation comes before the mention, the last one counts) and a later sentence dates
-    the mention by a later day ("On June 23th, ... wedge resection was performed": a day without a year is of the
-    presentation's year)."""
-    sa, sb = T.sentence(text, s)
-    own = [_month_date(m) for m in MONTH_DATE.finditer(text, sa, sb)]
-    if len(own) != 1:
-        return False
-    anchor = None
-    for pa, pb in T.sentences(text):
-        dates = [_month_date(m) for m in MONTH_DATE.finditer(text, pa, pb)]
-        if pa != sa and T.PRESENTED.search(text, pa, pb) and dates:
-            if pa > sa or len(dates) != 1 or dates[0][0] is None:
-                return False  # a later presentation (the one scored may be it), or one not dated plainly
-            anchor = dates[0]
-    year, month, day = own[0]
-    return anchor is not None and ((year or anchor[0]), month, day) > anchor
+                or R.dated_after_presentation(text, s))
 
 
 def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note: str | None, terms: tuple[str, ...],
@@ -449,7 +414,7 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
         if not v.supports and entry is not None and spec.name.lower() == "initial troponin":
             v = _troponin_against_limit(spec, entry, inp, value, text, qs, qe, note) or v
         if not v.supports and entry is not None and spec.name.lower() == "sex" and note is not None:
-            v = _sex_by_pronouns(entry, value, text, qs, qe, note) or v
+            v = R.sex_by_pronouns(entry, value, text, qs, qe, note) or v
         if not v.supports and entry is not None and entry.names and str(value).strip().lower() in ABSENT_OPTIONS:
             # "no notable ascites": the option that states the finding absent, read as the finding negated
             negation = _criterion_verdict(spec, entry, {**inp, "value": False}, text, qs, qe, note, entry.names)
@@ -463,74 +428,15 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
     return _criterion_verdict(spec, entry, inp, text, qs, qe, note, entry.names)
 
 
-# a troponin printed with the upper limit of its reference right after it: "11.17 (normal less than 0.05 ng/ml)", "911 ng/L
-# (cut off <24ng/L)", "0.3 ng/ml (0.0-0.4)"; group 1 the value, 2 its unit, 3 or 4 the upper limit, 5 the limit's unit
-_TROP_UNIT = r"(?:ng|pg|[µμu]g|mcg)\s*/\s*(?:ml|l|dl)\b"
-TROPONIN_WITH_LIMIT = re.compile(
-    rf"(\d+(?:\.\d+)?)\s*({_TROP_UNIT})?\s*\(\s*(?:(?:normal(?: value| range)?|reference(?: range| value| limit)?|"
-    rf"cut[- ]?off|upper (?:reference )?limit(?: of normal)?|ULN|URL|99th percentile)\s*[:,]?\s*(?:(?:is|of)\s+)?)?"
-    rf"(?:(?:less than|lower than|below|under|up to|<|≤|<=)\s*(\d+(?:\.\d+)?)|0(?:\.0+)?\s*[-–]\s*(\d+(?:\.\d+)?))"
-    rf"\s*({_TROP_UNIT})?\s*\)", re.I)
-
-
-def _troponin_level(option: str) -> int:
-    """The HEART troponin level an option states: 0 (<= the normal limit), 1 (1-3 times) or 2 (> 3 times)."""
-    low = option.strip().lower()
-    return 0 if low.startswith("less than or equal") else 2 if low.startswith(("greater", "more")) else 1
-
-
 def _troponin_against_limit(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], value: Any, text: str, qs: int,
                             qe: int, note: str | None) -> Verdict | None:
-    """The HEART initial troponin read as a multiple of the reference upper limit printed with it: the first number
-    after a troponin term in its sentence, with no other quantity named between, followed by its reference ("normal less than 0.05", "cut off <24", "0.0-0.4"),
-    in one unit (a unit printed on both must be the same). The term is read as any criterion is (not negated, planned
-    or at a later time). ``None`` when the quote prints no such pair or its level is not the recorded option's."""
-    if str(value).strip().lower() not in {o.lower() for o in spec.options}:
-        return None
-    norm = lambda u: re.sub(r"\s+", "", u.lower()).replace("μ", "µ").replace("mcg", "µg").replace("ug", "µg") if u else None
-    for s, e in (( qs + a, qs + b) for a, b in L.term_spans(text[qs:qe], entry.names, entry.masks)):
-        sb = min(T.sentence(text, s)[1], qe)
-        first = T.NUMBER.search(text, e, sb)
-        m = TROPONIN_WITH_LIMIT.match(text, first.start(), sb) if first else None
-        if m is None or any(not L.term_spans(text[a:b], entry.names, entry.masks) for a, b, _ in L.mentions(text, e, m.start())):
-            continue  # no number with a reference, or another quantity named before it ("troponin and CK-MB: CK-MB 40 (<5)")
-        limit = float(m.group(3) or m.group(4))
-        if limit <= 0 or (m.group(2) and m.group(5) and norm(m.group(2)) != norm(m.group(5))):
-            continue
-        ratio = float(m.group(1)) / limit
-        if (0 if ratio <= 1 else 1 if ratio <= 3 else 2) != _troponin_level(str(value)):
-            continue
-        term = (text[s:e],)
-        paren = text.index("(", m.start(), m.end())  # the reference is no negation: "(normal less than 0.05)"
-        bare = text[:paren] + " " * (m.end() - paren) + text[m.end():]
-        v = _criterion_verdict(spec, L.Entry(term, entry.masks, (), (), ()), {**inp, "value": True}, bare, s, sb, note, term)
-        if v.supports:
-            return _ok(f"{text[s:m.end()]!r} prints the troponin at {ratio:.3g} times the upper limit of its reference: "
-                       f"{value}")
+    """The HEART troponin as a multiple of its printed reference limit (``R.troponin_readings``), its term read as any
+    criterion is (not negated, planned, a relative's or later)."""
+    for s, e, sb, end, ratio, bare in R.troponin_readings(entry, str(value), spec.options, text, qs, qe):
+        if _criterion_verdict(spec, L.Entry((text[s:e],), entry.masks, (), (), ()), {**inp, "value": True}, bare, s, sb,
+                              note, (text[s:e],)).supports:
+            return _ok(f"{text[s:end]!r} prints the troponin at {ratio:.3g} times the upper limit of its reference: {value}")
     return None
-
-
-PRONOUNS = {"female": re.compile(r"\b(?:she|her|hers|herself)\b", re.I), "male": re.compile(r"\b(?:he|him|his|himself)\b", re.I)}
-SEX_OF_OPTION = {"female": "female", "f": "female", "woman": "female", "girl": "female",
-                 "male": "male", "m": "male", "man": "male", "boy": "male"}
-
-
-def _sex_by_pronouns(entry: L.Entry, value: Any, text: str, qs: int, qe: int, note: str) -> Verdict | None:
-    """The sex of a patient the note never names by a word of sex ("woman", "male", "Mrs." ...) but refers to only by
-    the pronouns of one sex: "A patient came in for her evaluation ... She was noticeably agitated" is a woman. A note
-    with a pronoun of the other sex anywhere (a husband, a son, a doctor) or a word of sex anywhere states nothing
-    this way; the quote itself must hold the pronoun. ``None`` when the rule does not apply."""
-    sex = SEX_OF_OPTION.get(str(value).strip().lower())
-    if sex is None or L.term_spans(note, entry.names + tuple(p for _, ps in entry.options for p in ps), entry.masks):
-        return None
-    other = "male" if sex == "female" else "female"
-    if PRONOUNS[other].search(note) or not PRONOUNS[sex].search(note):
-        return None
-    m = PRONOUNS[sex].search(text, qs, qe)
-    if m is None:
-        return None
-    return _ok(f"{text[qs:qe]!r} refers to the patient as {m.group(0)!r}, and the note names no sex and uses no "
-               f"pronoun of the other: {value}")
 
 
 def _population_problem(calculator_id: int, spec: InputSpec, value: Any, unit: Any) -> str | None:
