@@ -49,12 +49,14 @@ from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
 from medcalc_maintained.calculators.evidence import LEVEL_GRADES, silence_option, verify
+from medcalc_maintained.calculators.evidence_readings import PRONOUNS
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 
 VERDICTS = ("supports", "contradicts", "not_addressed")
 READABLE = ("quantity", "number", "flag", "choice", "date", *D.ACCESSORS)  # the accessors the verifier reads
 QUESTION_INPUTS = frozenset({"target steroid"})  # inputs the question states, not the note
 MAX_NUMBERS = 12  # numbers of one sentence tried as the note's other value
+MAX_PRONOUNS = 3  # sentences with a pronoun proposed for a sex
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,8 @@ def certify_input(calculator_id: int, spec: InputSpec, value: Any, unit: Any, so
     level = L.lexicon_entry(LEVEL_GRADES[spec.name.lower()][0]) if spec.name.lower() in LEVEL_GRADES else None
     if level is not None:  # a grade stated by a serum level: the sentences that name the quantity
         named += [s for s, _ in L.term_spans(text, level.names, level.masks, level.patterns)]
+    if spec.name.lower() == "sex":  # a note that names no sex may refer to the patient by pronouns only
+        named += [m.start() for rx in PRONOUNS.values() for m in rx.finditer(text)][:MAX_PRONOUNS]
     printed = [s for s, _, v in note.numbers if T.same_number(v, value)] \
         if not isinstance(value, (bool, str, list, tuple)) else []
     proposals = _proposals(spec, note, named + printed)

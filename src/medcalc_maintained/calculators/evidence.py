@@ -55,15 +55,17 @@ Flags (criteria), categories and absent values
     negative``, ``... was not performed``, ``... unremarkable``, ``... had resolved`` (before the admission), a list that ends
     in ``were ruled out`` ...; a term named as the exception, ``apart from X, the exam was unremarkable``, is not negated; a negation's scope ends at a relative clause that describes
     another noun: ``never prescribed any medication known to accelerate bleeding`` negates no bleeding), not planned,
-    suspected or a generic risk (``scheduled for``, ``rule out``, ``suspected``, ``known to cause``), not an event
+    suspected or a generic risk (``scheduled for``, ``rule out``, ``suspected``, ``known to cause``) or one of two diagnoses
+    (``admitted with diagnosis of NSTEMI or myocarditis``), not an event
     before the onset of the illness (``one day before the onset of symptoms``) or after the time asked (``later``,
     ``the following day``, ``and discharged``), and not a relative's (``family history of``, ``mother``; a relative who
     only brings or accompanies the patient is not one), unless the input is itself a family history; a
     previously documented condition is named in a historical context, and a history is not negated by a
     test of now (``PE was ruled out``); an input about a time window (``recent``, ``in the last month``, the RCRI's
     elevated-risk surgery, which is the surgery at hand) is not met by a mention dated in the past (``CABG eight years
-    ago``) nor negated by a negation dated years back (``surgical treatment was not performed``, five years ago, is no
-    recent surgery's absence), nor, for an event of a recent window, by an undated history (``a history of knee surgery``,
+    ago``), nor denied by one dated after the note's dated presentation (``On June 23th, ... wedge resection``) nor negated
+    by a negation dated years back (``surgical treatment was not performed``, five years ago, is no recent surgery's
+    absence), nor, for an event of a recent window, by an undated history (``a history of knee surgery``,
     ``Surgical history: cholecystectomy``) unless it is the presenting illness (``a 2-day history of fever``); a finding
     named new at this visit (``a new pulmonary embolism``) is no previously documented one; an absent criterion rests on a quote that negates it, or on
     silence where the definition decides an unmentioned criterion as absent (every ``flag`` input and
@@ -76,7 +78,10 @@ Flags (criteria), categories and absent values
     phrase of another option that negates it (``non-exertional chest pain`` states no ``exertional chest pain``), an
     option that states the finding absent, such as ``absent`` ascites, also by the finding negated; a true or false of a
     choice the calculator also scores as a boolean (:data:`BOOLEAN_CHOICES`: ``Solid tumor = true`` is a localized one) is
-    stated by the phrases of the options it is scored as, a true also by a term that names the input and no higher grade; a best response (a
+    stated by the phrases of the options it is scored as, a true also by a term that names the input and no higher grade;
+    the HEART initial troponin also by its value over the reference limit printed right after it, in one unit
+    (``911 ng/L (cut off <24ng/L)``: more than three times); a sex also by the patient's pronouns (``her evaluation``)
+    where the note names no sex by a word and uses no pronoun of the other sex; a best response (a
     GCS component) is not stated by a sentence that also states, unnegated, a more specific reading of it or a better
     response (``speech was disjointed and included inappropriate words`` is inappropriate words, not confused;
     ``unresponsive to verbal stimuli but moaned`` makes sounds), and ``not testable`` is not stated by an examination
@@ -100,6 +105,7 @@ from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import evidence_quantity as Q
+from medcalc_maintained.calculators import evidence_readings as R
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
@@ -242,7 +248,8 @@ def _outside_window(text: str, s: int, e: int, current: bool = False) -> bool:
     old = [int(y) for y in re.findall(r"\b(?:19|20)\d{2}\b", text[T.sentence(text, max(0, sa - 2))[0]:sb])]
     former = current and re.search(r"\b(?:prior|previous|former|past)\s+(?:\w+\s+){0,2}$", text[max(sa, s - 40):s], re.I)
     return bool(former or T.YEARS_AGO.search(text, *T.near(text, s, e)) or T.FAR_PAST.search(text, *T.near(text, s, e))
-                or (old and years and max(old) <= max(years) - 2) or T.LATER_CUE.search(text, ca, cb))
+                or (old and years and max(old) <= max(years) - 2) or T.LATER_CUE.search(text, ca, cb)
+                or R.dated_after_presentation(text, s))
 
 
 def _absent_silent(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], note: str | None, terms: tuple[str, ...],
@@ -563,6 +570,10 @@ def _verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Ver
         fake = L.Entry(terms, (entry.masks + _other_options(entry, terms)) if entry else (), (), (), ())
         v = _criterion_verdict(spec, fake, {**inp, "value": True}, text, qs, qe, note, terms)
         v = (_option_problem(spec, entry, value, text, qs, qe, terms) or v) if v.supports else v
+        if not v.supports and entry is not None and spec.name.lower() == "initial troponin":
+            v = _troponin_against_limit(spec, entry, inp, value, text, qs, qe, note) or v
+        if not v.supports and entry is not None and spec.name.lower() == "sex" and note is not None:
+            v = R.sex_by_pronouns(entry, value, text, qs, qe, note) or v
         if not v.supports and entry is not None and entry.names and str(value).strip().lower() in ABSENT_OPTIONS:
             # "no notable ascites": the option that states the finding absent, read as the finding negated
             negation = _criterion_verdict(spec, entry, {**inp, "value": False}, text, qs, qe, note, entry.names)
@@ -602,6 +613,17 @@ def _asks_for_a_target(calculator_id: int) -> bool:
     from medcalc_maintained.calculators.policy import load_policy
 
     return "target" in str((load_policy().get(int(calculator_id)) or {}).get("name") or "").lower()
+
+
+def _troponin_against_limit(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], value: Any, text: str, qs: int,
+                            qe: int, note: str | None) -> Verdict | None:
+    """The HEART troponin as a multiple of its printed reference limit (``R.troponin_readings``), its term read as any
+    criterion is (not negated, planned, a relative's or later)."""
+    for s, e, sb, end, ratio, bare in R.troponin_readings(entry, str(value), spec.options, text, qs, qe):
+        if _criterion_verdict(spec, L.Entry((text[s:e],), entry.masks, (), (), ()), {**inp, "value": True}, bare, s, sb,
+                              note, (text[s:e],)).supports:
+            return _ok(f"{text[s:end]!r} prints the troponin at {ratio:.3g} times the upper limit of its reference: {value}")
+    return None
 
 
 def _population_problem(calculator_id: int, spec: InputSpec, value: Any, unit: Any) -> str | None:

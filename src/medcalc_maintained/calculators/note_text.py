@@ -481,14 +481,35 @@ PLANNED_AFTER = re.compile(r"^\W{0,3}(?:[\w\-]+\W+){0,3}?(?:(?:was|were|is|are|b
                            r"(?:started|initiated|commenced|begun|added|given|performed|scheduled))\b", re.I)
 
 
+# a diagnosis given as one of alternatives is no diagnosis of either: "admitted with diagnosis of non ST elevation MI
+# (NSTEMI) or myocarditis" (the term is followed by "or", an abbreviation in brackets between, or follows "A or")
+EITHER_DIAGNOSIS = re.compile(r"\bdiagnos[ie]s (?:of|was|is)\s+", re.I)
+OR_AFTER = re.compile(r"^\)?\s*(?:\([^()]{1,20}\)\s*)?or\b", re.I)
+OR_BEFORE = re.compile(r"\bor\s+(?:an?\s+|the\s+)?$", re.I)
+
+
+def either_or(text: str, s: int, e: int) -> bool:
+    """Whether the term at ``s:e`` is one alternative of a diagnosis stated as "diagnosis of A or B" in its clause."""
+    ca, cb = clause(text, s)
+    lead = list(EITHER_DIAGNOSIS.finditer(text, max(ca, s - PLANNED_WINDOW - 40), s))
+    if not lead:
+        return False
+    between = text[lead[-1].end():s]
+    first = len(between) <= 40 and not re.search(r"[,;]|\band\b|\bor\b", between, re.I) and OR_AFTER.match(text[e:cb])
+    second = len(between) <= 60 and not re.search(r"[,;]|\band\b", between, re.I) and OR_BEFORE.search(between) \
+        and len(re.findall(r"\bor\b", between, re.I)) == 1
+    return bool(first or second)
+
+
 def planned(text: str, s: int, e: int | None = None) -> bool:
     """Whether the term at ``s`` (ending at ``e``) is planned, suspected or considered in its clause, before it
-    ("scheduled for ...") or, given ``e``, right after it ("... was contemplated")."""
+    ("scheduled for ...") or, given ``e``, right after it ("... was contemplated"), or one of two diagnoses
+    ("diagnosis of NSTEMI or myocarditis")."""
     ca, cb = clause(text, s)
     cues = list(PLANNED.finditer(text, max(ca, s - PLANNED_WINDOW), s))
     if (cues and not EVENT_FOLLOWED.search(text, cues[-1].end(), s)) or WATCHED_FOR.search(text, max(ca, s - 60), s):
         return True
-    return e is not None and bool(PLANNED_AFTER.match(text[e:cb]))
+    return e is not None and bool(PLANNED_AFTER.match(text[e:cb]) or either_or(text, s, e))
 
 
 # between a plan and the term: the term is the past event the plan follows ("an anticoagulant recommended following a
