@@ -9,6 +9,7 @@ import re
 from typing import Any, Mapping
 
 from medcalc_maintained.calculators import lexicon as L
+from medcalc_maintained.calculators import note_attribution as NA
 from medcalc_maintained.calculators import note_text as T
 from medcalc_maintained.calculators.inputs import InputSpec
 from medcalc_maintained.calculators.verdict import Verdict, no, ok, timepoint_stated
@@ -159,7 +160,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             return no("date-part", f"{printed} is part of the date {m.group(0)!r}")
     dbp = spec.kind == "pressure" and "diastolic" in spec.name.lower()
     before = quote[max(0, s - 3):s]
-    paired = T.slash_pair(quote, s, mentions)
+    paired = NA.slash_pair(quote, s, mentions)
     if paired is not None:
         key = next((m[2] for m in paired if m[2] in keys), None)
         if key is None:
@@ -232,7 +233,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
                 None) if "glucose" in spec.name.lower() else None
     if load is not None:
         return no("wrong-quantity", f"{printed} is a glucose after a load or a meal ({load.group(0)!r}), not {spec.name}")
-    if owner == T.RESPECTIVELY_UNPAIRED:
+    if owner == NA.RESPECTIVELY_UNPAIRED:
         return no("wrong-quantity", f"{printed} is in a 'respectively' list whose names and numbers do not pair "
                                      f"one to one: {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}")
     if owner is None:
@@ -266,16 +267,16 @@ def _relative_after_age(quote: str, e: int) -> bool:
 
 def _owner(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
            ) -> tuple[str | None, int | None]:
-    """The quantity the number at ``quote[s:e]`` belongs to and where it is named (:func:`.note_text.attributed`, else
+    """The quantity the number at ``quote[s:e]`` belongs to and where it is named (:func:`.note_attribution.attributed`, else
     :func:`_named_after`); a name that is an item of a list led by a urine head ("urine electrolytes were sodium 179
     mmol/L") names the urine's quantity (:func:`_urine_quantity`), never the serum one."""
-    owner, at = T.attributed(quote, s, e, mentions, keys)
+    owner, at = NA.attributed(quote, s, e, mentions, keys)
     if owner is None:
         return _named_after(spec, quote, s, e, mentions, keys)
     if at is None or owner.startswith("\x00"):
         return owner, at
     name = next(((a, b) for a, b, _ in mentions if a == at), None)
-    if name is not None and T.urine_item(quote, name[0], name[1], mentions):
+    if name is not None and NA.urine_item(quote, name[0], name[1], mentions):
         return _urine_quantity(owner), at
     return owner, at
 
@@ -321,11 +322,11 @@ def _named_after(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tup
         return None, None
     _, cb = T.clause(quote, s)
     end = quote.find(shown, e) + len(shown) if shown else e
-    places = T.distinct_places([m for m in mentions if end <= m[0] and m[1] <= cb])
+    places = NA.distinct_places([m for m in mentions if end <= m[0] and m[1] <= cb])
     if len(places) != 1 or any(True for _ in T.numbers(quote, end, places[0][0][0])) \
             or any(True for _ in T.numbers(quote, places[0][0][1], cb)) or COMPARED_AFTER.search(quote, end, places[0][0][0]):
         return None, None
-    return T.prefer(places[0], keys), places[0][0][0]
+    return NA.prefer(places[0], keys), places[0][0][0]
 
 
 URINE_ITEM = "\x00urine "  # a urine quantity the lexicon does not know (a urine glucose): no input
