@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from medcalc_maintained.calculators import compute
-from medcalc_maintained.calculators.evidence import BOOLEAN_CHOICES, verify
+from medcalc_maintained.calculators.evidence import verify
+from medcalc_maintained.calculators.evidence_options import BOOLEAN_CHOICES
 from tests.support.evidence_support import judge
 
 CCI, CHILD_PUGH, HAS_BLED, CAPRINI = 32, 15, 25, 36

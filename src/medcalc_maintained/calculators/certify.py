@@ -25,7 +25,7 @@ entities) are read by :mod:`.evidence_dose`; a list of opioids may span sentence
 to the last sentence naming one is proposed too.
 
 The search only proposes: sentences that name the input (a term of its lexicon entry or one of its
-options) or print its value (for a grade a serum level states, :data:`evidence.LEVEL_GRADES`, also those that
+options) or print its value (for a grade a serum level states, :data:`evidence_options.LEVEL_GRADES`, also those that
 name the quantity); only :func:`evidence.verify` certifies. A row is *derived from evidence*
 when every input its derivation uses is supported (:func:`derived_from_evidence`), and at least one is.
 
@@ -48,7 +48,8 @@ from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_text as T
-from medcalc_maintained.calculators.evidence import LEVEL_GRADES, silence_option, verify
+from medcalc_maintained.calculators.evidence import verify
+from medcalc_maintained.calculators.evidence_options import LEVEL_GRADES, silence_option
 from medcalc_maintained.calculators.evidence_readings import PRONOUNS
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
 

@@ -1,14 +1,17 @@
 """The evidence verifier's reading of a number: is the recorded value printed in the quote, attributed to the
-input (not another quantity, a reference bound, a denominator, a date, a change or a bound), in a unit that fits
-it (or converts to the recorded one), at the time the definition asks for (see
-:mod:`medcalc_maintained.calculators.evidence` for the whole verifier)."""
+input (not another quantity, a reference bound, a denominator, a date, a change or a bound; which quantity a number
+belongs to is :mod:`.evidence_owner`'s), in a unit that fits it (or converts to the recorded one: :mod:`.evidence_units`),
+at the time the definition asks for (see :mod:`medcalc_maintained.calculators.evidence` for the whole verifier)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Mapping
 
+from medcalc_maintained.calculators import evidence_owner as OW
+from medcalc_maintained.calculators import evidence_units as EU
 from medcalc_maintained.calculators import lexicon as L
+from medcalc_maintained.calculators import note_attribution as NA
 from medcalc_maintained.calculators import note_text as T
 from medcalc_maintained.calculators.inputs import InputSpec
 from medcalc_maintained.calculators.verdict import Verdict, no, ok, timepoint_stated
@@ -30,8 +33,8 @@ def number_verdict(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], text
                  if not T.FLAT_EXPONENT_GROUP.search(m.group(0)) and T.same_number(float(m.group(0).replace(" ", "")), value)
                  and (qs + m.start(), qs + m.end(), False) not in hits]
     hits += [(qs + s, qs + e, True) for s, e, v in T.numbers(quote)
-             if not T.same_number(v, value) and (_converts_to(spec, v, T.unit_after(quote, e)[1], value, unit)
-                                                 or _urea_states_bun(spec, v, T.unit_after(quote, e)[1], value, unit))]
+             if not T.same_number(v, value) and (EU.converts_to(spec, v, T.unit_after(quote, e)[1], value, unit)
+                                                 or EU.urea_states_bun(spec, v, T.unit_after(quote, e)[1], value, unit))]
     if not hits:
         return _none_stated(spec, value, text, qs, qe) or no("value-not-printed", f"{value!r} is not printed in {quote!r}")
     sa, _ = T.sentence(text, qs)
@@ -93,59 +96,6 @@ def _none_stated(spec: InputSpec, value: Any, text: str, qs: int, qe: int) -> Ve
     return None
 
 
-def _converts_to(spec: InputSpec, printed: float, shown: str | None, value: Any, unit: Any) -> bool:
-    """Whether ``printed`` in the unit ``shown`` after it is ``value`` in the recorded ``unit`` (creatinine 120 µmol/L
-    is 1.4 mg/dL; 7.5 x 10^9/L is 7,500 /µL), to the precision the record gives, and never further from it than
-    :data:`CONVERSION_BAND` (150 µmol/L is 1.7 mg/dL, not 2). A value printed in the recorded unit converts to
-    nothing: 12.35 mg/dL states 12.35, not 12."""
-    if spec.accessor != "quantity" or not spec.kind or not shown or not unit or isinstance(value, bool):
-        return False
-    try:
-        want = float(value)
-        got = U.from_canonical(spec.kind, U.to_canonical(spec.kind, printed, shown), str(unit))
-    except (U.UnknownUnit, KeyError, TypeError, ValueError, ZeroDivisionError):
-        return False
-    if U.same_unit(spec.kind, shown, str(unit)):
-        return False
-    return _close(got, want)
-
-
-def _close(got: float, want: float) -> bool:
-    """Whether a converted ``got`` is the recorded ``want``: to the precision the record gives (or within 0.5%), and
-    never further than :data:`CONVERSION_BAND`."""
-    text = repr(want).rstrip("0").rstrip(".") if "." in repr(want) else repr(want)
-    decimals = len(text.split(".")[1]) if "." in text else 0
-    close = abs(got - want) <= CONVERSION_BAND * max(abs(got), abs(want))
-    return close and (round(got, decimals) == round(want, decimals) or abs(got - want) <= 0.005 * max(abs(got), abs(want)))
-
-
-CONVERSION_BAND = 0.05  # a converted value within 5% of the record (MedCalc-Bench's band for decimals)
-
-
-# a blood pressure reading given as the finding it shows ("hypotension (80/40 mm Hg)", "hypertensive at 180/100 mmHg")
-PRESSURE_FINDINGS = frozenset({"hypotension", "hypertension", "hypertension history"})
-BP_READING = re.compile(r"(?<![\d.])\d{2,3}\s*/\s*\d{2,3}\s*mm\s*Hg", re.I)
-# a serum urea printed in mmol/L is the blood urea nitrogen in mmol/L; a urea in mg/dL states the BUN in mg/dL times
-# UREA_TO_BUN (the mass of a urea molecule's two nitrogen atoms over its own), never the same number
-UREA_KEYS = frozenset({"other:urea", "other:serum urea", "other:blood urea", "other:plasma urea"})
-MOLAR = frozenset({"mmol/l"})
-UREA_TO_BUN = 28.0134 / 60.056
-
-
-def _urea_states_bun(spec: InputSpec, printed: float, shown: str | None, value: Any, unit: Any) -> bool:
-    """Whether a urea of ``printed`` mg/dL is the recorded BUN ``value`` mg/dL (urea 18 mg/dL is BUN 8.4 mg/dL), to the
-    precision the record gives and within :data:`CONVERSION_BAND`; the number must be named urea (:func:`_one_number`)."""
-    mgdl = U.normalise_unit("mg/dL")
-    if "urea nitrogen" not in spec.name.lower() or not shown or not unit or isinstance(value, bool) \
-            or U.normalise_unit(shown) != mgdl or U.normalise_unit(str(unit)) != mgdl:
-        return False
-    try:
-        want = float(value)
-    except (TypeError, ValueError):
-        return False
-    return _close(printed * UREA_TO_BUN, want)
-
-
 AGE_WORDS = re.compile(r"^\s*-?\s*(?:years?|yrs?|y)[\s-]*old\b|^-?\s*(?:yo|y/o|y\.o\.)\b", re.I)
 
 
@@ -159,41 +109,22 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             return no("date-part", f"{printed} is part of the date {m.group(0)!r}")
     dbp = spec.kind == "pressure" and "diastolic" in spec.name.lower()
     before = quote[max(0, s - 3):s]
-    paired = T.slash_pair(quote, s, mentions)
+    paired = NA.slash_pair(quote, s, mentions)
     if paired is not None:
         key = next((m[2] for m in paired if m[2] in keys), None)
         if key is None:
             return no("wrong-quantity", f"{printed} pairs with {quote[paired[0][0]:paired[0][1]]!r} in the slash list of "
                                          f"{quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, not {spec.name}")
         return _after_owner(spec, inp, quote, qs, qe, s, e, printed, paired[0][0], unit, converted, age_of_patient)
-    if re.search(r"\d\s*/\s*$", before) and not dbp:
-        return no("denominator", f"{printed} is the denominator of {quote[max(0, s - 8):e].strip()!r}")
-    if re.search(r"\bout of\s*$", quote[max(0, s - 8):s], re.I):
-        return no("denominator", f"{printed} is the denominator of {quote[max(0, s - 12):e].strip()!r}")
-    for m in re.finditer(r"[(\[][^()\[\]]*[)\]]", quote):
-        if m.start() < s and e <= m.end():
-            lead = quote[m.start():s]
-            in_range = any(r.start() <= s and e <= r.end() for r in T.RANGE.finditer(quote, m.start(), m.end()))
-            if in_range or T.REFERENCE_CUE.search(lead):
-                return no("reference-bound", f"{printed} lies in the reference range {m.group(0)!r}")
-    for m in T.RANGE.finditer(quote):
-        if m.start() <= s and e <= m.end():
-            if T.REFERENCE_CUE.search(quote[max(0, m.start() - 25):m.start()]):
-                return no("reference-bound", f"{printed} bounds the reference range {m.group(0)!r}")
-            return no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
-    owner, at = _owner(spec, quote, s, e, mentions, keys)
+    if (placed := _placement_problem(quote, s, e, printed, before, dbp)) is not None:
+        return placed
+    owner, at = OW.number_owner(spec, quote, s, e, mentions, keys)
     shown, norm = T.unit_after(quote, e)
-    if owner not in keys and (same := _same_dose(spec, quote, s, e, mentions, keys, owner, norm)) is not None:
-        owner, at = same  # "DOPamine ran at 4 mcg/kg/min, DOBUTamine at the same dosage": 4 is the DOBUTamine's too
-    if owner not in keys and _unit_names(spec, norm, owner, value):
-        owner, at = next(iter(keys)), s  # "170 cm and 70 kg": the unit says which of height and weight
-    if owner in PRESSURE_FINDINGS and spec.kind == "pressure" and "blood pressure" in spec.name.lower() \
-            and any(m.start() <= s < m.end() for m in BP_READING.finditer(quote, *T.sentence(quote, s))):
-        owner = next(iter(keys))  # "hypotensive to 70/40 mmHg": the blood pressure read as a finding's
+    owner, at = OW.reread_owner(spec, quote, s, e, mentions, keys, owner, at, norm, value)
     number = next((v for _, _, v in T.numbers(printed)), None)
-    urea_mass = converted and number is not None and not _converts_to(spec, number, shown, value, unit) \
-        and _urea_states_bun(spec, number, shown, value, unit)
-    if owner in UREA_KEYS and "urea nitrogen" in spec.name.lower() and (norm in MOLAR or urea_mass):
+    urea_mass = converted and number is not None and not EU.converts_to(spec, number, shown, value, unit) \
+        and EU.urea_states_bun(spec, number, shown, value, unit)
+    if owner in EU.UREA_KEYS and "urea nitrogen" in spec.name.lower() and (norm in EU.MOLAR or urea_mass):
         owner = next(iter(keys))  # urea 11.4 mmol/L is BUN 11.4 mmol/L (one nitrogen pair per molecule); urea 18 mg/dL is BUN 8.4
     elif urea_mass:
         return no("wrong-quantity", f"{printed} {shown} converts to {spec.name} {value} only as a urea, and the quote names "
@@ -208,20 +139,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             T.AGE_AT.search(lead) and re.match(r"\s*(?:years?|yrs?)\b", quote[e:e + 8], re.I)
             and not T.PRESENTED.search(quote, *T.clause(quote, s)))) and not timepoint_stated(inp):
         return no("timepoint", f"{printed} is the age at an event ({lead.strip()!r} {printed}), not the patient's age now")
-    if T.BOUND_CUE.search(lead[-14:]):
-        return no("reference-bound", f"{printed} is a bound ({lead.strip()[-14:]!r} {printed}), not a measured value")
-    shown_here, norm_here = T.unit_after(quote, e)
-    after_unit = quote[e:][quote[e:].find(shown_here) + len(shown_here):] if norm_here and shown_here \
-        and shown_here in quote[e:e + 40] else quote[e:]
-    if T.BOUND_AFTER.match(after_unit[:40]):
-        return no("reference-bound", f"{printed} is a bound ({quote[s:e + 40].strip()!r}), not a measured value")
-    if T.PERCENTILE_AFTER.match(quote[e:e + 30]) or T.PERCENTILE_AFTER.match(after_unit[:30]):
-        return no("wrong-quantity", f"{printed} ranks {spec.name} ({quote[s:e + 20].strip()!r}), not its value")
-    if T.TARGET_CUE.search(lead) and not aimed:
-        return no("wrong-quantity", f"{printed} is a value aimed at ({lead.strip()!r} {printed}), not a measured one")
-    if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]) \
-            and not T.DASH_SEPARATOR.search(quote[max(0, s - 6):s]):
-        return no("wrong-quantity", f"{printed} is signed ({quote[max(0, s - 3):e].strip()!r}): a change, not a level")
+    if (bounded := _bound_problem(spec, quote, s, e, printed, lead, aimed)) is not None:
+        return bounded
     birth = T.BIRTH_CUE.search(quote, *T.clause(quote, s)) if spec.kind == "mass" else None
     if birth is not None and not timepoint_stated(inp):
         return no("timepoint", f"{printed} is a weight at birth ({birth.group(0)!r})")
@@ -232,7 +151,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
                 None) if "glucose" in spec.name.lower() else None
     if load is not None:
         return no("wrong-quantity", f"{printed} is a glucose after a load or a meal ({load.group(0)!r}), not {spec.name}")
-    if owner == T.RESPECTIVELY_UNPAIRED:
+    if owner == NA.RESPECTIVELY_UNPAIRED:
         return no("wrong-quantity", f"{printed} is in a 'respectively' list whose names and numbers do not pair "
                                      f"one to one: {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}")
     if owner is None:
@@ -240,7 +159,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     if owner not in keys:
         term = repr(next((quote[a:b] for a, b, k in mentions if a == at), owner))
         if not any(a == at and k == owner for a, _, k in mentions):
-            term += " of a list of urine results"  # a name re-read as the urine's (_owner)
+            term += " of a list of urine results"  # a name re-read as the urine's (evidence_owner.number_owner)
         return no("wrong-quantity", f"{printed} is the {term} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
                                      f"not {spec.name}")
     if at < s and (rank := T.PERCENTILE_BETWEEN.search(quote, at, s)) is not None:
@@ -256,88 +175,54 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     return verdict
 
 
+def _placement_problem(quote: str, s: int, e: int, printed: str, before: str, dbp: bool) -> Verdict | None:
+    """Why the number at ``quote[s:e]`` is no value by its place: a denominator (``8/15``, unless the input is a
+    diastolic pressure, the denominator of a blood pressure; ``out of 15``), in a reference range or an endpoint of a
+    range; ``None`` when none."""
+    if re.search(r"\d\s*/\s*$", before) and not dbp:
+        return no("denominator", f"{printed} is the denominator of {quote[max(0, s - 8):e].strip()!r}")
+    if re.search(r"\bout of\s*$", quote[max(0, s - 8):s], re.I):
+        return no("denominator", f"{printed} is the denominator of {quote[max(0, s - 12):e].strip()!r}")
+    for m in re.finditer(r"[(\[][^()\[\]]*[)\]]", quote):
+        if m.start() < s and e <= m.end():
+            lead = quote[m.start():s]
+            in_range = any(r.start() <= s and e <= r.end() for r in T.RANGE.finditer(quote, m.start(), m.end()))
+            if in_range or T.REFERENCE_CUE.search(lead):
+                return no("reference-bound", f"{printed} lies in the reference range {m.group(0)!r}")
+    for m in T.RANGE.finditer(quote):
+        if m.start() <= s and e <= m.end():
+            if T.REFERENCE_CUE.search(quote[max(0, m.start() - 25):m.start()]):
+                return no("reference-bound", f"{printed} bounds the reference range {m.group(0)!r}")
+            return no("range-endpoint", f"{printed} is an endpoint of the range {m.group(0)!r}, not one value")
+    return None
+
+
+def _bound_problem(spec: InputSpec, quote: str, s: int, e: int, printed: str, lead: str, aimed: bool) -> Verdict | None:
+    """Why the number at ``quote[s:e]`` (``lead``: its clause's words before it) is no measured value: a bound before
+    or after it, a percentile or a z-score, a value aimed at, a signed change; ``None`` when none."""
+    if T.BOUND_CUE.search(lead[-14:]):
+        return no("reference-bound", f"{printed} is a bound ({lead.strip()[-14:]!r} {printed}), not a measured value")
+    shown_here, norm_here = T.unit_after(quote, e)
+    after_unit = quote[e:][quote[e:].find(shown_here) + len(shown_here):] if norm_here and shown_here \
+        and shown_here in quote[e:e + 40] else quote[e:]
+    if T.BOUND_AFTER.match(after_unit[:40]):
+        return no("reference-bound", f"{printed} is a bound ({quote[s:e + 40].strip()!r}), not a measured value")
+    if T.PERCENTILE_AFTER.match(quote[e:e + 30]) or T.PERCENTILE_AFTER.match(after_unit[:30]):
+        return no("wrong-quantity", f"{printed} ranks {spec.name} ({quote[s:e + 20].strip()!r}), not its value")
+    if T.TARGET_CUE.search(lead) and not aimed:
+        return no("wrong-quantity", f"{printed} is a value aimed at ({lead.strip()!r} {printed}), not a measured one")
+    if T.SIGNED.search(quote[max(0, s - 3):s]) and not re.search(r"\d\s*$", quote[max(0, s - 6):s - 1]) \
+            and not T.DASH_SEPARATOR.search(quote[max(0, s - 6):s]):
+        return no("wrong-quantity", f"{printed} is signed ({quote[max(0, s - 3):e].strip()!r}): a change, not a level")
+    return None
+
+
 def _relative_after_age(quote: str, e: int) -> bool:
     """Whether the age ending at ``e`` is a relative's named right after it ("her 45-year-old sister")."""
     m = AGE_WORDS.match(quote[e:e + 12])
     return m is not None and re.match(r"\s*(?:[\w-]+\s+)?", quote[e + m.end():]) is not None and bool(
         T.FAMILY.match(quote[e + m.end():].lstrip()) or re.match(r"\s*[\w-]+\s+(?=\w)", quote[e + m.end():])
         and T.FAMILY.match(re.sub(r"^\s*[\w-]+\s+", "", quote[e + m.end():])))
-
-
-def _owner(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
-           ) -> tuple[str | None, int | None]:
-    """The quantity the number at ``quote[s:e]`` belongs to and where it is named (:func:`.note_text.attributed`, else
-    :func:`_named_after`); a name that is an item of a list led by a urine head ("urine electrolytes were sodium 179
-    mmol/L") names the urine's quantity (:func:`_urine_quantity`), never the serum one."""
-    owner, at = T.attributed(quote, s, e, mentions, keys)
-    if owner is None:
-        return _named_after(spec, quote, s, e, mentions, keys)
-    if at is None or owner.startswith("\x00"):
-        return owner, at
-    name = next(((a, b) for a, b, _ in mentions if a == at), None)
-    if name is not None and T.urine_item(quote, name[0], name[1], mentions):
-        return _urine_quantity(owner), at
-    return owner, at
-
-
-# a drug dosed by reference to the dose just printed before it in its sentence ("DOBUTamine at the same dosage"); not a
-# dose of another time ("at the same dose as before")
-SAME_DOSE = re.compile(r"\s*(?:(?:was|is|were|ran|running|run|infused|infusing|given|continued|started)\s+)?(?:at|in)\s+"
-                       r"(?:the\s+)?(?:same|identical)\s+(?:dosage|dose|rate)\b(?!\s+as\s+(?:before|previously|prior|earlier|"
-                       r"yesterday|at\b|on\b|during\b|in\b))", re.I)
-
-
-def _same_dose(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str],
-               owner: str | None, norm: str | None) -> tuple[str, int] | None:
-    """The input's name and place where the number at ``quote[s:e]``, a dose of another drug ``owner`` in a unit of the
-    input's kind, is the dose the next name of its sentence takes by reference ("DOPamine ran at 4 mcg/kg/min,
-    DOBUTamine at the same dosage"): that name is the input's, comes next after the number with no number between, and
-    :data:`SAME_DOSE` follows it. ``None`` otherwise."""
-    if owner is None or owner.startswith("\x00") or spec.accessor != "quantity" or not spec.kind \
-            or norm is None or norm not in U.known_units(spec.kind):
-        return None
-    sa, sb = T.sentence(quote, s)
-    after = sorted(m for m in mentions if e <= m[0] < sb)
-    if not after or after[0][2] not in keys or re.search(r"\d", quote[e:after[0][0]]):
-        return None
-    a, b, key = after[0]
-    return (key, a) if SAME_DOSE.match(quote, b) else None
-
-
-# between a number and a name after it: a comparison or a change, not a reading ("2.3 mg/dL above the limit of bilirubin")
-COMPARED_AFTER = re.compile(r"\b(?:above|below|higher|lower|more|less|than|over|under|exceed\w*|increase\w*|decrease\w*|"
-                            r"ris(?:e|es|ing)|rose|drop\w*|fell|fall\w*|change\w*|from|to|in|by|limit|normal|range)\b", re.I)
-
-
-def _named_after(spec: InputSpec, quote: str, s: int, e: int, mentions: list[tuple[int, int, str]], keys: set[str]
-                 ) -> tuple[str | None, int | None]:
-    """The quantity a number that no name precedes in its sentence belongs to by its unit and the one name after it in
-    its clause ("Also, at 2.3 mg/dL, his bilirubin level has spiked"): the unit is one of the input's kind, no other
-    number, comparison or change stands between (:data:`COMPARED_AFTER`), the clause names one quantity after the number
-    and prints no other value after that name ("At 2.3 mg/dL, his bilirubin rose to 5.1 mg/dL" is no reading of 2.3).
-    ``(None, None)`` otherwise."""
-    shown, norm = T.unit_after(quote, e)
-    if spec.accessor != "quantity" or not spec.kind or norm is None or norm not in U.known_units(spec.kind):
-        return None, None
-    _, cb = T.clause(quote, s)
-    end = quote.find(shown, e) + len(shown) if shown else e
-    places = T.distinct_places([m for m in mentions if end <= m[0] and m[1] <= cb])
-    if len(places) != 1 or any(True for _ in T.numbers(quote, end, places[0][0][0])) \
-            or any(True for _ in T.numbers(quote, places[0][0][1], cb)) or COMPARED_AFTER.search(quote, end, places[0][0][0]):
-        return None, None
-    return T.prefer(places[0], keys), places[0][0][0]
-
-
-URINE_ITEM = "\x00urine "  # a urine quantity the lexicon does not know (a urine glucose): no input
-
-
-def _urine_quantity(key: str) -> str:
-    """The lexicon key of the urine's quantity of ``key`` ("sodium" -> "urine sodium", "chloride" -> "other:urine
-    chloride"), or a key of no input where the lexicon knows none."""
-    name = key.removeprefix("other:")
-    known = {k for k, _ in L.all_quantities()}
-    return next((c for c in (f"urine {name}", f"other:urine {name}", f"urinary {name}", f"other:urinary {name}") if c in known),
-                URINE_ITEM + name)
 
 
 def _another_reading(spec: InputSpec, quote: str, s: int, e: int, printed: str, lead: str) -> Verdict | None:
@@ -384,12 +269,12 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
                  at: int, unit: Any, converted: bool, age_of_patient: bool) -> Verdict:
     """The checks of a number once it is attributed to the input (named at ``at``): its unit and its time."""
     shown, norm = T.unit_after(quote, e)
-    if norm == "mg" and spec.kind and _per_deciliter_shared(quote, e):
+    if norm == "mg" and spec.kind and EU.per_deciliter_shared(quote, e):
         shown, norm = f"{shown} (per deciliter, as the list's last value)", U.normalise_unit("mg/dL")
-    if norm is None and shown and T.POWER_OF_TEN.match(shown) and not _unit_reading_declared(inp, U.normalise_unit(shown)):
+    if norm is None and shown and T.POWER_OF_TEN.match(shown) and not EU.unit_reading_declared(inp, U.normalise_unit(shown)):
         return no("unit-mismatch", f"{printed} {shown}: a power of ten no unit table knows; the record does not say how "
                                    "it reads it")
-    if norm is not None and (converted or _unit_reading_declared(inp, norm)):
+    if norm is not None and (converted or EU.unit_reading_declared(inp, norm)):
         norm = None  # the record says how it reads this printed unit ("5.3 g/l" read as g/dL) and why
     if norm is not None:
         if spec.accessor == "quantity" and spec.kind and norm not in U.known_units(spec.kind) and spec.kind != "rate":
@@ -402,35 +287,6 @@ def _after_owner(spec: InputSpec, inp: Mapping[str, Any], quote: str, qs: int, q
         return no("timepoint", f"{printed} is dated {cue.group(0)!r}; the record does not say which time the "
                                 "definition asks for and why this one")
     return ok(f"{spec.name} {printed}{(' ' + str(shown)) if norm else ''} is named and printed in {quote[qs:qe]!r}")
-
-
-# a list of values in milligrams whose last value carries the volume for all ("The total cholesterol was 250 mg, the
-# triglyceride 99 mg, and the HDL-cholesterol 59 mg per deciliter."): the last unit, then the sentence's end
-BARE_MG = re.compile(r"\s*mg\b(?!\s*(?:per\b|/))", re.I)
-MG_PER_DL_LAST = re.compile(r"\s*mg\s*(?:per\s+(?:deciliter|decilitre|dl)|/\s*dl)\b\s*[.;]?\s*$", re.I)
-SHARED_GAP = re.compile(r"\s*,?\s*(?:and\s+)?(?:the\s+)?[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}\s*(?:was|of|at|:)?\s*", re.I)
-
-
-def _per_deciliter_shared(quote: str, e: int) -> bool:
-    """Whether the number ending at ``e``, printed in bare milligrams, is an item of a list of named values in
-    milligrams whose last value closes its sentence "mg per deciliter" (:data:`MG_PER_DL_LAST`): every value after it
-    in bare mg, only a name between two values (:data:`SHARED_GAP`), so the volume is the list's. Never a dose
-    ("250 mg of aspirin" is followed by no such list), nor a list whose last value is in another unit."""
-    _, sb = T.sentence(quote, max(0, e - 1))
-    m = BARE_MG.match(quote, e)
-    if m is None:
-        return False
-    pos = m.end()
-    for a, b, _ in T.numbers(quote, pos, sb):
-        if not SHARED_GAP.fullmatch(quote, pos, a):
-            return False
-        if MG_PER_DL_LAST.match(quote[b:sb]):
-            return True
-        m = BARE_MG.match(quote, b)
-        if m is None:
-            return False
-        pos = m.end()
-    return False
 
 
 def _time_cue(quote: str, s: int, e: int, at: int) -> re.Match[str] | None:
@@ -472,33 +328,6 @@ def _of_another_item(quote: str, m: re.Match[str], s: int, e: int, at: int, sa: 
     return m.end() <= name and not led and any(True for _ in T.numbers(quote, m.end(), name))
 
 
-def _unit_names(spec: InputSpec, norm: str | None, owner: str | None, value: Any) -> bool:
-    """Whether the unit printed after a number names the input by itself: a length is the height and a mass the
-    weight (``178 cm in height and 69.2 kg in weight``), within the input's plausible range, where the number is
-    attributed to no quantity, to the patient's sex or age (``a 45-year-old, 58 kg, 156 cm woman``: a mass is no
-    age), or to the other of the two."""
-    if spec.accessor != "quantity" or spec.kind not in ("length", "mass") or norm not in U.known_units(spec.kind):
-        return False
-    if owner is not None and owner not in ("sex", "age") and not (spec.kind == "mass" and "height" in owner) \
-            and not (spec.kind == "length" and "weight" in owner):
-        return False
-    lo, hi = spec.plausible or (None, None)
-    try:
-        v = U.to_canonical(spec.kind, float(value), norm)
-    except (TypeError, ValueError, U.UnknownUnit):
-        return False
-    return (lo is None or v >= lo) and (hi is None or v <= hi)
-
-
-def _unit_reading_declared(inp: Mapping[str, Any], printed: str) -> bool:
-    """Whether the record declares how it reads the printed unit (``unit_reading: {printed, why}``)."""
-    ur = inp.get("unit_reading")
-    return isinstance(ur, Mapping) and U.normalise_unit(str(ur.get("printed") or "")) == printed \
-        and bool(str(ur.get("why") or "").strip())
-
-
-
-
 def _earlier_value(spec: InputSpec, keys: set[str], note: str, before: int, value: Any, unit: Any) -> tuple[int, int] | None:
     """Where the note states another value of the quantity before ``before`` (a number the verifier attributes to the
     input, neither the value nor the value in another unit), or ``None``: earlier in the paragraph of ``before``, or in
@@ -515,7 +344,7 @@ def _earlier_value(spec: InputSpec, keys: set[str], note: str, before: int, valu
         mentions = L.mentions(note, sa, sb)
         for a, b, v in T.numbers(note[sa:sb]):
             a, b = sa + a, sa + b
-            if T.same_number(v, value) or _converts_to(spec, v, T.unit_after(note, b)[1], value, unit):
+            if T.same_number(v, value) or EU.converts_to(spec, v, T.unit_after(note, b)[1], value, unit):
                 continue
             stub = {"name": spec.name, "value": v, "unit": None}
             if _one_number(spec, keys, stub, note, sa, sb, a, b, mentions, v, None).supports:
@@ -550,7 +379,7 @@ def _stated_range(spec: InputSpec, keys: set[str], note: str, s: int, e: int, me
     """Whether the number at ``s`` opens a range the note prints as the quantity's value ("creatinine 10–15"): the
     range attributed to the input, in no unit of another kind. A value printed as a range is stated, not absent."""
     rng = next((m for m in T.RANGE.finditer(note, T.sentence(note, s)[0]) if m.start() == s), None)
-    if rng is None or _owner(spec, note, s, e, mentions, keys)[0] not in keys:
+    if rng is None or OW.number_owner(spec, note, s, e, mentions, keys)[0] not in keys:
         return False
     _, norm = T.unit_after(note, rng.end())
     return norm is None or not spec.kind or norm in U.known_units(spec.kind)

@@ -1,5 +1,5 @@
 """Lists of names and lists of numbers that a note pairs in order, as the evidence verifier reads them (used by
-:func:`.note_text.attributed`): "height, weight and blood pressure were 165 cm, 66 kg and 120/73 mmHg,
+:func:`.note_attribution.attributed`): "height, weight and blood pressure were 165 cm, 66 kg and 120/73 mmHg,
 respectively", "systolic and diastolic pressures of 118 and 74 mm Hg", "norepinephrine and epinephrine at 0.1
 mcg/kg/min each".
 
