@@ -92,7 +92,7 @@ CASES = [
     c("neg-after", 48, "Hemoptysis has not occurred.", "Hemoptysis", True),
     c("neg-after", 48, "He has had hemoptysis for two days.", "Hemoptysis", True, ok=True),
     c("neg-after", 20, "Tonsillar exudates were present.", "Exudate or swelling on tonsils", True, ok=True),
-    c("neg-after", 48, "Leg swelling was appreciated on examination.", "Unilateral Leg Swelling", True, ok=True),
+    c("neg-after", 48, "Left leg swelling was appreciated on examination.", "Unilateral Leg Swelling", True, ok=True),
     # ---------------- negation by verbs and idioms
     c("neg-verb", 8, "CT failed to reveal any malignancy.", "Malignancy with treatment within 6 months or palliative", True),
     c("neg-verb", 45, "The patient lacked any signs of confusion.", "Confusion", True),

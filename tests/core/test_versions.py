@@ -15,7 +15,7 @@ SRC = ROOT / "src" / "medcalc_maintained"
 @pytest.mark.parametrize("version, on", [
     ("1.0.0", set()), ("2.0.0", set()), ("2.1.0", {"derivations"}),
     ("2.2.0", {"derivations", "evidence_gate", "interleaved_mini"}), ("2.2.1", {"derivations", "evidence_gate", "interleaved_mini"}),
-    ("2.3.0", {"derivations", "evidence_gate", "interleaved_mini", "disputed", "evidence_rows"}),
+    ("2.3.0", {"derivations", "evidence_gate", "interleaved_mini", "disputed", "evidence_rows", "card_lead"}),
     ("10.0.0", set(FIRST)),
 ])
 def test_each_release_does_what_the_releases_up_to_it_introduced(version, on):
