@@ -88,6 +88,7 @@ from typing import Any, Iterable, Mapping
 from medcalc_maintained.calculators import evidence_absence as A
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import evidence_options as O
+from medcalc_maintained.calculators import evidence_precision as EP
 from medcalc_maintained.calculators import evidence_quantity as Q
 from medcalc_maintained.calculators import evidence_readings as R
 from medcalc_maintained.calculators import lexicon as L
@@ -153,11 +154,11 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
     for s, e in spans:
         term = text[s:e]
         clause = text[slice(*T.clause(text, s))].strip()[:200]
-        if T.negated(text, s, e):
+        if T.negated(text, s, e) or EP.negation_after(text, s, e):
             failure = failure or _no("negated", f"{term!r} is negated in {clause!r}")
-        elif T.planned(text, s, e):
+        elif T.planned(text, s, e) or EP.screened_for(text, s):
             failure = failure or _no("planned-or-suspected", f"{term!r} is planned or suspected in {clause!r}")
-        elif not family_input and T.family(text, s, e):
+        elif not family_input and (T.family(text, s, e) or EP.other_person(text, s, e)):
             failure = failure or _no("family-history", f"{term!r} is a relative's in {clause!r}")
         elif (effect := T.TREATMENT_EFFECT.search(text, e, T.clause(text, s)[1])) is not None:
             failure = failure or _no("treatment-effect", f"{term!r} is {effect.group(0)!r} in {clause!r}")
