@@ -77,6 +77,12 @@ Dosed drugs (the steroid conversion's ``input steroid`` and ``target steroid``, 
     where the conversion does not depend on it. ``target steroid`` is the steroid the quote converts
     to, which the row's question states.
 
+Narrow near-miss readings (:mod:`.evidence_precision`)
+    another person as partner, donor, roommate, contact or plural relative, ``ran in the family``, ``FH:``;
+    ``X (-)``, ``X - denies``, ``X? No``, ``X was disproved``, ``X was never reported``, ``A, X and B: negative``; a
+    double negation (``X could not be ruled out``) states X neither present nor absent; ``to screen for X``; a multiple
+    of a limit, an amount given and a level of another fluid are no level; ``at a prior visit`` is another encounter.
+
 A search may propose inputs; only this verifier certifies them (``ledger/reconstruct.py``,
 ``ledger/derivation.py``, the release contract ``evidence_supports_inputs``).
 """
