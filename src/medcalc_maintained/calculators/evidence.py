@@ -77,6 +77,12 @@ Dosed drugs (the steroid conversion's ``input steroid`` and ``target steroid``, 
     where the conversion does not depend on it. ``target steroid`` is the steroid the quote converts
     to, which the row's question states.
 
+Narrow near-miss readings (:mod:`.evidence_precision`)
+    another person as partner, donor, roommate, contact or plural relative, ``ran in the family``, ``FH:``;
+    ``X (-)``, ``X - denies``, ``X? No``, ``X was disproved``, ``X was never reported``, ``A, X and B: negative``; a
+    double negation (``X could not be ruled out``) states X neither present nor absent; ``to screen for X``; a multiple
+    of a limit, an amount given and a level of another fluid are no level; ``at a prior visit`` is another encounter.
+
 A search may propose inputs; only this verifier certifies them (``ledger/reconstruct.py``,
 ``ledger/derivation.py``, the release contract ``evidence_supports_inputs``).
 """
@@ -88,6 +94,7 @@ from typing import Any, Iterable, Mapping
 from medcalc_maintained.calculators import evidence_absence as A
 from medcalc_maintained.calculators import evidence_dose as D
 from medcalc_maintained.calculators import evidence_options as O
+from medcalc_maintained.calculators import evidence_precision as EP
 from medcalc_maintained.calculators import evidence_quantity as Q
 from medcalc_maintained.calculators import evidence_readings as R
 from medcalc_maintained.calculators import lexicon as L
@@ -153,11 +160,11 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
     for s, e in spans:
         term = text[s:e]
         clause = text[slice(*T.clause(text, s))].strip()[:200]
-        if T.negated(text, s, e):
+        if T.negated(text, s, e) or EP.negation_after(text, s, e):
             failure = failure or _no("negated", f"{term!r} is negated in {clause!r}")
-        elif T.planned(text, s, e):
+        elif T.planned(text, s, e) or EP.screened_for(text, s):
             failure = failure or _no("planned-or-suspected", f"{term!r} is planned or suspected in {clause!r}")
-        elif not family_input and T.family(text, s, e):
+        elif not family_input and (T.family(text, s, e) or EP.other_person(text, s, e)):
             failure = failure or _no("family-history", f"{term!r} is a relative's in {clause!r}")
         elif (effect := T.TREATMENT_EFFECT.search(text, e, T.clause(text, s)[1])) is not None:
             failure = failure or _no("treatment-effect", f"{term!r} is {effect.group(0)!r} in {clause!r}")

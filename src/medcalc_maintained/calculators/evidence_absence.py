@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from medcalc_maintained.calculators import evidence_precision as EP
 from medcalc_maintained.calculators import evidence_quantity as Q
 from medcalc_maintained.calculators import evidence_readings as R
 from medcalc_maintained.calculators import lexicon as L
@@ -165,7 +166,9 @@ def absent_quoted(spec: InputSpec, entry: L.Entry, text: str, qs: int, qe: int, 
         return _ok(f"{quote!r} negates {text[wider[0][0]:wider[0][1]]!r}, which includes {spec.name}")
     if not spans:
         return _no("not-named", f"{quote!r} names no term of {spec.name}")
-    negated = [(s, c) for s, c in ((s, T.negation_cue(text, s, e)) for s, e in spans) if c]
+    negated = [(s, c) for s, c in ((s, T.negation_cue(text, s, e) or EP.negation_after(text, s, e)) for s, e in spans) if c]
+    if (kept := next((k for k in (EP.unexcluded(text, s, e) for s, e in spans) if k), None)) is not None:
+        return _no("planned-or-suspected", f"{quote!r} keeps {spec.name} open ({kept!r}): neither present nor absent")
     cues = [c for _, c in negated]
     if cues and history and all(T.TEST_NEGATION.search(c) or T.TEST_CONTEXT.search(text, T.clause(text, s)[0], s)
                                 for s, c in negated):

@@ -9,6 +9,7 @@ import re
 from typing import Any, Mapping
 
 from medcalc_maintained.calculators import evidence_owner as OW
+from medcalc_maintained.calculators import evidence_precision as EP
 from medcalc_maintained.calculators import evidence_units as EU
 from medcalc_maintained.calculators import lexicon as L
 from medcalc_maintained.calculators import note_attribution as NA
@@ -129,7 +130,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     elif urea_mass:
         return no("wrong-quantity", f"{printed} {shown} converts to {spec.name} {value} only as a urea, and the quote names "
                                     "it otherwise")
-    if spec.name.lower() == "age" and (T.family(quote, s) or _relative_after_age(quote, e)):
+    if spec.name.lower() == "age" and (T.family(quote, s) or EP.other_person(quote, s) or _relative_after_age(quote, e)):
         return no("family-history", f"{printed} is a relative's age in {quote[slice(*T.clause(quote, s))].strip()[:160]!r}")
     lead = quote[max(T.clause(quote, s)[0], s - 40):s]
     if spec.name.lower() == "age" and age_of_patient and T.AGE_AT.search(lead) \
@@ -147,6 +148,8 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
     other = _another_reading(spec, quote, s, e, printed, lead)
     if other is not None:
         return other
+    if (why := EP.other_quantity(spec.kind, quote, s, e, at)) is not None:
+        return no("wrong-quantity", why)
     load = next((m for m in T.LOAD_CUE.finditer(quote, *T.clause(quote, s)) if not _leads_a_later_glucose(quote, m, e)),
                 None) if "glucose" in spec.name.lower() else None
     if load is not None:
@@ -305,7 +308,8 @@ def _time_cue(quote: str, s: int, e: int, at: int) -> re.Match[str] | None:
     return first(m for m in T.TIME_CUE.finditer(quote, lo, hi) if not (m.start() > e and T.COMPARED.search(quote, e, m.start()))) \
         or first(T.STRONG_TIME_CUE.finditer(quote, sa, sb)) or first(T.LATER_CUE.finditer(quote, sa, sb)) or initially \
         or first(c for c in (T.context_cue(quote, sa, s),) if c is not None) or T.transfer_cue(quote, s) \
-        or first(m for m in T.DATE.finditer(quote, lo, hi) if not (m.start() <= s < m.end()))
+        or first(m for m in T.DATE.finditer(quote, lo, hi) if not (m.start() <= s < m.end())) \
+        or first(EP.OTHER_ENCOUNTER.finditer(quote, sa, sb))
 
 
 def _of_another_item(quote: str, m: re.Match[str], s: int, e: int, at: int, sa: int, sb: int) -> bool:
