@@ -70,9 +70,9 @@ def share_text(full: pd.DataFrame, version: str) -> str:
                      [[s, counts.get(s, 0)] for s in (*DERIVED, *UNDERIVED) if counts.get(s) or s != DISPUTED], ["l", "r"])
     pct = f"{100 * derived / total:.1f}%" if total else "n/a"
     if rules(version).evidence_rows and EVIDENCE_STATUS in full.columns:
-        docs = [(_doc(r.get(DOC)), str(r.get(STATUS))) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
-        recorded = [s for d, s in docs if d.get("inputs")]
-        accepted = sum(1 for s in recorded if s in DERIVED)
+        docs = [_doc(r.get(DOC)) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
+        recorded = [d["inputs"] for d in docs if d.get("inputs")]
+        accepted = sum(1 for inputs in recorded if all(_accepted(i) for i in inputs))
         return (f"{len(recorded)} of the {total} verified labels derive from inputs a ledger record recorded; for "
                 f"{accepted} of them ({_pct(accepted, len(recorded))}) the evidence verifier accepts every recorded "
                 "input. The other labels derive from upstream's entities; what the note says of those is `Evidence "
@@ -86,6 +86,12 @@ def share_text(full: pd.DataFrame, version: str) -> str:
     return (f"{derived} of {total} verified labels ({pct}) derive as recorded. In this release a recorded input's quote "
             "was only checked to be the note's text, not to state the input (the evidence verifier applies from "
             "release 2.2.0 on).\n\n" + table)
+
+
+def _accepted(inp: Any) -> bool:
+    """Whether a recorded input of a ``Derivation`` document carries the verifier's acceptance."""
+    verdict = inp.get("verdict") if isinstance(inp, dict) else None
+    return isinstance(verdict, dict) and verdict.get("supports") is True
 
 
 def _pct(n: int, d: int) -> str:
