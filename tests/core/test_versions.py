@@ -6,6 +6,7 @@ import ast
 
 import pytest
 
+from medcalc_maintained.core import versions
 from medcalc_maintained.core.versions import FIRST, UNRELEASED, ReleaseRules, rules
 from tests.support.paths import ROOT
 
@@ -31,7 +32,9 @@ def test_unreleased_is_the_next_release_and_a_non_version_has_no_rule():
 def test_no_module_but_core_versions_reads_when_a_behaviour_started():
     """The constants naming the release that introduced a behaviour are read only by core/versions.py;
     every other module asks ``rules(version)`` (or ``Release.rules``)."""
-    names = {"DERIVATIONS_FROM", "EVIDENCE_FROM", "MINI_INTERLEAVED_FROM", "DISPUTED_FROM", "EVIDENCE_ROWS_FROM"}
+    names = {name for name in vars(versions) if name.endswith("_FROM")}  # every such constant, present and future
+    assert {"DERIVATIONS_FROM", "EVIDENCE_FROM", "MINI_INTERLEAVED_FROM", "DISPUTED_FROM", "EVIDENCE_ROWS_FROM",
+            "CARD_LEAD_FROM"} <= names
     offenders = []
     for path in sorted(SRC.rglob("*.py")):
         if path == SRC / "core" / "versions.py":

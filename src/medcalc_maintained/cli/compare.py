@@ -261,7 +261,8 @@ def predictions_command(
 
 @compare_app.command("example")
 def example_command() -> None:
-    """The `evaluate-example` stage: `compare predictions`, then `evaluate` of them under 1.0.0 and 2.0.0."""
+    """The `evaluate-example` stage: `compare predictions`, then `evaluate` of them under the releases
+    `compare.evaluate.against` names (params.yaml: 1.0.0 and the latest release)."""
     from medcalc_maintained.stages import evaluate_example as stage
 
     try:

@@ -371,6 +371,7 @@ def card_context(t: Tables, plan: Releases) -> dict[str, str]:
         "rows": f"{len(full):,}",
         "default_rows": f"{sum(len(t.tables['default'][s]) for s in splits):,}",
         "unverified_rows": f"{unverified:,}",
+        "disputed_rows": f"{int((full['Label Status'] == 'disputed').sum()):,}",
         "default_rule": default_rule,
         "splits": ", ".join(f"`{s}`" for s in splits),
         "configs_table": md_table(["config", "rows", "columns"], configs_rows),
