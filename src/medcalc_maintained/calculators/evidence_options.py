@@ -181,4 +181,6 @@ PROCEDURE = re.compile(r"\b(?:\w+(?:ectomy|ectomies|otomy|otomies|ostomy|plasty|
 def silence_option(calculator_id: int, spec: InputSpec, value: Any) -> bool:
     """Whether ``value`` of the choice ``spec`` is the option the definition takes when the note leaves it unstated."""
     options = SILENCE_OPTIONS.get((int(calculator_id), spec.name.strip().lower()))
-    return bool(options) and isinstance(value, str) and value.strip().lower() in options
+    if not options:
+        return False
+    return isinstance(value, str) and value.strip().lower() in options

@@ -165,7 +165,7 @@ def _one_number(spec: InputSpec, keys: set[str], inp: Mapping[str, Any], quote: 
             term += " of a list of urine results"  # a name re-read as the urine's (evidence_owner.number_owner)
         return no("wrong-quantity", f"{printed} is the {term} of {quote[slice(*T.sentence(quote, s))].strip()[:160]!r}, "
                                      f"not {spec.name}")
-    if at < s and (rank := T.PERCENTILE_BETWEEN.search(quote, at, s)) is not None:
+    if at is not None and at < s and (rank := T.PERCENTILE_BETWEEN.search(quote, at, s)) is not None:
         return no("wrong-quantity", f"{printed} is a {rank.group(0)!r} of {spec.name}, not its value")
     if at is None or not (qs <= at < qe):
         return no("bare-number", f"{printed} is the {spec.name} of the note, but the quote "
