@@ -264,7 +264,7 @@ def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: st
     row's label is ``N/A`` (the inputs its derivation uses: the module docstring)."""
     reader, asked = Note(note), (Note(question) if question and question.strip() else None)
     by_name = {str(i.get("name") or "").strip().lower(): i for i in recorded if isinstance(i, Mapping)}
-    upstream_used = not abstains or (not by_name and compute(int(calculator_id), dict(entities or {})).value is None)
+    upstream_used = uses_upstream(calculator_id, entities, bool(by_name), abstains)
     out = []
     for spec in declared_inputs(int(calculator_id)):
         rec = next((by_name[n] for n in (spec.name.lower(), *(a.lower() for a in spec.aliases)) if n in by_name), None)
@@ -286,6 +286,12 @@ def certify_row(calculator_id: int, entities: Mapping[str, Any] | None, note: st
             continue  # the derivation does not use it (another name of it is in the entities, or it decides nothing)
         out.append(item if upstream_used else replace(item, used=False))
     return out
+
+
+def uses_upstream(calculator_id: int, entities: Mapping[str, Any] | None, records_inputs: bool, abstains: bool) -> bool:
+    """Whether a row's derivation uses upstream's entities: always for a number; for an ``N/A``, only where its record
+    records no input and the definition gives no value from the entities (the module docstring)."""
+    return not abstains or (not records_inputs and compute(int(calculator_id), dict(entities or {})).value is None)
 
 
 def _changes(calculator_id: int, entities: Mapping[str, Any], spec: InputSpec, item: InputEvidence) -> bool:
@@ -313,4 +319,4 @@ def row_verdict(items: Iterable[InputEvidence | Mapping[str, Any]]) -> str:
 
 
 __all__ = ["READABLE", "VERDICTS", "InputEvidence", "Note", "entity_of", "certify_input", "certify_row", "derived_from_evidence",
-           "row_verdict"]
+           "row_verdict", "uses_upstream"]

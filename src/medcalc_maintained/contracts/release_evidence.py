@@ -123,11 +123,11 @@ def _use_problem(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]], r
     """Whether each input says rightly if the label's derivation uses it (calculators/certify.py): every input of a
     number; of an N/A, the recorded ones where the record records any, else upstream's where the definition gives
     no value from them, else none."""
-    from medcalc_maintained.calculators import compute
+    from medcalc_maintained.calculators.certify import uses_upstream
     from medcalc_maintained.core.answers import parse_answer
 
     abstains = parse_answer(r.get("Ground Truth Answer"), str(r.get("Output Type") or "decimal")).kind == "abstain"
-    upstream_used = not abstains or (not records and compute(cid, dict(entities)).value is None)
+    upstream_used = uses_upstream(cid, entities, records, abstains)
     for i in inputs:
         want = i.get("source") == "recorded" or upstream_used
         if bool(i.get("used", True)) != want:
