@@ -127,8 +127,11 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def load_rows() -> pd.DataFrame:
+def load_rows(every_row: bool = False) -> pd.DataFrame:
     df = pd.read_csv(upstream("medcalc-bench/v1.0/test_data.csv"), dtype=str, keep_default_na=False)
+    if every_row:
+        df["uid"] = df["Row Number"].astype(int)
+        return df
     verified = pd.read_csv(upstream("validate-medcalc-labels/medcalc_v1_corrected.csv"), dtype=str, keep_default_na=False)
     uids = {int(u) for u in verified["Unique ID"]}
     df["uid"] = df["Row Number"].astype(int)
@@ -272,6 +275,33 @@ def hard_negatives(rows: pd.DataFrame, rng: random.Random) -> list[dict[str, Any
     return out
 
 
+def used_rows() -> set[int]:
+    """The rows of every part of gold set v2 drawn so far."""
+    gold = ROOT / "tests" / "data" / "evidence_gold_v2"
+    return {int(u) for f in sorted(gold.glob("*.csv")) for u in pd.read_csv(f, dtype=str)["uid"]}
+
+
+def fresh_sealed(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng: random.Random
+                 ) -> list[dict[str, Any]]:
+    """A second sealed part, drawn after the first had been scored five times: every test row outside every
+    part so far (the verified rows the extensions left and the rows no audit verified, whose upstream
+    extraction is the least trusted), drawn as the first draw was (random pairs with the quote the
+    independent search proposes, every recorded input, mined hard negatives), and nothing else."""
+    rest = rows[~rows["uid"].isin(used_rows())].reset_index(drop=True)
+    pairs = random_pairs(rest, recorded, rng)
+    drawn = {(p["uid"], p["input"]) for p in pairs}
+    pairs += recorded_stratum(rest, recorded, drawn)
+    pairs += hard_negatives(rest, rng)
+    seen = set()
+    unique = []
+    for p in pairs:
+        key = (p["uid"], p["input"], p["value"], p["unit"], p["start"], p["end"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
 def extension(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng: random.Random, n: int
               ) -> list[dict[str, Any]]:
     """More development pairs, for tuning only: rows outside gold set v2, every pair the verifier accepts as
@@ -306,19 +336,24 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=45)
     ap.add_argument("--extend", type=int, default=0, metavar="N",
                     help="draw N development pairs from rows outside gold set v2 instead (for tuning; see extension())")
+    ap.add_argument("--fresh-sealed", action="store_true",
+                    help="draw a second sealed part from every test row outside gold set v2 instead (see fresh_sealed())")
     ap.add_argument("--first-id", type=int, default=10001, help="the pair_id of the first extension pair")
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    rows = load_rows()
-    if args.extend:
-        pairs = extension(rows, recorded_inputs(ROOT), rng, args.extend)
+    rows = load_rows(every_row=args.fresh_sealed)
+    if args.extend or args.fresh_sealed:
+        if args.fresh_sealed:
+            pairs = fresh_sealed(rows, recorded_inputs(ROOT), rng)
+        else:
+            pairs = extension(rows, recorded_inputs(ROOT), rng, args.extend)
         args.out.mkdir(parents=True, exist_ok=True)
         with open(args.out / "candidates.csv", "w", encoding="utf-8", newline="") as fh:
             w = csv.DictWriter(fh, COLUMNS)
             w.writeheader()
             for n, p in enumerate(pairs, args.first_id):
                 w.writerow({"pair_id": n, **{k: p.get(k, "") for k in COLUMNS if k != "pair_id"}})
-        print(f"{len(pairs)} extension pairs over {len({p['uid'] for p in pairs})} rows")
+        print(f"{len(pairs)} pairs over {len({p['uid'] for p in pairs})} rows")
         print(pd.DataFrame(pairs).groupby("pattern").size().to_string())
         return
     recorded = recorded_inputs(ROOT)
