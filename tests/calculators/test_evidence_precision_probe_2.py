@@ -454,7 +454,18 @@ MORE = [
  c("control", 48, "She has hemoptysis - no fever.", HEMO, True, ok=True),
 ]
 
-CASES = SYNONYM + PERSON + NEGATION + RANDOM + MORE
+# a contraction printed with a typographic apostrophe (U+2019) negates as the straight one does
+APOSTROPHE = [
+    c("negation", 29, "He doesn\u2019t have a history of any liver disease.", "Liver disease history", True),
+    c("negation", 29, "He doesn't have a history of any liver disease.", "Liver disease history", True),
+    c("negation", 4, "She didn\u2019t have diabetes.", DM, True),
+    c("negation", 4, "She hasn\u2019t been diagnosed with hypertension.", HTN, True),
+    c("negation", 29, "He doesn\u2019t have a history of any liver disease.", "Liver disease history", False, ok=True),
+    c("control", 29, "He has a history of liver disease (hepatitis C).", "Liver disease history", True, ok=True),
+    c("control", 4, "She doesn\u2019t smoke. She has diabetes.", DM, True, ok=True, quote="She has diabetes"),
+]
+
+CASES = SYNONYM + PERSON + NEGATION + RANDOM + MORE + APOSTROPHE
 
 
 # Known recall misses left alone (not widened here): a relative who only reports the patient's finding ("His wife reports

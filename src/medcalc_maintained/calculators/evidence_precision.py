@@ -80,7 +80,7 @@ def negation_after(text: str, s: int, e: int) -> str | None:
 
 # a negation that is itself negated: "could not be ruled out", "cannot exclude", "not excluded"
 UNEXCLUDED = re.compile(
-    r"\b(?:cannot|can't|can not|could not|couldn't|did not|didn't|does not|doesn't|was not|were not|is not|are not|has not|"
+    r"\b(?:cannot|can['’]t|can not|could not|couldn['’]t|did not|didn['’]t|does not|doesn['’]t|was not|were not|is not|are not|has not|"
     r"have not|had not|not|unable to|impossible to|difficult to)\s+(?:be\s+|been\s+|have been\s+)?(?:\w+ly\s+)?"
     r"(?:ruled? out|ruling out|excluded?|excluding|disproved?|refuted?)\b", re.I)
 

@@ -152,6 +152,7 @@ def lexicon_entry(name: str) -> Entry | None:
 
 def _term_pattern(term: str) -> str:
     esc = re.sub(r"(?:\\ |\\-)+", lambda m: r"[\s\-]+", re.escape(term))  # "high-density lipoprotein" = "high density\nlipoprotein"
+    esc = esc.replace("'", "['’]")  # "doesn't drink" as notes print it, with a typographic apostrophe too
     exact = len(term) <= 4 and any(c.isupper() for c in term)  # HR, Cr, Na, Mg: abbreviations keep their case
     body = esc if exact else "(?i:" + esc + ")"
     return r"(?<![\w])" + body + r"(?![\w])"

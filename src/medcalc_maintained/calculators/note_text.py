@@ -93,7 +93,7 @@ WINDOW = re.compile(r"last month|within|recent|past 24 hours|previous 4 weeks|â‰
                      re.I)
 NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|denie[sd]|deny|denying|without|negative for|free of|free from|absence of|"
                               r"void of|escaped|pointing away from|"
-                              r"(?:do|does|did|has|have|had|could|would|can)(?:n't| not)|cannot|none of|nor|"
+                              r"(?:do|does|did|has|have|had|could|would|can)(?:n['â€™]t| not)|cannot|none of|nor|"
                               r"absent|ruled out|rules out|ruling out|unremarkable for|did not have|does not have|"
                               r"had no|has no|nor|neither|lack of|lack(?:s|ed|ing)|excluded|excludes|"
                               r"fail(?:s|ed)? to (?:reveal|show|demonstrate|detect|identify|disclose|find|depict|visuali[sz]e)|exclud(?:ing|es|ed) (?:any|the (?:presence|diagnosis|possibility) of)|"

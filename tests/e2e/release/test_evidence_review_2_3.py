@@ -1,8 +1,8 @@
-"""The evidence review of 2.2.0 (data/corrections/2026-12-evidence-review.yaml, unreleased): the
-labels a reading of the note showed wrong are corrected with evidence the verifier certifies, and no
-contradicted `unexplained` label of 2.2.0's `default` stays there: each is re-derived or leaves
-`default` as `disputed`, kept in `full` with both values and the reason. Built as the next release
-(every record applied, as `release build --draft` does) from the committed ledger."""
+"""Release 2.3.0's evidence review (data/corrections/2026-12-evidence-*.yaml): the labels a reading of the
+note showed wrong are corrected with evidence the verifier certifies, no contradicted `unexplained` label of
+2.2.0's `default` stays there, and no label of `default` that a quoted reading the verifier certifies contradicts
+stays undecided: each is re-derived or leaves `default` as `disputed`, kept in `full` with both values and the
+reason. Built from the committed ledger as `dvc repro` builds release 2.3.0."""
 
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ CONTRADICTED_UNEXPLAINED_IN_2_2 = (200, 221, 428, 435, 748, 914, 919, 925)
 @pytest.fixture(scope="module")
 def tables(repro_project):
     from medcalc_maintained.project import Project
-    from medcalc_maintained.release.plan import Release
+    from medcalc_maintained.release.plan import load_releases
     from medcalc_maintained.release.table_builder import build_tables
 
     project = Project.load(repro_project)
-    draft = Release("2.3.0", "2026-12-02", "minor", "the next release", "verified", None)
-    return build_tables(project, draft, include_unreleased=True)
+    (release,) = [r for r in load_releases(repro_project / "releases.yaml").releases if r.version == "2.3.0"]
+    return build_tables(project, release)
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +90,33 @@ def _records(name: str) -> list[dict]:
     return yaml.safe_load((ROOT / "data" / "corrections" / name).read_text(encoding="utf-8"))["corrections"]
 
 
+# the cut: the rows of 2.3.0's `default` whose contradicted inputs change the label (docs/readings/2026-12-evidence/,
+# "The contradicted inputs of 2.3.0's default"), as two blind readings and a third decided them
+CUT_CORRECTED = {49: "5", 135: "0", 483: "0.454", 755: "0.8"}
+CUT_DISPUTED = {48: ("4", "3"), 792: ("10.5", "17.1"), 347: ("3", "4"), 540: ("1", "2"), 576: ("1", "2")}
+# contradicted only by the silence convention (the readers quote the criterion), or by a reading that leaves the
+# label inside its limits, or decided by a review record: they stay in `default`
+CUT_KEPT = {221, 222, 226, 229, 232, 234, 353, 428, 438, 457, 747, 751, 833, 856, 899, 905, 988, 991}
+
+
+def test_no_label_of_default_that_a_quoted_reading_changes_stays_undecided(tables, full):
+    default = tables.combined("default").set_index("uid")
+    for uid, label in CUT_CORRECTED.items():
+        assert full.at[uid, "Ground Truth Answer"] == label and full.at[uid, "Label Status"] == "corrected", uid
+        assert full.at[uid, "Evidence Status"] == "certified" and uid in default.index, uid
+        doc = json.loads(full.at[uid, "Derivation"])
+        assert doc["status"] == "inputs-recorded" and all(i["verdict"]["supports"] for i in doc["inputs"]), uid
+    for uid, (label, reading) in CUT_DISPUTED.items():
+        doc = json.loads(full.at[uid, "Derivation"])
+        assert full.at[uid, "Ground Truth Answer"] == label and uid not in default.index, uid
+        assert doc["disputed"]["value"] == reading, uid
+    in_default = full[full.index.isin(default.index)]
+    assert set(in_default.index[in_default["Evidence Status"] == "contradicted"]) == CUT_KEPT
+    # 833: "He doesn’t have a history of any liver disease" is a denial (a typographic apostrophe)
+    liver = [i for i in json.loads(full.at[833, "Evidence"])["inputs"] if i["name"].startswith("Liver disease")]
+    assert liver and all(i["verdict"] == "supports" for i in liver)
+
+
 def test_every_row_the_reading_recorded_is_derived_from_evidence(full):
     """data/corrections/2026-12-evidence-reading.yaml: two blind readings, certified by the verifier, re-evidence or
     (with a third reading's agreement) correct a label; each such row ships every input certified."""
@@ -151,13 +178,10 @@ def test_the_recorded_verdicts_reverify_and_the_card_states_the_shares(full):
 def test_the_card_of_2_3_leads_with_what_a_visitor_needs_and_keeps_the_long_tables_last(repro_project, tables):
     """From 2.3.0 (core/versions.CARD_LEAD_FROM) the card opens with the score shift and evidence shares, then
     what the dataset is, how to evaluate and what changed; the column reference comes last, linked from the top."""
-    from dataclasses import replace
-
     from medcalc_maintained.release.card import render_card
     from medcalc_maintained.release.plan import load_releases
 
     plan = load_releases(repro_project / "releases.yaml")
-    plan = replace(plan, releases=[*plan.releases, tables.release])
     template = repro_project / "dataset_card.md"
     card = render_card(template.read_text(encoding="utf-8"), template, tables, plan)
     body = card.split("\n---\n", 1)[1]
