@@ -4,6 +4,8 @@ from ``<mirrors>/datasets/<org>/<name>`` (``mirrors`` defaults to ``<workdir>/mi
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -12,6 +14,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Iterator
+
+import pandas as pd
 
 
 def free_port() -> int:
@@ -67,3 +71,28 @@ def olah(workdir: Path, repo_id: str, ready_revision: str, timeout_s: float = 60
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+LOAD = """
+import json, sys
+import datasets
+out = {}
+for config, rev in json.loads(sys.argv[1]):
+    ds = datasets.load_dataset("org/medcalc-maintained", config, revision=rev, split="test")
+    out[f"{config}@{rev}"] = ds.to_pandas().to_dict("list")
+print(json.dumps(out))
+"""
+
+
+def load_through_hub(url: str, home: Path, requests: list[tuple[str, str]]) -> dict[str, pd.DataFrame]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+    env.update(HF_ENDPOINT=url, HF_HOME=str(home), HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
+               HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1")
+    proc = subprocess.run([sys.executable, "-c", LOAD, json.dumps(requests)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return {k: pd.DataFrame(v) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}

@@ -14,7 +14,9 @@ One row per verified row of ``full``:
                              question states: ``quote_in``)
 ``verdicts_reverify``        the evidence verifier (``calculators/evidence.py``), run again, accepts every
                              ``supports`` (its quote, or the note's silence by convention) and the note's
-                             other value of every ``contradicts``
+                             other value of every ``contradicts``; for a published release, the row's cell is
+                             the one it published (``data/released/published.json``), which a later verifier
+                             does not re-read
 
 ``evidence_problem`` says what failed (input, quote, rule).
 """
@@ -27,6 +29,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from medcalc_maintained.core.rows import entities_or_empty, row_dicts
+from medcalc_maintained.ledger.published import evidence_key
 
 COLUMNS = ["split", "uid", "evidence_recorded", "status_follows_verdicts", "inputs_complete", "quotes_are_note",
            "verdicts_reverify", "evidence_problem"]
@@ -136,7 +139,7 @@ def _use_problem(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]], r
     return None
 
 
-def _row(r: Mapping[str, Any]) -> dict[str, Any]:
+def _row(r: Mapping[str, Any], frozen: Mapping[str, str] | None = None) -> dict[str, Any]:
     from medcalc_maintained.calculators.certify import row_verdict
 
     out = {"split": str(r["split"]), "uid": int(r["uid"]), "evidence_recorded": False, "status_follows_verdicts": False,
@@ -159,20 +162,25 @@ def _row(r: Mapping[str, Any]) -> dict[str, Any]:
         i["quote"].get("start") or 0:i["quote"].get("end") or 0] != i["quote"].get("text")]
     out["quotes_are_note"] = not bad_quotes
     problems += [f"quote of {n} is not the note's text at its offsets" for n in bad_quotes]
-    failed = [p for p in (_reverify(cid, i, note, question) for i in inputs) if p]
+    published = (frozen or {}).get(evidence_key(r["split"], r["uid"]))
+    if published is not None:
+        failed = [] if published == _text(r.get("Evidence")) else ["`Evidence` differs from the cell the release published"]
+    else:
+        failed = [p for p in (_reverify(cid, i, note, question) for i in inputs) if p]
     out["verdicts_reverify"] = not failed
     problems += failed
     out["evidence_problem"] = "; ".join(problems) or None
     return out
 
 
-def evidence_view(full: pd.DataFrame, version: Any) -> pd.DataFrame:
-    """The ``evidence`` view of a release's ``full`` config (empty before ``EVIDENCE_ROWS_FROM``)."""
+def evidence_view(full: pd.DataFrame, version: Any, frozen: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The ``evidence`` view of a release's ``full`` config (empty before ``EVIDENCE_ROWS_FROM``); ``frozen``:
+    the ``Evidence`` cells the release published (``ledger/published.py: frozen_evidence``), if it was."""
     from medcalc_maintained.core.versions import rules
 
     if full.empty or not rules(version).evidence_rows:
         return pd.DataFrame(columns=COLUMNS)
-    rows = [_row(r) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
+    rows = [_row(r, frozen) for r in row_dicts(full) if str(r.get("Label Status")) != "unverified"]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

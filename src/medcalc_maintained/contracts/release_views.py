@@ -258,9 +258,11 @@ def default_instances(data: ReleaseData) -> pd.DataFrame:
     return left.merge(right, on="_k", how="left").drop(columns="_k")
 
 
-def release_views(root: Path, frozen: Mapping[str, Any] | None = None) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
+def release_views(root: Path, frozen: Mapping[str, Any] | None = None, evidence: Mapping[str, Any] | None = None
+                  ) -> tuple[ReleaseData, dict[str, pd.DataFrame]]:
     """The release-only views (everything but the instance suites' views) of release ``root``; ``frozen``: per
-    published release, the input verdicts it published (``ledger/published.py: frozen_verdicts``)."""
+    published release, the input verdicts it published (``ledger/published.py: frozen_verdicts``); ``evidence``:
+    the ``Evidence`` cells it published (``frozen_evidence``)."""
     data = read_release(root)
     views = {
         "files": files_view(root, data.manifest),
@@ -269,12 +271,13 @@ def release_views(root: Path, frozen: Mapping[str, Any] | None = None) -> tuple[
         "card": card_view(root, data.manifest),
         "default_rows": default_rows_view(data),
         severity_views.VIEW: severity_views.severity_view(data.config("full"), data.config("corrections")),
-        **content_views(data, frozen),
+        **content_views(data, frozen, evidence),
     }
     return data, views
 
 
-def content_views(data: ReleaseData, frozen: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:
+def content_views(data: ReleaseData, frozen: Mapping[str, Any] | None = None, evidence: Mapping[str, Any] | None = None
+                  ) -> dict[str, pd.DataFrame]:
     """The views of :mod:`medcalc_maintained.contracts.release_content`: column types, the mini
     rule, the explanations, the card's features and croissant.json."""
     per_calc = data.manifest.get("mini_per_calculator")
@@ -285,7 +288,8 @@ def content_views(data: ReleaseData, frozen: Mapping[str, Any] | None = None) ->
         "explanations": rc.explanations_view(data.config("full"), data.config("original")),
         "derivations": rc.derivations_view(data.config("full"), data.manifest.get("version"),
                                            (frozen or {}).get(str(data.manifest.get("version")))),
-        "evidence": release_evidence.evidence_view(data.config("full"), data.manifest.get("version")),
+        "evidence": release_evidence.evidence_view(data.config("full"), data.manifest.get("version"),
+                                                   (evidence or {}).get(str(data.manifest.get("version")))),
         "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
         "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),

@@ -25,7 +25,7 @@ from medcalc_maintained import ledger
 from medcalc_maintained.contracts import release_pipeline, release_views
 from medcalc_maintained.contracts import views as contracts
 from medcalc_maintained.core.errors import DataError
-from medcalc_maintained.ledger.published import frozen_verdicts
+from medcalc_maintained.ledger.published import frozen_evidence, frozen_verdicts
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import layout
 from medcalc_maintained.release.tables import Tables
@@ -122,7 +122,8 @@ def load_target(target: Path | None, project: Project, expected: Tables | None =
     target (default: stage ``release-tables``'s when current, :mod:`.release_pipeline`)."""
     if target is not None and (Path(target) / layout.MANIFEST).is_file():
         release = Path(target)
-        data, views = release_views.release_views(release, frozen_verdicts(project.published))
+        data, views = release_views.release_views(release, frozen_verdicts(project.published),
+                                                  frozen_evidence(project.published))
         files = views.pop("files")
         # the release's data is turned into an instance view by build_views
         release_only: dict[str, pd.DataFrame | release_views.ReleaseData] = {**views, "instances@default": data}

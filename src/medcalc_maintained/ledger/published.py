@@ -7,12 +7,16 @@ replaced). Its record is ``data/released/published.json`` (param ``release.publi
     {"format": 1,
      "releases": {"2.2.0": {"date": "2026-11-27",
                             "records": {"<record id>": "<sha256 of the record as published>", ...},
-                            "verdicts": {"<input key>": {"supports": ..., "rule": ..., "reason": ...}}}}}
+                            "verdicts": {"<input key>": {"supports": ..., "rule": ..., "reason": ...}},
+                            "evidence": {"test:211": "<the row's Evidence cell as published>", ...}}}}
 
 ``records`` are the ledger records whose ``release`` is that version, each by the fingerprint of
 its ledger data (:func:`fingerprint`); ``verdicts`` the evidence verifier's verdict on every recorded
 input as the release published it (:func:`verdict_key`: calculator, note and input), so that a later
-verifier never changes what an earlier release's ``full`` says (releases from ``EVIDENCE_FROM`` on).
+verifier never changes what an earlier release's ``full`` says (releases from ``EVIDENCE_FROM`` on);
+``evidence`` the ``Evidence`` cell of every verified row as the release published it (:func:`evidence_key`;
+releases from ``EVIDENCE_ROWS_FROM`` on): the verdict and quote of every input, which a later verifier or
+search would read otherwise.
 
 :func:`published_problems` is the rule ``apply``, the release tables and the ledger contract share:
 a record may claim a published release only if that release published it, unchanged, and its
@@ -47,10 +51,19 @@ class Published:
     date: str
     records: Mapping[str, str]
     verdicts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    evidence: Mapping[str, str] = field(default_factory=dict)
 
     def document(self) -> dict[str, Any]:
-        return {"date": self.date, "records": dict(sorted(self.records.items())),
-                "verdicts": dict(sorted(self.verdicts.items()))}
+        doc: dict[str, Any] = {"date": self.date, "records": dict(sorted(self.records.items())),
+                               "verdicts": dict(sorted(self.verdicts.items()))}
+        if self.evidence:  # only releases that publish every row's evidence: earlier entries keep their bytes
+            doc["evidence"] = dict(sorted(self.evidence.items()))
+        return doc
+
+
+def evidence_key(split: Any, uid: Any) -> str:
+    """The key of one row's published ``Evidence`` cell: ``split:uid``."""
+    return f"{split}:{int(uid)}"
 
 
 def fingerprint(data: Mapping[str, Any]) -> str:
@@ -82,12 +95,13 @@ def load_published(path: os.PathLike | str) -> dict[str, Published]:
     for version, entry in doc["releases"].items():
         if not SEMVER.match(str(version)) or not isinstance(entry, dict):
             raise DataError(path, f"release {version!r} is not a version with its entry", field=f"releases.{version}")
-        records, verdicts = entry.get("records"), entry.get("verdicts", {})
+        records, verdicts, evidence = entry.get("records"), entry.get("verdicts", {}), entry.get("evidence", {})
         if not isinstance(records, dict) or not all(isinstance(v, str) for v in records.values()) \
-                or not isinstance(verdicts, dict) or not isinstance(entry.get("date"), str):
-            raise DataError(path, "needs date (text), records (id -> sha256) and verdicts (key -> verdict)",
-                            field=f"releases.{version}")
-        out[str(version)] = Published(str(version), entry["date"], records, verdicts)
+                or not isinstance(verdicts, dict) or not isinstance(entry.get("date"), str) \
+                or not isinstance(evidence, dict) or not all(isinstance(v, str) for v in evidence.values()):
+            raise DataError(path, "needs date (text), records (id -> sha256), verdicts (key -> verdict) and, "
+                                  "optionally, evidence (split:uid -> the Evidence cell)", field=f"releases.{version}")
+        out[str(version)] = Published(str(version), entry["date"], records, verdicts, evidence)
     return out
 
 
@@ -95,6 +109,12 @@ def frozen_verdicts(path: os.PathLike | str) -> dict[str, Mapping[str, Mapping[s
     """Per published release of ``path``, the input verdicts it published: what holds its records'
     inputs (``ledger/apply.py: check_and_apply``), whatever today's verifier says."""
     return {v: p.verdicts for v, p in load_published(path).items()}
+
+
+def frozen_evidence(path: os.PathLike | str) -> dict[str, Mapping[str, str]]:
+    """Per published release of ``path``, the ``Evidence`` cell of every verified row as it published it
+    (empty for releases before ``EVIDENCE_ROWS_FROM``)."""
+    return {v: p.evidence for v, p in load_published(path).items()}
 
 
 def write_published(path: os.PathLike | str, history: Mapping[str, Published]) -> Path:
@@ -155,5 +175,5 @@ def release_row_problems(rows: Iterable[Mapping[str, Any]], published: Mapping[s
     return out
 
 
-__all__ = ["FORMAT", "Published", "fingerprint", "load_published", "published_problems", "release_row_problems",
-           "verdict_key", "write_published"]
+__all__ = ["FORMAT", "Published", "evidence_key", "fingerprint", "frozen_evidence", "load_published", "published_problems",
+           "release_row_problems", "verdict_key", "write_published"]

@@ -3,8 +3,8 @@
 After ``release publish``, the maintainer freezes the release from what was published (the built
 release directory, a checkout of its tag, or a ``release-tables`` directory ``<version>/``): the
 ledger records its ``corrections`` config lists as of that version, each by the fingerprint of the
-ledger record that made it, and the evidence verifier's verdict on every recorded input its
-``full`` config published. The entry goes into ``release.published``
+ledger record that made it, the evidence verifier's verdict on every recorded input its
+``full`` config published and, from ``EVIDENCE_ROWS_FROM`` on, every verified row's ``Evidence`` cell. The entry goes into ``release.published``
 (:mod:`medcalc_maintained.ledger.published`); an entry once written is never changed.
 """
 
@@ -21,7 +21,14 @@ from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import rules
 from medcalc_maintained.ledger.derivation import parse_document
-from medcalc_maintained.ledger.published import Published, fingerprint, load_published, verdict_key, write_published
+from medcalc_maintained.ledger.published import (
+    Published,
+    evidence_key,
+    fingerprint,
+    load_published,
+    verdict_key,
+    write_published,
+)
 from medcalc_maintained.project import Project
 from medcalc_maintained.release.layout import MANIFEST
 from medcalc_maintained.release.plan import load_releases
@@ -77,6 +84,14 @@ def _verdicts(full: pd.DataFrame) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _evidence(full: pd.DataFrame) -> dict[str, str]:
+    """Every verified row's ``Evidence`` cell of the published ``full`` config, by :func:`evidence_key`."""
+    if "Evidence" not in full.columns:
+        return {}
+    return {evidence_key(row["split"], row["uid"]): str(row["Evidence"]) for row in row_dicts(full)
+            if isinstance(row.get("Evidence"), str) and row["Evidence"]}
+
+
 def freeze(project: Project, version: str, src: Path) -> tuple[Published, bool]:
     """Freeze release ``version`` from its published files in ``src`` into ``release.published``;
     returns the entry and whether it was new (an identical entry already there is left as it is;
@@ -88,8 +103,10 @@ def freeze(project: Project, version: str, src: Path) -> tuple[Published, bool]:
         if man.get("version") != version or man.get("draft"):
             raise DataError(src / MANIFEST, f"is {'a draft of ' if man.get('draft') else 'release '}"
                                             f"{man.get('version')}, not the published release {version}")
+    full = _config(src, "full")
     entry = Published(version, str(rel.date), _records(project, _config(src, "corrections"), version, src),
-                      _verdicts(_config(src, "full")) if rules(version).evidence_gate else {})
+                      _verdicts(full) if rules(version).evidence_gate else {},
+                      _evidence(full) if rules(version).evidence_rows else {})
     history = load_published(project.published)
     if version in history:
         if history[version].document() != entry.document():

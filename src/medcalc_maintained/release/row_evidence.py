@@ -11,19 +11,23 @@ unverified rows have neither column.
 
 The documents come from stage ``certify`` (``certify.out``/inputs.parquet) where the release's row
 has the ledger records that stage read (the same ``Correction IDs`` as ``apply``'s maintained labels),
-and are certified anew otherwise, so a release never ships another row's reading.
+and are certified anew otherwise, so a release never ships another row's reading. A published release
+ships the cells it published (``frozen``: ``data/released/published.json``), whatever a later verifier
+or search reads.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
 from medcalc_maintained.calculators.certify import row_verdict
 from medcalc_maintained.core.labels import UNVERIFIED
 from medcalc_maintained.ledger.evidence_rows import certify_items, documents, row_document, row_items
+from medcalc_maintained.ledger.published import evidence_key
 from medcalc_maintained.project import Project
 
 EVIDENCE_STATUS, EVIDENCE = "Evidence Status", "Evidence"
@@ -42,23 +46,29 @@ def _stage_documents(project: Project) -> tuple[dict[tuple[str, int], list[dict[
     return documents(pd.read_parquet(table)), ids
 
 
-def columns(project: Project, maintained: pd.DataFrame, instances: pd.DataFrame, records: Iterable[Any]
-            ) -> tuple[list[str | None], list[str | None]]:
-    """``Evidence Status`` and ``Evidence`` of every row of a release's maintained frame, in its order."""
-    stage, stage_ids = _stage_documents(project)
+def columns(project: Project, maintained: pd.DataFrame, instances: pd.DataFrame, records: Iterable[Any],
+            frozen: Mapping[str, str] | None = None) -> tuple[list[str | None], list[str | None]]:
+    """``Evidence Status`` and ``Evidence`` of every row of a release's maintained frame, in its order;
+    ``frozen``: the cells the release published, by ``evidence_key`` (``ledger/published.py``)."""
     rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in maintained.to_dict("records")]
     keys = [(str(r["split"]), int(r["uid"])) for r in rows]
     verified = [str(r["Label Status"]) != UNVERIFIED for r in rows]
+    cells_of = frozen or {}
+    published = {i: cells_of[evidence_key(*k)] for i, (k, v) in enumerate(zip(keys, verified))
+                 if v and evidence_key(*k) in cells_of}
+    stage, stage_ids = _stage_documents(project)
     fresh = [i for i, (k, r, v) in enumerate(zip(keys, rows, verified))
-             if v and not (k in stage and stage_ids.get(k) == str(r.get("Correction IDs") or ""))]
+             if v and i not in published and not (k in stage and stage_ids.get(k) == str(r.get("Correction IDs") or ""))]
     if fresh:
         entities = {(str(s), int(u)): e for s, u, e in zip(instances["split"], instances["uid"], instances["entities"])}
         by_id = {r.id: r.data for r in records if r.valid}
         done = certify_items(row_items([rows[i] for i in fresh], entities, by_id),
                              workers=int(project.param("certify.workers")))
         stage = {**stage, **{keys[i]: d for i, d in zip(fresh, done)}}
-    cells = [row_document(stage[k]) if v else None for k, v in zip(keys, verified)]
-    status = [None if c is None else row_verdict(stage[k]) for k, c in zip(keys, cells)]
+    cells: list[str | None] = [published[i] if i in published else row_document(stage[k]) if v else None
+                               for i, (k, v) in enumerate(zip(keys, verified))]
+    status = [None if c is None else str(json.loads(c)["status"]) if i in published else row_verdict(stage[k])
+              for i, (k, c) in enumerate(zip(keys, cells))]
     return status, cells
 
 

@@ -217,7 +217,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         maintained[proposals.PROPOSED_ANSWER], maintained[proposals.PROPOSAL] = answers, found
     if docs is not None and release.rules.evidence_rows:
         maintained[row_evidence.EVIDENCE_STATUS], maintained[row_evidence.EVIDENCE] = \
-            row_evidence.columns(project, maintained, instances, records)
+            row_evidence.columns(project, maintained, instances, records, published.evidence if published else None)
     upstream = instances.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     splits = sorted(str(s) for s in upstream["split"].unique())
     tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}

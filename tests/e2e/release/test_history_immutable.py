@@ -19,7 +19,7 @@ import yaml
 from tests.support.ledger_support import record
 from tests.support.release_support import cli
 
-VERSIONS = ("1.0.0", "2.0.0", "2.1.0", "2.2.0")
+VERSIONS = ("1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0")
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +119,36 @@ def test_a_published_release_keeps_the_verdicts_it_published(project):
     t = build_tables(p, load_releases(p.releases_file).get("2.2.0"))
     derivations = " ".join(t.combined("full")["Derivation"].dropna())
     assert "as published (frozen)" in derivations
+
+
+def test_a_published_release_keeps_every_rows_evidence_it_published(project):
+    """From 2.3.0 a release publishes every verified row's `Evidence` (each input's verdict and quote): frozen, a
+    rebuild ships those cells whatever stage certify (a later verifier or search) reads now, and the evidence
+    contract holds the release to them instead of re-reading the notes."""
+    from medcalc_maintained.contracts.release_evidence import evidence_view
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release.plan import load_releases
+    from medcalc_maintained.release.table_builder import build_tables
+
+    path = project / "data" / "released" / "published.json"
+    doc = json.loads(path.read_text())
+    cells = doc["releases"]["2.3.0"]["evidence"]
+    assert len(cells) == 887 and not doc["releases"]["2.2.0"].get("evidence")  # every verified row; none before 2.3.0
+    cell = json.loads(cells["test:215"])
+    cell["inputs"][0]["reason"] = "as published (frozen)"
+    cells["test:215"] = json.dumps(cell, sort_keys=True)
+    path.write_text(json.dumps(doc))
+    (project / "data" / "evidence" / "inputs.parquet").unlink()  # stage certify's reading of today is gone
+    p = Project.load(project)
+    full = build_tables(p, load_releases(p.releases_file).get("2.3.0")).combined("full")
+    shipped = {f"test:{u}": c for u, c in zip(full["uid"], full["Evidence"]) if isinstance(c, str)}
+    assert shipped == cells and "as published (frozen)" in shipped["test:215"]
+    assert evidence_view(full, "2.3.0", cells)["verdicts_reverify"].all()
+    other = full.copy()
+    other.loc[other["uid"] == 211, "Evidence"] = cells["test:215"]  # another cell than the one published
+    view = evidence_view(other, "2.3.0", cells).set_index("uid")
+    assert not view.at[211, "verdicts_reverify"]
+    assert "differs from the cell the release published" in view.at[211, "evidence_problem"]
 
 
 def _sha(path: Path) -> str:

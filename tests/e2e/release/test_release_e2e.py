@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 from medcalc_maintained.cli import app
 from medcalc_maintained.core.answers import same_value
 from medcalc_maintained.release.state import derive_bump
-from tests.support.hub_mirror import olah
+from tests.support.hub_mirror import git, load_through_hub, olah
 from tests.support.release_support import RELEASES
 
 runner = CliRunner()
@@ -47,10 +47,6 @@ def snapshot(path: Path) -> dict[str, str]:
         return {}
     return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(path.rglob("*")) if p.is_file()}
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
 @pytest.fixture(scope="module")
@@ -126,27 +122,6 @@ def hub(project, published, tmp_path_factory):
     files in a directory of this module)."""
     with olah(tmp_path_factory.mktemp("olah"), REPO_ID, "v2.0", mirrors=project / "mirrors") as url:
         yield url
-
-
-LOAD = """
-import json, sys
-import datasets
-out = {}
-for config, rev in json.loads(sys.argv[1]):
-    ds = datasets.load_dataset("org/medcalc-maintained", config, revision=rev, split="test")
-    out[f"{config}@{rev}"] = ds.to_pandas().to_dict("list")
-print(json.dumps(out))
-"""
-
-
-def load_through_hub(url: str, home: Path, requests: list[tuple[str, str]]) -> dict[str, pd.DataFrame]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
-    env.update(HF_ENDPOINT=url, HF_HOME=str(home), HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
-               HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1")
-    proc = subprocess.run([sys.executable, "-c", LOAD, json.dumps(requests)], env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return {k: pd.DataFrame(v) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
 
 
 def test_load_dataset_revisions_through_local_hub(hub, published, tmp_path, v1_test_csv, campaign_dir):
@@ -263,12 +238,22 @@ def pa_concat(a, b):
 def test_patch_release_gets_no_short_tag(project, builds, published, tmp_path, v1_test_csv, campaign_dir):
     """A card-only change after 2.2.0 is derived as a patch; publishing 2.2.1 creates v2.2.1 and
     leaves v2.2 on the first release of the 2.2 line. It publishes onto a copy of the repository
-    that already holds 1.0.0 to 2.2.0 (the ``published`` fixture, left untouched)."""
+    that already holds 1.0.0 to 2.2.0 (the ``published`` fixture, left untouched), from a copy of the
+    project as it was before 2.3.0: without 2.3.0's records, its entry and its frozen history."""
     copy = tmp_path / "proj"
     shutil.copytree(project, copy, ignore=shutil.ignore_patterns("build", "mirrors", "*.git", "olah*"))
-    for ledger in (copy / "data" / "corrections").glob("*.yaml"):  # the card is the only change: no unreleased record
-        if "unreleased" in ledger.read_text(encoding="utf-8"):
+    for ledger in (copy / "data" / "corrections").glob("*.yaml"):  # the card is the only change: no later record
+        text = ledger.read_text(encoding="utf-8")
+        if "unreleased" in text or "release: 2.3.0" in text:
             ledger.unlink()
+    releases = copy / "releases.yaml"
+    text = releases.read_text(encoding="utf-8")
+    releases.write_text(text[:text.index("  - version: 2.3.0")], encoding="utf-8")
+    published_history = copy / "data" / "released" / "published.json"
+    if published_history.is_file():
+        history = json.loads(published_history.read_text(encoding="utf-8"))
+        history["releases"].pop("2.3.0", None)
+        published_history.write_text(json.dumps(history, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     assert cli(copy, "apply").exit_code == 0  # the maintained labels of that ledger
     card = copy / "dataset_card.md"
     card.write_text(card.read_text().replace("## Intended use", "## Intended use and scope"))
@@ -277,7 +262,6 @@ def test_patch_release_gets_no_short_tag(project, builds, published, tmp_path, v
     # the next release of this code states every verified row's evidence (EVIDENCE_ROWS_FROM 2.3.0): a minor one;
     # a patch of the 2.2 line is built without it, and the card is then its only change
     assert "next version: 2.3.0 (minor)" in r.output and "adds column(s) Evidence Status, Evidence" in r.output
-    releases = copy / "releases.yaml"
     releases.write_text(releases.read_text() + (
         '  - version: 2.2.1\n    date: "2026-11-28"\n    kind: patch\n    default_rows: verified\n'
         "    description: Card wording only.\n"))

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.release.test_release_e2e import load_through_hub
 from tests.release import test_release_rules as fast_tests
 from tests.release.test_release_rules import add_next, invoke
 from tests.support import hub_mirror
+from tests.support.hub_mirror import load_through_hub
 
 # shared with the fast tests
 project = fast_tests.project
