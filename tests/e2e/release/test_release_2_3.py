@@ -33,6 +33,7 @@ def test_2_3_publishes_after_2_2_and_loads_by_its_tags(published_releases, tmp_p
     assert {"v2.3.0", "v2.3"} <= tags and git(repo, "rev-parse", "v2.2^{commit}") == v22
     assert git(repo, "rev-parse", "v2.3^{commit}") == git(repo, "rev-parse", "main")
 
+    (tmp_path / "olah").mkdir()
     with olah(tmp_path / "olah", REPO_ID, "v2.3", mirrors=mirrors) as url:
         got = load_through_hub(url, tmp_path / "hf-home", [("default", "v2.3"), ("full", "v2.3.0"), ("default", "v2.2")])
     default = got["default@v2.3"].set_index("Row Number")
