@@ -21,6 +21,7 @@ def propose_cmd(
     rationale: str = typer.Option(..., "--rationale", help="Why the current label is wrong: the values and the rule."),
     split: str = typer.Option("test", "--split", help="Split of the instance."),
     evidence: Optional[list[str]] = typer.Option(None, "--evidence", help="A pointer to the evidence (repeatable): note sentence, guideline, MDCalc page."),
+    quote: Optional[list[str]] = typer.Option(None, "--quote", help="Text copied from the row's note (repeatable): its character offsets are found for you and it is recorded as evidence `note[START:END] 'TEXT'`; it must occur exactly once in the note (else quote a longer passage)."),
     reviewer_id: Optional[str] = typer.Option(None, "--reviewer-id", help="Who proposes (default: $USER)."),
     reviewer_role: str = typer.Option("contributor", "--reviewer-role", help="contributor, physician, pharmacist, ..."),
     specialty: Optional[str] = typer.Option(None, "--specialty", help="Clinical specialty of the proposer, if any."),
@@ -30,7 +31,7 @@ def propose_cmd(
     date: Optional[str] = typer.Option(None, "--date", help="Date of the proposal (default: today)."),
     definition: Optional[str] = typer.Option(None, "--definition", help="The published alternative definition the value follows (a name under the calculator's alternatives in calculators/definitions.yaml)."),
     override_reason: Optional[str] = typer.Option(None, "--override-reason", help="Make the record an override: a value no definition gives from the row's inputs, with this clinical reason (physician reviewers only)."),
-    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}, optionally source: and timepoint: {when, why}): the inputs the new value derives from, each quote checked by the evidence verifier."),
+    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}, optionally source:, timepoint: {when, why} and unit_reading: {printed, why}): the inputs the new value derives from, each quote checked by the evidence verifier. An evidence given as text only (evidence: {text: ...} or evidence: \"...\") gets its offsets from the note: the text must occur there exactly once."),
 ) -> None:
     """Propose a label correction: append a deferred ledger record to data/corrections/.
 
@@ -43,7 +44,9 @@ def propose_cmd(
     With --inputs, every input's quote must state it (the evidence verifier: the quantity named in
     the same clause, not another quantity's number, a reference bound, a denominator or a date; a
     criterion asserted, not negated, planned or a relative's) and change the derivation; a refusal
-    names the file, the record, the input and the rule.
+    names the file, the record, the input and the rule. --quote (and an input's evidence given as
+    text only) finds the text's character offsets in the row's note: it must occur there exactly once.
+    The confirmation line echoes the value as typed and the current label it replaces.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.ledger.propose import propose
@@ -52,14 +55,23 @@ def propose_cmd(
         prop = propose(Project.load(), uid=uid, new_value=new_value, error_type=error_type, rationale=rationale, split=split,
                        evidence=evidence, reviewer_id=reviewer_id, reviewer_role=reviewer_role,
                        specialty=specialty, source=source, blinded=blinded, file=file, today=date,
-                       definition=definition, override_reason=override_reason, inputs_file=inputs)
+                       definition=definition, override_reason=override_reason, inputs_file=inputs, quotes=quote)
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:
         _fail(exc)
-    r = prop.record
-    console.print(f"{r['id']}: {r['split']} uid {r['uid']} {r['old_value']} -> {r['new_value']} "
-                  f"({r['label_status']}, {r['error_type'] or 'no error type'}), decision deferred -> {prop.path}",
+    _print_proposal(prop.record, prop.path, new_value)
+
+
+def _print_proposal(r: dict, path: Path, typed: str) -> None:
+    """``propose``'s line: the value as typed, the current label it replaces, and the value recorded
+    where it is written otherwise (a confirmation records the upstream label value for value)."""
+    recorded = str(r["new_value"])
+    kept = "" if recorded == typed.strip() else (
+        f" (recorded as the upstream label {recorded!r}, value for value)" if r["label_status"] == "confirmed"
+        else f" (recorded as {recorded!r})")
+    console.print(f"{r['id']}: {r['split']} uid {r['uid']}: {typed.strip()} replaces the current label {r['old_value']}"
+                  f"{kept} ({r['label_status']}, {r['error_type'] or 'no error type'}), decision deferred -> {path}",
                   highlight=False)
 
 
@@ -127,7 +139,7 @@ def _print_rebase(result, onto: Path) -> None:
 def derive_cmd(
     uid: int = typer.Option(..., "--uid", help="Row Number of the instance."),
     split: str = typer.Option("test", "--split", help="Split of the instance."),
-    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}) and optionally `definition:` and, for N/A, `justification:` (default: those of the row's applied ledger record)."),
+    inputs: Optional[Path] = typer.Option(None, "--inputs", help="YAML file with `inputs:` (a list of {name, value, unit, evidence: {start, end, text}}; an evidence given as text only gets its offsets from the note, where it must occur exactly once) and optionally `definition:` and, for N/A, `justification:` (default: those of the row's applied ledger record)."),
     definition: Optional[str] = typer.Option(None, "--definition", help="The declared version or a published alternative of calculators/definitions.yaml (overrides the file's)."),
     label: Optional[str] = typer.Option(None, "--label", help="The label to check against the derivation (default: the row's current maintained label)."),
 ) -> None:
@@ -163,11 +175,13 @@ def _print_derivation(check) -> None:
                   f"{row['Original Ground Truth Answer']!s}", highlight=False)
     if check.from_record and check.inputs:
         console.print("  (the inputs of the row's applied ledger record)", highlight=False)
-    for inp, verdict in zip(check.inputs, check.verdicts):
+    for n, (inp, verdict) in enumerate(zip(check.inputs, check.verdicts)):
         ev = inp.get("evidence") or {}
+        hint = check.hints[n] if n < len(check.hints) else ""
         console.print(f"  input {inp.get('name')} = {inp.get('value')!r} {inp.get('unit') or ''} "
                       f"<- note[{ev.get('start')}:{ev.get('end')}] {str(ev.get('text') or '')[:80]!r}\n"
-                      f"    verifier: {verdict.rule} ({verdict.reason})", highlight=False)
+                      f"    verifier: {verdict.rule} ({verdict.reason})" + (f"\n    fix: {hint}" if hint else ""),
+                      highlight=False)
     for p in check.problems:
         console.print(f"  evidence problem: {p}", highlight=False)
     console.print(f"label {check.label}: {result.status} ({result.reason})"

@@ -116,6 +116,14 @@ def definition_problem(calculator_id: int, definition: Any) -> str | None:
     return f"definition {definition!r} is not one of calculators/definitions.yaml for calculator {calculator_id} ({named})"
 
 
+def alternatives(calculator_id: int) -> dict[str, str]:
+    """The published alternative definitions of a calculator in ``calculators/definitions.yaml``, each
+    name with what it computes (``{}`` when it has none or no entry)."""
+    entry = load_policy().get(int(calculator_id)) or {}
+    return {str(name): str((alt or {}).get("definition") or "") if isinstance(alt, Mapping) else ""
+            for name, alt in (entry.get("alternatives") or {}).items()}
+
+
 def alternative_of(calculator_id: int, definition: Any) -> str | None:
     """The alternative ``definition`` names (``None`` for the declared version or no definition)."""
     entry = load_policy().get(int(calculator_id))
@@ -377,6 +385,6 @@ def row_derivations(maintained: Any, instances: Any, records: Iterable[Any], *, 
 
 
 __all__ = ["DERIVED", "SOURCES", "UNDERIVED", "Derivation", "LabelDerivation", "alternative_of", "definition_problem",
-           "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_entity_text", "input_problems",
+           "alternatives", "derive", "entity_value", "evidenced_derivation", "inert_inputs", "input_entity_text", "input_problems",
            "input_verdict", "input_source", "input_text", "label_record", "label_derivation", "parse_document", "patch", "reproduces",
            "row_derivations"]

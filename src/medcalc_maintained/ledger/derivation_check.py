@@ -23,7 +23,9 @@ from medcalc_maintained.core.rows import entities_or_empty
 from medcalc_maintained.core.versions import UNRELEASED, rules
 from medcalc_maintained.ledger import derivation as D
 from medcalc_maintained.ledger.propose import current_row
+from medcalc_maintained.ledger.quotes import locate_inputs
 from medcalc_maintained.ledger.records import DERIVATION_FIELDS, Record, collect, read_derivation_file
+from medcalc_maintained.ledger.rules import fix_hint
 from medcalc_maintained.project import Project
 
 
@@ -40,6 +42,7 @@ class DerivationCheck:
     problems: list[str]             # why a quote is not the note's own text at its offsets (empty: none)
     label: str                      # the label checked: --label, else the row's current label
     result: D.LabelDerivation       # the label's derivation status and reason
+    hints: tuple[str, ...] = ()     # per input, how to fix a refused quote where the verdict does not say ("": none)
 
     @property
     def derives(self) -> bool:
@@ -68,14 +71,28 @@ def check_row(project: Project, split: str, uid: int, *, inputs_file: Path | Non
     ``inputs_file`` (a derivation file, read by
     :func:`~medcalc_maintained.ledger.records.read_derivation_file`; default: the row's applied
     record) against ``label`` (default: the row's current label, with its limits; a given label gets
-    the limits of its output type).
+    the limits of its output type). An input of the file may give its evidence as text only: its
+    offsets are located in the row's note (``ledger/quotes.py``).
 
     Raises :class:`DataError` for bad input (a malformed or oversized file, a uid not in the split,
     a definition the calculator does not have), naming the file or option and field."""
-    doc: dict[str, Any] = read_derivation_file(inputs_file) if inputs_file is not None else {}
-    instances = read_parquet(project.instances, "upstream instances", "ingest")
-    collected = collect(project.ledger_paths)  # read once: the row's labels and its applied record
-    row = current_row(project, split, uid, instances, collected=collected)
+    read: list[Any] = []  # the instances, the ledger's records and the row, read once when first needed
+
+    def row_read() -> tuple[Any, Any, Any]:
+        if not read:
+            instances = read_parquet(project.instances, "upstream instances", "ingest")
+            collected = collect(project.ledger_paths)  # read once: the row's labels and its applied record
+            read.append((instances, collected, current_row(project, split, uid, instances, collected=collected)))
+        return read[0]
+
+    def note_of() -> str | None:
+        note = row_read()[2].get("Patient Note")
+        return note if isinstance(note, str) else None
+
+    doc: dict[str, Any] = {}
+    if inputs_file is not None:
+        doc = read_derivation_file(inputs_file, lambda found: locate_inputs(found, note_of, inputs_file))
+    instances, collected, row = row_read()
     ents = instances.loc[(instances["split"].astype(str) == split) & (instances["uid"] == uid), "entities"].iloc[0]
     cid = int(row["Calculator ID"])
     if inputs_file is None:
@@ -91,9 +108,10 @@ def check_row(project: Project, split: str, uid: int, *, inputs_file: Path | Non
     result = D.label_derivation(cid, entities_or_empty(ents), shown, lo, hi, otype,
                                 {"inputs": recorded, "definition": chosen, "justification": doc.get("justification")},
                                 note=note, rules=rules(UNRELEASED))
+    verdicts = [verify(cid, inp, note) for inp in recorded]
     return DerivationCheck(split, int(uid), {str(k): v for k, v in row.items()}, inputs_file is None, list(recorded),
-                           [verify(cid, inp, note) for inp in recorded], D.input_problems(cid, recorded, note),
-                           shown, result)
+                           verdicts, D.input_problems(cid, recorded, note), shown, result,
+                           tuple("" if v.supports else fix_hint(v.rule, inp) for v, inp in zip(verdicts, recorded)))
 
 
 __all__ = ["DerivationCheck", "applied_derivation", "check_row"]

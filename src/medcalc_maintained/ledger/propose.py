@@ -8,7 +8,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 
@@ -22,6 +22,7 @@ from medcalc_maintained.core.yaml_text import load_yaml
 from medcalc_maintained.ledger import rules
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.published import frozen_verdicts, load_published
+from medcalc_maintained.ledger.quotes import QUOTE_RULE, QuoteError, evidence_line, locate_inputs
 from medcalc_maintained.ledger.records import (
     ERROR_TYPES,
     SOURCES,
@@ -113,6 +114,31 @@ def current_row(project: Project, split: str, uid: int, instances: pd.DataFrame 
     return hit.iloc[0]
 
 
+def _row_of(project: Project, split: str, uid: int) -> tuple[pd.DataFrame, pd.Series]:
+    """The upstream instances and the row ``split``/``uid`` as the ledger leaves it (a
+    :class:`DataError` when the instances are missing or the row does not exist)."""
+    if not project.instances.is_file():
+        raise DataError(project.instances, "upstream instances not found (run `dvc repro ingest`)")
+    instances = read_parquet(project.instances, "upstream instances", "ingest")
+    return instances, current_row(project, split, uid, instances)
+
+
+def _quote_lines(quotes: list[str], note_of: Callable[[], str | None]) -> list[str]:
+    """The ``evidence`` entries of ``propose --quote``: each text located in the row's note
+    (:func:`medcalc_maintained.ledger.quotes.evidence_line`); a :class:`DataError` naming the text
+    and :data:`~medcalc_maintained.ledger.quotes.QUOTE_RULE` when it is absent or occurs more than once."""
+    out = []
+    for text in quotes:
+        note = note_of()
+        if note is None:
+            raise DataError("--quote", f"the row has no note to locate {text!r} in")
+        try:
+            out.append(evidence_line(note, text))
+        except QuoteError as exc:
+            raise DataError("--quote", f"{exc}; rule: {QUOTE_RULE}") from None
+    return out
+
+
 def _target_file(project: Project, file: Path | None, today: str) -> Path:
     """The file to append to: ``*.yaml``/``*.yml`` directly in the hand-written ledger directory."""
     target = Path(file) if file else project.ledger_dir / f"{today[:7]}-proposals.yaml"
@@ -138,7 +164,7 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
             specialty: str | None = None, source: str = "contributor", blinded: bool = False,
             file: Path | None = None, today: str | None = None, definition: str | None = None,
             override_reason: str | None = None, inputs: list[dict[str, Any]] | None = None,
-            inputs_file: Path | None = None) -> Proposal:
+            inputs_file: Path | None = None, quotes: list[str] | None = None) -> Proposal:
     """Append a deferred ledger record to ``file`` (default ``<ledger dir>/<yyyy-mm>-proposals.yaml``).
 
     ``old_value`` is the current maintained label (every accepted record, released or not, applied),
@@ -151,16 +177,28 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     be accepted by the evidence verifier (``calculators/evidence.py``) and each input must change the
     derivation, or the record is refused naming file, record, input and rule. ``inputs_file``: a
     derivation file (``propose --inputs``) whose ``inputs`` are the record's, read first (a
-    :class:`DataError` naming the file and field when it is malformed or over its size limit).
+    :class:`DataError` naming the file and field when it is malformed or over its size limit); an
+    input whose evidence is text only gets its offsets in the row's note (``ledger/quotes.py``).
+    ``quotes`` (``propose --quote``): texts of the note, each located (it must occur exactly once)
+    and added to ``evidence`` with its offsets, ``note[START:END] 'TEXT'``.
     """
+    read: list[tuple[pd.DataFrame, pd.Series]] = []  # the instances and the row, read once when first needed
+
+    def row_read() -> tuple[pd.DataFrame, pd.Series]:
+        if not read:
+            read.append(_row_of(project, split, uid))
+        return read[0]
+
+    def note_of() -> str | None:
+        note = row_read()[1].get("Patient Note")
+        return note if isinstance(note, str) else None
+
     if inputs_file is not None:
-        inputs = read_derivation_file(inputs_file).get("inputs")
+        inputs = read_derivation_file(inputs_file, lambda found: locate_inputs(found, note_of, inputs_file)).get("inputs")
     today = today or dt.date.today().isoformat()
     etype = _check_arguments(rationale, source, error_type)
-    if not project.instances.is_file():
-        raise DataError(project.instances, "upstream instances not found (run `dvc repro ingest`)")
-    instances = read_parquet(project.instances, "upstream instances", "ingest")
-    current_row(project, split, uid, instances)  # bad input fails before waiting for the lock
+    instances = row_read()[0]  # bad input fails before waiting for the lock
+    evidence = list(evidence or []) + _quote_lines(quotes or [], note_of)
     target = _target_file(project, file, str(today))
     with ledger_lock(project.ledger_dir):
         return _propose_locked(project, instances, target, new_value=new_value, etype=etype,

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import jsonschema
 import pandas as pd
@@ -209,11 +209,14 @@ DERIVATION_FIELDS = ("inputs", "definition", "justification")
 INPUTS_MAX_BYTES = 1 << 20  # an inputs file (`ledger derive --inputs`) is a few KB; refused unread above this
 
 
-def read_derivation_file(path: Path) -> dict[str, Any]:
+def read_derivation_file(path: Path, locate: Callable[[Any], Any] | None = None) -> dict[str, Any]:
     """The ``inputs``, ``definition`` and ``justification`` of a derivation file (``ledger derive
     --inputs``), read as a ledger file is (strict YAML, no control characters) and checked against
     the record schema's fields: a :class:`DataError` naming the file and the line or field of the
-    first problem (its size is checked before a byte is read)."""
+    first problem (its size is checked before a byte is read). ``locate``, when given, turns the file's
+    ``inputs`` before they are checked (``propose`` and ``ledger derive`` pass
+    :func:`medcalc_maintained.ledger.quotes.locate_inputs`: an evidence given as text only gets its
+    offsets in the row's note)."""
     text = read_text_bounded(path, INPUTS_MAX_BYTES, "inputs file")
     try:
         doc = load_yaml(text.replace("\r\n", "\n").replace("\r", "\n"), where=str(path))
@@ -225,6 +228,8 @@ def read_derivation_file(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise DataError(path, "expected a mapping with an 'inputs' list", field="inputs")
     data = _yaml_safe({k: v for k, v in doc.items() if k in DERIVATION_FIELDS})
+    if locate is not None and "inputs" in data:
+        data["inputs"] = locate(data["inputs"])
     props = schema()["properties"]
     sub = {"type": "object", "properties": {k: props[k] for k in DERIVATION_FIELDS}}
     for err in sorted(jsonschema.Draft202012Validator(sub).iter_errors(data), key=lambda e: list(e.absolute_path)):

@@ -149,12 +149,31 @@ def evidence_problems(calculator_id: Any, inputs: list[Any], note: Any, entities
         v = D.input_verdict(int(calculator_id), inp, text, frozen, carried=True)
         if not v.supports:
             quote = str((inp.get("evidence") or {}).get("text") or "")
-            out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {v.rule}: {v.reason}")
+            hint = fix_hint(v.rule, inp)
+            out.append(f"inputs[{n}] ({inp.get('name')}) quoting {quote[:100]!r}: rule {v.rule}: {v.reason}"
+                       + (f"; {hint}" if hint else ""))
     ents = entities_or_empty(entities)
     for n in ([] if evidence_only else D.inert_inputs(int(calculator_id), ents, [dict(i) for i in inputs], definition)):
         out.append(f"inputs[{n}] ({inputs[n].get('name')}) changes nothing: the definition gives the same value "
                    "without it; record only the inputs the derivation needs")
     return out
+
+
+UNIT_READING_HINT = ("record the unit the quote prints or, when the printed unit is a typo, say on the input how "
+                     "you read it (unit_reading), e.g. unit_reading: {printed: mg/dL, why: an albumin of 3.5 mg/dL "
+                     "is impossible; 3.5 is the usual g/dL value}")
+DOSE_UNIT_HINT = "record the dose and the unit the quote prints"
+
+
+def fix_hint(rule: str, inp: Mapping[str, Any]) -> str:
+    """How to fix an input the evidence verifier refused by ``rule`` where its reason does not say it
+    (``""`` when it does): a number whose printed unit is not the recorded one may declare how the
+    record reads the printed unit (``unit_reading: {printed, why}``, read by
+    ``calculators/evidence_units.py``); a dose records the unit printed."""
+    if rule != "unit-mismatch":
+        return ""
+    value = inp.get("value")
+    return UNIT_READING_HINT if isinstance(value, (int, float)) and not isinstance(value, bool) else DOSE_UNIT_HINT
 
 
 def _derivable(inputs: Any) -> bool:
@@ -186,8 +205,15 @@ def underivable_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_ty
     d = D.derive(calculator_id, entities_or_empty(entities), rec.get("inputs") or [])
     if d.value is not None:
         return None
-    return (f"new_value {rec.get('new_value')!r} cannot come from this row: the declared definition {d.definition} gives "
-            f"{d.shown}; name the alternative it follows (definition) or make it an override with a reason")
+    said = (f"new_value {rec.get('new_value')!r} cannot come from this row: the declared definition {d.definition} "
+            f"gives {d.shown}")
+    alternatives = D.alternatives(int(calculator_id))
+    if not alternatives:
+        return (f"{said}; calculators/definitions.yaml publishes no alternative definition of calculator "
+                f"{int(calculator_id)}: propose N/A, or make it an override with a reason")
+    named = "; ".join(f"{name} ({text})" if text else name for name, text in alternatives.items())
+    return (f"{said}; name the alternative it follows (definition), one of calculators/definitions.yaml's: {named}; "
+            "or make it an override with a reason")
 
 
 def population_problem(rec: Mapping[str, Any], *, calculator_id: Any, output_type: str, entities: Any) -> str | None:
