@@ -282,7 +282,7 @@ def format_value(value: Any, output_type: str) -> tuple[str, float | None]:
     if output_type == "integer":
         n = int(round(float(value)))
         return str(n), float(n)
-    x = round(float(value), 3)
+    x = round(float(value), 3) + 0.0  # a value that rounds to zero from below is 0, never "-0"
     text = repr(x)
     if text.endswith(".0"):
         text = text[:-2]
