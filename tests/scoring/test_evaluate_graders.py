@@ -4,6 +4,7 @@ labels separated from the change due to grading (a 2x2 of label version x grader
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -68,3 +69,61 @@ def test_unknown_or_repeated_grader_is_refused(tmp_path):
     res = runner.invoke(app, ["evaluate", str(preds), "--against", str(labels), "--grader", "helm", "--grader",
                               "helm", "--out", str(out)])
     assert res.exit_code == 2 and "given twice" in res.output and not out.exists()
+
+
+# -- the terminal tables (issue 48, item 5): every row names version and grader, readable at 80 columns
+
+HEADERS = ("label set", "scored", "correct", "accuracy", "95% CI", "wrong", "N/A", "unparsable", "severe",
+           "skipped", "A / B", "A only", "B only", "A − B", "labels", "change", "held fixed", "from → to",
+           "difference")
+
+
+def _rendered(report, compliance=None) -> str:
+    """What ``evaluate`` (and ``regrade``, with ``compliance``) prints, on a terminal of 80 columns."""
+    import io
+
+    from rich.console import Console
+
+    from medcalc_maintained.cli.evaluate import print_report
+
+    con = Console(width=80, record=True, file=io.StringIO())
+    print_report(report, compliance, to=con)
+    return con.export_text()
+
+
+def _readable(text: str, headers) -> None:
+    assert "…" not in text, text  # no header or cell cut short
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for h in headers:
+        assert f" {h} " in text, h
+
+
+def test_tables_name_the_version_and_the_grader_at_80_columns():
+    graders = ["ours", "upstream", "helm", "opencompass"]
+    rep = evaluate(PREDS, {"v1.0.0": V1, "v2.2.0": V2}, n_boot=200, seed=0, graders=graders)
+    text = _rendered(rep)
+    _readable(text, HEADERS + tuple(graders))
+    names = [f"{v} [{g}]" for v in ("v1.0.0", "v2.2.0") for g in graders]
+    pairs = list(zip(rep.comparisons["a"], rep.comparisons["b"]))
+    assert len(pairs) == 28
+    for name in names:  # a row of the accuracy, errors and common-rows tables (and as A of its pairs), a dim line
+        rows = len(re.findall(rf"│ {re.escape(name)} +│ +\d", text))
+        assert rows == 3 + sum(a == name for a, _ in pairs), name
+        assert f"{name}: skipped 0 without prediction" in text
+    # every McNemar pair names both sides, A above B in one row (the numbers on A's line)
+    for a, b in pairs:
+        assert re.search(rf"│ {re.escape(a)} +│ +\d+ │[^\n]*\n│ {re.escape(b)} +│ +│", text), (a, b)
+    # the decomposition names what it holds fixed, and from what to what
+    assert "grader upstream" in text and "labels v2.2.0" in text and "v1.0.0 → v2.2.0" in text
+
+
+def test_one_grader_keeps_the_plain_names_and_regrade_adds_its_compliance_table():
+    rep = evaluate(PREDS, {"v1.0.0": V1, "v2.2.0": V2}, n_boot=200, seed=0)
+    compliance = pd.DataFrame([{"scope": "all outputs", "name": "", "outputs": 4, "tagged": 4, "parsable": 4},
+                               {"scope": "label set", "name": "v1.0.0", "outputs": 4, "tagged": 3, "parsable": 2}])
+    text = _rendered(rep, compliance)
+    _readable(text, tuple(h for h in HEADERS if h not in ("labels", "change", "held fixed", "from → to",
+                                                          "difference")) + ("outputs", "tagged", "parsable"))
+    assert "[ours]" not in text and len(re.findall(r"│ v2\.2\.0 +│ +\d", text)) == 3
+    assert re.search(r"│ v1\.0\.0 +│ +4 │ +75\.0% │ +50\.0% │", text)  # regrade: 3 and 2 of 4 outputs
+    assert re.search(r"│ v1\.0\.0 +│ +\d+ │[^\n]*\n│ v2\.2\.0 +│ +│", text)  # the one pair

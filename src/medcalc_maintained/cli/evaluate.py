@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from medcalc_maintained.cli.common import console, fail, guarded
@@ -22,74 +24,98 @@ def share(k, n) -> str:
     return "n/a" if k is None or k != k or not n else f"{k / n:.1%}"
 
 
-def print_report(report, compliance=None) -> None:
-    """evaluate's tables; with ``compliance`` (regrade's table), the tagged and parsable shares of each
-    label set's scored outputs beside its accuracy."""
-    shares = {} if compliance is None else {r["name"]: r for r in compliance.to_dict("records")
-                                            if r["scope"] == "label set"}
-    table = Table(title=f"accuracy of {report.n_predictions} predictions, per label set on the rows it labels")
-    extra = ("tagged", "parsable") if shares else ()
-    for col in ("label set", "scored", "correct", "accuracy", *extra, "95% CI", "wrong", "N/A", "unparsable",
-                "severe", "skipped"):
-        table.add_column(col, justify="right" if col != "label set" else "left")
+def _table(title: str, names: tuple[str, ...], numbers: tuple[str, ...], lines: bool = False) -> Table:
+    """A table readable at 80 columns: the ``names`` columns (label sets, graders: text from the
+    report, never read as markup) wrap at spaces, the ``numbers`` columns keep their width, so a
+    narrow terminal folds a name onto two lines rather than cutting a header to ``lab…``."""
+    table = Table(title=escape(title), show_lines=lines)
+    for col in names:
+        table.add_column(col, overflow="fold")
+    for col in numbers:
+        table.add_column(col, justify="right", no_wrap=True)
+    return table
+
+
+def _ci(lo, hi, sign: str = "") -> str:
+    return f"{lo:{sign}.1%}–{hi:{sign}.1%}"
+
+
+def print_report(report, compliance=None, *, to: Console | None = None) -> None:
+    """evaluate's tables, each readable at 80 columns; with ``compliance`` (regrade's table), a
+    table of the tagged and parsable shares of each label set's scored outputs. A label set graded
+    by several graders is named ``VERSION [GRADER]`` as in the files (evaluation.json, the CSVs).
+    ``to``: the console (default: the command line's)."""
+    out = to or console
+    accuracy = _table(f"accuracy of {report.n_predictions} predictions, per label set on the rows it labels",
+                      ("label set",), ("scored", "correct", "accuracy", "95% CI"))
+    errors = _table("errors and skipped rows, per label set (severe: another decision band than the label)",
+                    ("label set",), ("wrong", "N/A", "unparsable", "severe", "skipped"))
     for r in report.accuracy.to_dict("records"):
+        name = escape(str(r["label_set"]))
         skipped = (r["skipped_no_prediction"] + r["skipped_unlabelled_in_this_version"]
                    + r["skipped_not_in_this_label_set"])
-        c = shares.get(r["label_set"], {})
-        beside = (share(c.get("tagged"), c.get("outputs")), share(c.get("parsable"), c.get("outputs"))) if shares else ()
-        table.add_row(r["label_set"], str(r["n"]), str(r["correct"]), f"{r['accuracy']:.1%}", *beside,
-                      f"{r['ci_low']:.1%}–{r['ci_high']:.1%}", str(r["wrong"]), str(r["abstained"]),
-                      str(r["unparsable"]), str(r["severe_errors"]), str(skipped))
-        console.print(f"[dim]{r['label_set']}: skipped {r['skipped_no_prediction']} without prediction, "
-                      f"{r['skipped_unlabelled_in_this_version']} unlabelled in this version, "
-                      f"{r['skipped_not_in_this_label_set']} not in this label set; errors by severity "
-                      + ", ".join(f"{lv} {r['errors_' + lv]}" for lv in ("L0", "L1", "L2", "L3"))
-                      + f", unknown {r['errors_without_level']}[/]")
-    console.print(table)
+        accuracy.add_row(name, str(r["n"]), str(r["correct"]), f"{r['accuracy']:.1%}", _ci(r["ci_low"], r["ci_high"]))
+        errors.add_row(name, str(r["wrong"]), str(r["abstained"]), str(r["unparsable"]), str(r["severe_errors"]),
+                       str(skipped))
+        out.print(f"[dim]{name}: skipped {r['skipped_no_prediction']} without prediction, "
+                  f"{r['skipped_unlabelled_in_this_version']} unlabelled in this version, "
+                  f"{r['skipped_not_in_this_label_set']} not in this label set; errors by severity "
+                  + ", ".join(f"{lv} {r['errors_' + lv]}" for lv in ("L0", "L1", "L2", "L3"))
+                  + f", unknown {r['errors_without_level']}[/]")
+    out.print(accuracy)
+    out.print(errors)
+    if compliance is not None:
+        _print_compliance(compliance, out)
     if len(report.accuracy) > 1:
-        common = Table(title=f"common rows ({report.n_common}, scored under every label set)")
-        for col in ("label set", "correct", "accuracy", "95% CI"):
-            common.add_column(col)
+        common = _table(f"common rows ({report.n_common}, scored under every label set)", ("label set",),
+                        ("correct", "accuracy", "95% CI"))
         for r in report.common.to_dict("records"):
-            common.add_row(r["label_set"], str(r["correct"]), f"{r['accuracy']:.1%}",
-                           f"{r['ci_low']:.1%} – {r['ci_high']:.1%}")
-        console.print(common)
+            common.add_row(escape(str(r["label_set"])), str(r["correct"]), f"{r['accuracy']:.1%}",
+                           _ci(r["ci_low"], r["ci_high"]))
+        out.print(common)
     if len(report.comparisons):
-        comp = Table(title=f"paired comparison on the common rows (McNemar exact test); {len(report.flips)} flips")
-        for col in ("A", "B", "paired", "A only", "B only", "acc A − acc B", "95% CI", "p"):
-            comp.add_column(col)
+        comp = _table(f"paired comparison of label sets A and B on the {report.n_common} common rows (McNemar "
+                      f"exact test; A − B: accuracy of A minus B); {len(report.flips)} flips", ("A / B",),
+                      ("A only", "B only", "A − B", "95% CI", "p"), lines=True)
         for r in report.comparisons.to_dict("records"):
-            comp.add_row(r["a"], r["b"], str(r["n_paired"]), str(r["a_only"]), str(r["b_only"]),
-                         f"{r['difference']:+.1%}", f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}",
+            comp.add_row(escape(f"{r['a']}\n{r['b']}"), str(r["a_only"]), str(r["b_only"]),
+                         f"{r['difference']:+.1%}", _ci(r["diff_ci_low"], r["diff_ci_high"], "+"),
                          f"{r['mcnemar_p']:.3g}")
-        console.print(comp)
+        out.print(comp)
     if len(report.decomposition):
-        _print_decomposition(report)
+        _print_decomposition(report, out)
     for note in report.notes:
-        console.print(f"[dim]{note}[/]")
+        out.print(f"[dim]{escape(note)}[/]")
 
 
-def _print_decomposition(report) -> None:
+def _print_compliance(compliance, out: Console) -> None:
+    table = _table("tag compliance of the scored outputs, per label set (compliance.csv)", ("label set",),
+                   ("outputs", "tagged", "parsable"))
+    for c in compliance.to_dict("records"):
+        if c["scope"] == "label set":
+            table.add_row(escape(str(c["name"])), str(c["outputs"]), share(c.get("tagged"), c.get("outputs")),
+                          share(c.get("parsable"), c.get("outputs")))
+    out.print(table)
+
+
+def _print_decomposition(report, out: Console) -> None:
     from medcalc_maintained.scoring.evaluate import graded_name
 
-    grid = Table(title=f"accuracy on the {report.n_common} common rows: label version x grader")
+    grid = _table(f"accuracy on the {report.n_common} common rows: label version x grader", ("labels",),
+                  tuple(report.graders))
     labels = report.decomposition[report.decomposition["change"] == "labels"]
     versions = list(dict.fromkeys([*labels["from"], *labels["to"]]))
-    grid.add_column("labels")
-    for g in report.graders:
-        grid.add_column(g, justify="right")
     common = dict(zip(report.common["label_set"], report.common["accuracy"]))
     for v in versions:
-        grid.add_row(v, *(f"{common[graded_name(v, g)]:.1%}" for g in report.graders))
-    console.print(grid)
-    dec = Table(title="the accuracy change due to labels and the change due to grading, separately")
-    for col in ("change", "held fixed", "from", "to", "accuracy from", "accuracy to", "difference", "95% CI"):
-        dec.add_column(col, justify="left" if col in ("change", "held fixed", "from", "to") else "right")
+        grid.add_row(escape(v), *(f"{common[graded_name(v, g)]:.1%}" for g in report.graders))
+    out.print(grid)
+    dec = _table("the accuracy change due to labels and the change due to grading, separately (accuracy "
+                 "before and after: the table above; decomposition.csv)", ("change", "held fixed", "from → to"),
+                 ("difference", "95% CI"))
     for r in report.decomposition.to_dict("records"):
-        dec.add_row(r["change"], r["held_fixed"], r["from"], r["to"], f"{r['accuracy_from']:.1%}",
-                    f"{r['accuracy_to']:.1%}", f"{r['difference']:+.1%}",
-                    f"{r['diff_ci_low']:+.1%}–{r['diff_ci_high']:+.1%}")
-    console.print(dec)
+        dec.add_row(r["change"], escape(str(r["held_fixed"])), escape(f"{r['from']} → {r['to']}"),
+                    f"{r['difference']:+.1%}", _ci(r["diff_ci_low"], r["diff_ci_high"], "+"))
+    out.print(dec)
 
 
 def print_evaluation(run) -> None:

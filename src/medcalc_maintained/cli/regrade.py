@@ -46,9 +46,9 @@ def regrade_command(
 
     **Re-score**: `evaluate` on the same outputs (accuracy per version with 95% CI, per calculator,
     accuracy.png, flips, and with two versions and two graders the change due to labels apart from
-    the change due to grading), with the **tag compliance** beside accuracy: the share of outputs
-    with an `<answer>` tag and the share whose answer parses, per label set, per calculator and
-    overall (compliance.csv). MedCalc-Bench's run.py keeps only its extracted answer, so no tag is
+    the change due to grading), with the **tag compliance**: the share of outputs with an `<answer>`
+    tag and the share whose answer parses, per label set (a table after the accuracy tables), per
+    calculator and overall (compliance.csv). MedCalc-Bench's run.py keeps only its extracted answer, so no tag is
     counted there, and its `N/A` (no answer found) is read as no answer, not as an abstention.
 
     **Output**: evaluate's files plus regrade.json (inputs, reproductions, compliance),

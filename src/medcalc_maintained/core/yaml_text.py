@@ -1,7 +1,8 @@
 """YAML text, read strictly and within bounds, and written safely: the one home of the project's YAML rules.
 
 :func:`load_yaml` refuses aliases and merge keys, duplicate keys, impossible dates, text over
-:data:`YAML_MAX_BYTES` and collections nested deeper than :data:`YAML_MAX_DEPTH`, each naming the line.
+:data:`YAML_MAX_BYTES` and collections nested deeper than :data:`YAML_MAX_DEPTH`, each naming the line;
+:func:`compose_yaml` gives the node tree (where each value stands) within the same bounds.
 """
 
 from __future__ import annotations
@@ -62,6 +63,19 @@ def load_yaml(text: str, where: str | None = None):
                              "limit for a YAML file")
     _check_depth(text)
     return yaml.load(text, Loader=_strict_loader())
+
+
+def compose_yaml(text: str, where: str | None = None):
+    """The node tree of YAML text (``yaml.compose``: each node with its ``start_mark`` and ``end_mark``,
+    nothing constructed), within the same bounds as :func:`load_yaml` (size, nesting); for a reader
+    that needs where a value stands in the text, not only the value. Problems raise ``yaml.YAMLError``."""
+    import yaml
+
+    if len(text) > YAML_MAX_BYTES:
+        raise yaml.YAMLError(f"{where or 'YAML text'}: {len(text)} characters, over the {YAML_MAX_BYTES}-byte "
+                             "limit for a YAML file")
+    _check_depth(text)
+    return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 YAML_MAX_DEPTH = 100  # a ledger record nests 4 levels; the parser recurses once per level and died near 100,000

@@ -14,7 +14,8 @@ This module is what a *reader* of a release imports: the column layout and types
 (:func:`typed_frame`), the in-memory :class:`Tables`, the fingerprint of a release's inputs
 (:func:`inputs_fingerprint`) and the stage's files (:func:`write_release_tables`: ``<release.tables>/
 <version>/<config>.parquet`` with all splits, and ``state.json``). :func:`load_config` reads those
-files when they match the current inputs (:func:`require_current`) and otherwise raises a
+files when they match the current inputs (:func:`require_current`; a ledger record without a
+release, such as a pending proposal, is no input of any release) and otherwise raises a
 :class:`~medcalc_maintained.core.errors.DataError` that says to run ``dvc repro release-tables``: a reader
 never applies the ledger. Building the tables from the upstream instances and the ledger is
 :mod:`medcalc_maintained.release.table_builder`, imported only by the stages that build
@@ -27,7 +28,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 import pyarrow as pa
@@ -36,7 +37,7 @@ import pyarrow.parquet as pq
 from medcalc_maintained.core import git
 from medcalc_maintained.core.atomic import write_atomic
 from medcalc_maintained.core.errors import DataError
-from medcalc_maintained.core.ledger_files import ledger_files
+from medcalc_maintained.core.ledger_files import ledger_files, released_content
 from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
 from medcalc_maintained.core.versions import rules
@@ -178,14 +179,26 @@ def shown_path(f: str | None, root: Path) -> str:
 
 def inputs_fingerprint(project: Project, release: Release) -> str:
     """sha256 of everything a release's tables are made of: the upstream instances, the ledger
-    files of the working tree, the release's rows rule and its pinned ledger commit."""
+    files of the working tree as far as their records of a release go (:func:`~medcalc_maintained.core.
+    ledger_files.released_content`: a pending proposal, or any record without a release, is in no
+    release's tables and never makes them stale), the release's rows rule and its pinned ledger commit."""
+    return _fingerprint(project, release, released_content)
+
+
+def _whole_file(path: Path) -> bytes | None:
+    return path.read_bytes()
+
+
+def _fingerprint(project: Project, release: Release, content: Callable[[Path], bytes | None]) -> str:
+    """:func:`inputs_fingerprint` with each ledger file read as ``content`` gives it (``None``: left out)."""
     commit = None
     if release.ledger_ref:
         proc = git.git("rev-parse", "--verify", "--quiet", f"{release.ledger_ref}^{{commit}}", cwd=project.root,
                        check=False)
         commit = proc.stdout.decode().strip() or None
-    files = [[shown_path(str(f), project.root), sha256_file(f)]
-             for f in ledger_files([p for p in follow.ledger_paths(project, release) if p.exists()])]
+    files = [[shown_path(str(f), project.root), hashlib.sha256(data).hexdigest()]
+             for f in ledger_files([p for p in follow.ledger_paths(project, release) if p.exists()])
+             if (data := content(f)) is not None]
     doc = {"format": TABLES_FORMAT, "instances": sha256_file(follow.instances_path(project, release)),
            "version": release.version,
            "default_rows": release.default_rows, "ledger_ref": release.ledger_ref, "ledger_commit": commit,
@@ -223,8 +236,11 @@ def _state(project: Project, release: Release) -> tuple[dict[str, Any] | None, s
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
         return None, "have an unreadable state.json"
-    if doc.get("inputs") != inputs_fingerprint(project, release):
-        return None, ("are stale: the upstream instances, the ledger files, the release's entry in releases.yaml, "
+    # the whole files first: the same value when no file holds a record without a release, and no YAML is parsed
+    stored = doc.get("inputs")
+    if stored != _fingerprint(project, release, _whole_file) and stored != inputs_fingerprint(project, release):
+        return None, ("are stale: the upstream instances, the ledger files (their records of a release: a pending "
+                      "record without one does not count), the release's entry in releases.yaml, "
                       "release.mini_per_calculator or the check findings changed since they were written")
     if not all(project.release_table(release.version, c).is_file() for c in CONFIGS):
         return None, "are incomplete (a config's parquet file is missing)"

@@ -80,3 +80,43 @@ def test_all_rows_against_v1_v2_and_a_built_release(tables_root, real_configs, t
     flips = pd.read_csv(out / "flips.csv")
     assert len(flips) == 887 - acc["v2.0.0"]["correct"] == data["comparisons"][0]["a_only"]
     assert built is not None
+
+
+def test_a_pending_proposal_never_blocks_grading_against_a_published_release(tables_root, real_configs, tmp_path,
+                                                                              monkeypatch):
+    """Issue 48, item 5: after a contributor's `propose` (a deferred record without a release in
+    data/corrections), `evaluate --against 2.2.0` and `regrade` grade the published release with the
+    same numbers as before: a record of no release is in no release's tables. A record given a
+    release still makes the tables stale."""
+    full = real_configs("1.0.0", "full")
+    preds = tmp_path / "gold-v1.jsonl"  # every row answers its v1.0 label
+    preds.write_text("".join(json.dumps({"uid": int(u), "output": f"<answer>{a}</answer>"}) + "\n"
+                             for u, a in zip(full["uid"], full["Ground Truth Answer"])))
+    monkeypatch.setenv("MEDCALC_ROOT", str(tables_root))
+
+    def graded(name: str, *against: str) -> dict:
+        res = runner.invoke(app, ["evaluate", str(preds), *against, "--out", str(tmp_path / name), "--n-boot", "200"])
+        assert res.exit_code == 0, res.output
+        data = json.loads((tmp_path / name / "evaluation.json").read_text())
+        return {k: data[k] for k in ("label_sets", "accuracy", "common_rows", "comparisons", "flips")}
+
+    against = ("--against", "2.2.0", "--against", "v1.0")
+    before = graded("before", *against)
+    for uid, value, etype in (("3", "25.017", "none"), ("41", "N/A", "unanswerable")):  # a new file, then appended
+        res = runner.invoke(app, ["propose", "--uid", uid, "--new-value", value, "--error-type", etype,
+                                  "--rationale", "a contributor's reading", "--date", "2026-12-02"])
+        assert res.exit_code == 0, res.output
+    proposals = tables_root / "data" / "corrections" / "2026-12-proposals.yaml"
+    text = proposals.read_text()
+    assert text.count("\n  decision: deferred\n") == 2 and "release:" not in text
+    assert graded("after", *against) == before
+    res = runner.invoke(app, ["regrade", str(preds), *against, "--out", str(tmp_path / "regrade"), "--n-boot", "200"])
+    assert res.exit_code == 0, res.output
+    regraded = json.loads((tmp_path / "regrade" / "evaluation.json").read_text())
+    assert regraded["accuracy"] == before["accuracy"]
+
+    # given a release, the record is one of that release's records: its tables are stale until rebuilt
+    proposals.write_text(text.replace("\n  decision: deferred\n", "\n  decision: deferred\n  release: 2.2.0\n", 1))
+    res = runner.invoke(app, ["evaluate", str(preds), *against, "--out", str(tmp_path / "stale"), "--n-boot", "200"])
+    assert res.exit_code == 2 and "release tables of 2.2.0 are stale" in " ".join(res.output.split())
+    assert "dvc repro release-tables" in res.output and not (tmp_path / "stale").exists()
