@@ -275,23 +275,13 @@ def hard_negatives(rows: pd.DataFrame, rng: random.Random) -> list[dict[str, Any
     return out
 
 
-def used_rows() -> set[int]:
-    """The rows of every part of gold set v2 drawn so far."""
-    gold = ROOT / "tests" / "data" / "evidence_gold_v2"
-    return {int(u) for f in sorted(gold.glob("*.csv")) for u in pd.read_csv(f, dtype=str)["uid"]}
-
-
-def fresh_sealed(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng: random.Random
-                 ) -> list[dict[str, Any]]:
-    """A second sealed part, drawn after the first had been scored five times: every test row outside every
-    part so far (the verified rows the extensions left and the rows no audit verified, whose upstream
-    extraction is the least trusted), drawn as the first draw was (random pairs with the quote the
-    independent search proposes, every recorded input, mined hard negatives), and nothing else."""
-    rest = rows[~rows["uid"].isin(used_rows())].reset_index(drop=True)
-    pairs = random_pairs(rest, recorded, rng)
+def draw(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng: random.Random) -> list[dict[str, Any]]:
+    """The pairs of a draw from ``rows``, each once: random pairs (with the quote the independent search
+    proposes), every recorded input not drawn already, and the mined hard negatives."""
+    pairs = random_pairs(rows, recorded, rng)
     drawn = {(p["uid"], p["input"]) for p in pairs}
-    pairs += recorded_stratum(rest, recorded, drawn)
-    pairs += hard_negatives(rest, rng)
+    pairs += recorded_stratum(rows, recorded, drawn)
+    pairs += hard_negatives(rows, rng)
     seen = set()
     unique = []
     for p in pairs:
@@ -300,6 +290,22 @@ def fresh_sealed(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], 
             seen.add(key)
             unique.append(p)
     return unique
+
+
+def used_rows() -> set[int]:
+    """The rows of every part of gold set v2 drawn before the second sealed part (the draw it was made from)."""
+    gold = ROOT / "tests" / "data" / "evidence_gold_v2"
+    return {int(u) for part in ("dev", "sealed", "dev-extension", "dev-extension-2", "dev-extension-3")
+            for u in pd.read_csv(gold / f"{part}.csv", dtype=str)["uid"]}
+
+
+def fresh_sealed(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng: random.Random
+                 ) -> list[dict[str, Any]]:
+    """A second sealed part, drawn after the first had been scored five times: every test row outside every
+    part so far (the verified rows the extensions left and the rows no audit verified, whose upstream
+    extraction is the least trusted), drawn as the first draw was (random pairs with the quote the
+    independent search proposes, every recorded input, mined hard negatives), and nothing else."""
+    return draw(rows[~rows["uid"].isin(used_rows())].reset_index(drop=True), recorded, rng)
 
 
 def extension(rows: pd.DataFrame, recorded: dict[int, list[dict[str, Any]]], rng: random.Random, n: int
@@ -356,18 +362,7 @@ def main() -> None:
         print(f"{len(pairs)} pairs over {len({p['uid'] for p in pairs})} rows")
         print(pd.DataFrame(pairs).groupby("pattern").size().to_string())
         return
-    recorded = recorded_inputs(ROOT)
-    pairs = random_pairs(rows, recorded, rng)
-    drawn = {(p["uid"], p["input"]) for p in pairs}
-    pairs += recorded_stratum(rows, recorded, drawn)
-    pairs += hard_negatives(rows, rng)
-    seen = set()
-    unique = []
-    for p in pairs:
-        key = (p["uid"], p["input"], p["value"], p["unit"], p["start"], p["end"])
-        if key not in seen:
-            seen.add(key)
-            unique.append(p)
+    unique = draw(rows, recorded_inputs(ROOT), rng)
     uids = sorted({p["uid"] for p in unique})
     rng.shuffle(uids)
     sealed = set(uids[:round(len(uids) * SEALED_SHARE)])
