@@ -71,7 +71,7 @@ def same_as_evaluate(project: Path, out: Path, outputs: dict[int, str], graders:
     """regrade's evaluation.json is evaluate's on the same outputs, under the same releases and graders."""
     proj = Project.load(project)
     params = proj.section("compare.evaluate")
-    sources = resolve_against(proj, ["v1.0", "2.2.0"])
+    sources = resolve_against(proj, [str(v) for v in params["against"]])  # regrade's default: params.yaml
     direct = evaluate(outputs, sources, n_boot=params["n_boot"], seed=params["seed"], graders=graders)
     got = json.loads((out / "evaluation.json").read_text())
     assert got["label_sets"] == direct.to_dict()["label_sets"]
@@ -137,8 +137,8 @@ def test_lm_eval_samples(project, builds, hub, table, tmp_path):
     check_reproduced(text, rep, "lm-eval acc", round(acc * 519), 519)
     assert rep["label_sets"] == {"v1.0.0 [ours]": "release 1.0.0, graded by ours",
                                  "v1.0.0 [upstream]": "release 1.0.0, graded by upstream",
-                                 "v2.2.0 [ours]": "release 2.2.0, graded by ours",
-                                 "v2.2.0 [upstream]": "release 2.2.0, graded by upstream"}
+                                 "v2.3.0 [ours]": "release 2.3.0, graded by ours",
+                                 "v2.3.0 [upstream]": "release 2.3.0, graded by upstream"}
     assert "the accuracy change due to labels and the change due to grading, separately" in text
     assert (out / "decomposition.csv").is_file() and (out / "accuracy.png").stat().st_size > 10_000
     # tag compliance: 3 of the 5 kinds of output carry a tag; all parse but the text without an answer and the
