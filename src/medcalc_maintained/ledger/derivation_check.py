@@ -11,6 +11,7 @@ offsets), and the label's derivation status under the evidence rules of the rele
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -76,14 +77,11 @@ def check_row(project: Project, split: str, uid: int, *, inputs_file: Path | Non
 
     Raises :class:`DataError` for bad input (a malformed or oversized file, a uid not in the split,
     a definition the calculator does not have), naming the file or option and field."""
-    read: list[Any] = []  # the instances, the ledger's records and the row, read once when first needed
-
-    def row_read() -> tuple[Any, Any, Any]:
-        if not read:
-            instances = read_parquet(project.instances, "upstream instances", "ingest")
-            collected = collect(project.ledger_paths)  # read once: the row's labels and its applied record
-            read.append((instances, collected, current_row(project, split, uid, instances, collected=collected)))
-        return read[0]
+    @functools.cache
+    def row_read() -> tuple[Any, Any, Any]:  # the instances, the ledger's records and the row, read once when first needed
+        instances = read_parquet(project.instances, "upstream instances", "ingest")
+        collected = collect(project.ledger_paths)  # read once: the row's labels and its applied record
+        return instances, collected, current_row(project, split, uid, instances, collected=collected)
 
     def note_of() -> str | None:
         note = row_read()[2].get("Patient Note")

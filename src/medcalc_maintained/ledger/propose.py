@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 import subprocess
@@ -182,12 +183,9 @@ def propose(project: Project, *, uid: int, new_value: str, error_type: str, rati
     ``quotes`` (``propose --quote``): texts of the note, each located (it must occur exactly once)
     and added to ``evidence`` with its offsets, ``note[START:END] 'TEXT'``.
     """
-    read: list[tuple[pd.DataFrame, pd.Series]] = []  # the instances and the row, read once when first needed
-
-    def row_read() -> tuple[pd.DataFrame, pd.Series]:
-        if not read:
-            read.append(_row_of(project, split, uid))
-        return read[0]
+    @functools.cache
+    def row_read() -> tuple[pd.DataFrame, pd.Series]:  # the instances and the row, read once when first needed
+        return _row_of(project, split, uid)
 
     def note_of() -> str | None:
         note = row_read()[1].get("Patient Note")

@@ -56,7 +56,8 @@ def columns(project: Project, maintained: pd.DataFrame, instances: pd.DataFrame,
     cells_of = frozen or {}
     published = {i: cells_of[evidence_key(*k)] for i, (k, v) in enumerate(zip(keys, verified))
                  if v and evidence_key(*k) in cells_of}
-    stage, stage_ids = _stage_documents(project)
+    unpublished = any(v and i not in published for i, v in enumerate(verified))
+    stage, stage_ids = _stage_documents(project) if unpublished else ({}, {})  # a frozen release reads no stage output
     fresh = [i for i, (k, r, v) in enumerate(zip(keys, rows, verified))
              if v and i not in published and not (k in stage and stage_ids.get(k) == str(r.get("Correction IDs") or ""))]
     if fresh:
