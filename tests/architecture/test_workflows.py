@@ -51,6 +51,6 @@ def test_ci_runs_each_step_once():
     assert "git status --porcelain" in script  # the tree-clean check after `make run`
     dry = subprocess.run(["make", "-n", "test", "run", "docs", "VALIDATE_DOCS=build/data-docs/release"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout.splitlines()
-    for step in ("dvc pull", "dvc repro", "ruff check", "-m pytest",
+    for step in ("dvc pull", "medcalc-maintained repro", "ruff check", "-m pytest",
                  "validate build/release --docs build/data-docs/release", "mkdocs build --strict"):
         assert sum(step in line for line in dry) == 1, (step, dry)

@@ -18,9 +18,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable, TypeVar, overload
 
-import yaml
-
 from medcalc_maintained.core import units as U
+from medcalc_maintained.core.yaml_text import safe_load
 
 OUTPUT_TYPES = ("decimal", "integer", "date")
 
@@ -89,7 +88,7 @@ def register(calculator_id: int, name: str, output_type: str) -> Callable:
 def plausibility_ranges() -> dict[str, dict[str, Any]]:
     """Physiological limits per quantity, from ``plausibility.yaml`` (values in canonical units)."""
     text = resources.files("medcalc_maintained.calculators").joinpath("plausibility.yaml").read_text("utf-8")
-    data = yaml.safe_load(text) or {}
+    data = safe_load(text) or {}
     return data.get("ranges", {})
 
 

@@ -16,6 +16,7 @@ from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators.alternatives import ALTERNATIVES, compute_alternative
 from medcalc_maintained.core.answers import labels_agree, parse_answer
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 POLICY_FILE = "definitions.yaml"
 REQUIRED = ("name", "version", "definition", "citation", "alternatives")
@@ -28,7 +29,7 @@ def load_policy() -> dict[int, dict[str, Any]]:
     res = resources.files("medcalc_maintained.calculators").joinpath(POLICY_FILE)
     path = Path(str(res))
     try:
-        data = yaml.safe_load(res.read_text("utf-8")) or {}
+        data = safe_load(res.read_text("utf-8")) or {}
     except yaml.YAMLError as exc:
         raise DataError(path, f"not valid YAML: {exc}") from None
     out: dict[int, dict[str, Any]] = {}

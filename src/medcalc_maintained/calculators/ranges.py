@@ -16,10 +16,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from medcalc_maintained.core.answers import Answer, parse_answer
 from medcalc_maintained.core.labels import fit_problem
+from medcalc_maintained.core.yaml_text import safe_load
 
 RANGES_FILE = "output_ranges.yaml"
 _NOTE_DATES = (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"))
@@ -53,7 +52,7 @@ def output_ranges() -> dict[int, OutputRange]:
     """Every entry of ``output_ranges.yaml`` by calculator id."""
     text = resources.files("medcalc_maintained.calculators").joinpath(RANGES_FILE).read_text("utf-8")
     out: dict[int, OutputRange] = {}
-    for cid, e in (yaml.safe_load(text) or {})["ranges"].items():
+    for cid, e in (safe_load(text) or {})["ranges"].items():
         window = e.get("days_after")
         out[int(cid)] = OutputRange(int(cid), str(e["name"]), str(e["kind"]), str(e["source"]),
                                     e.get("min"), e.get("max"), str(e.get("unit") or ""),

@@ -24,10 +24,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, cast
 
-import yaml
-
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 FILE = "thresholds.yaml"
 TYPES = ("score", "cutoff", "sex_dependent", "age_dependent", "relative_dose", "date_shift", "none")
@@ -257,7 +256,7 @@ def parse_entry(path: str, cid: int, e: Any) -> Threshold:
 
 def load(text: str, path: str = FILE, calculator_ids: set[int] | None = None) -> dict[int, Threshold]:
     """Parse and check a thresholds file; with ``calculator_ids``, every id must have one entry."""
-    data = yaml.safe_load(text) or {}
+    data = safe_load(text) or {}
     entries = data.get("calculators")
     if not isinstance(entries, dict):
         raise DataError(path, "the file needs a `calculators` mapping", field="calculators")

@@ -243,3 +243,26 @@ def _allocation(project: Project, console: Console) -> bool:
         wins = replay["winner"][measure]
         console.print(f"  replay, {what}: " + ", ".join(f"{k} reviews: {v}" for k, v in wins.items()))
     return True
+
+
+@section("stage times")
+def _stage_times(project: Project, console: Console) -> bool:
+    """The seconds of each stage of the last ``medcalc-maintained repro`` (``make run``), slowest first."""
+    from medcalc_maintained.devtools.stage_times import read_times
+
+    doc = read_times(project.stage_times)
+    if doc is None:
+        return False
+    stages = sorted(doc["stages"], key=lambda s: -s["seconds"])
+    ran = [s for s in stages if s["ran"]]
+    t = Table(title=f"stage times of the last `{doc['command']}` ({doc['total_seconds']:.1f} s in all, "
+                    f"exit {doc['exit_code']}, {doc['finished_at']})")
+    t.add_column("stage")
+    t.add_column("seconds", justify="right")
+    t.add_column("share", justify="right")
+    for s in ran:
+        t.add_row(s["stage"], f"{s['seconds']:.1f}", f"{100 * s['seconds'] / max(doc['total_seconds'], 0.01):.0f}%")
+    if len(ran) < len(stages):
+        t.add_row(f"{len(stages) - len(ran)} unchanged (skipped)", f"{sum(s['seconds'] for s in stages if not s['ran']):.1f}", "")
+    console.print(t)
+    return True

@@ -15,10 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from medcalc_maintained.core.atomic import write_text_atomic
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 from medcalc_maintained.devtools import stage_list
 from medcalc_maintained.devtools.dvc_deps import DVC_FILE, source_dir, stage_module
 from medcalc_maintained.devtools.import_graph import PACKAGE, graph
@@ -57,7 +56,7 @@ def _code(items: list[str]) -> str:
 
 def render(root: Path) -> str:
     """The stage table (markdown) for the project at ``root``."""
-    doc: dict[str, Any] = yaml.safe_load((root / DVC_FILE).read_text(encoding="utf-8"))
+    doc: dict[str, Any] = safe_load((root / DVC_FILE).read_text(encoding="utf-8"))
     src = source_dir(root, doc)
     imports = graph(src)
     resolve = stage_list._resolver(root, doc)

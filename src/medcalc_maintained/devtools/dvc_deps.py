@@ -19,10 +19,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from medcalc_maintained.core.atomic import write_text_atomic
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 from medcalc_maintained.devtools import stage_list
 from medcalc_maintained.devtools.import_graph import PACKAGE, closure, module_file, parse
 
@@ -119,9 +118,10 @@ def dep_entries(src: Path, files: set[str], every: set[str] | None = None) -> li
     return sorted(entries)
 
 
-def expand(src: Path, entries: list[str]) -> set[str]:
-    """The files that deps ``entries`` (relative to ``src``) stand for: a directory's every file."""
-    every = package_files(src)
+def expand(src: Path, entries: list[str], every: set[str] | None = None) -> set[str]:
+    """The files that deps ``entries`` (relative to ``src``) stand for: a directory's every file.
+    ``every``: :func:`package_files` of ``src`` (computed when not given)."""
+    every = package_files(src) if every is None else every
     return {f for e in entries for f in every if f == e or f.startswith(e.rstrip("/") + "/")}
 
 
@@ -177,7 +177,7 @@ def generate(root: Path) -> tuple[str, str]:
     ``${src}`` deps and the header's stage list made from the code under ``root``, the rest as is."""
     path = root / DVC_FILE
     text = path.read_text(encoding="utf-8")
-    doc = yaml.safe_load(text)
+    doc = safe_load(text)
     src = source_dir(root, doc)
     lines = text.splitlines(keepends=True)
     blocks = _stage_blocks(lines, path)
@@ -199,7 +199,7 @@ def generate(root: Path) -> tuple[str, str]:
     header = stage_list.render(root, doc)
     out[begin + 1:end] = [header, RULE]
     new = "".join(out)
-    _check_surgery(path, doc, yaml.safe_load(new), new_deps)
+    _check_surgery(path, doc, safe_load(new), new_deps)
     return text, new
 
 
@@ -219,7 +219,7 @@ def problems(root: Path) -> list[str]:
     current, generated = generate(root)
     if current == generated:
         return []
-    old, new = yaml.safe_load(current)["stages"], yaml.safe_load(generated)["stages"]
+    old, new = safe_load(current)["stages"], safe_load(generated)["stages"]
     found = []
     for stage in new:
         gone = [d for d in old[stage].get("deps", []) if d not in new[stage]["deps"]]

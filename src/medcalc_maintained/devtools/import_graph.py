@@ -36,13 +36,14 @@ DYNAMIC: dict[str, Callable[[ast.Module], list[str]]] = {f"{PACKAGE}.calculators
 
 
 @functools.lru_cache(maxsize=None)
-def _parse(path: Path, mtime_ns: int) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"))
+def _parse(text: str) -> ast.Module:
+    return ast.parse(text)
 
 
 def parse(path: Path) -> ast.Module:
-    """The syntax tree of ``path`` (parsed once per version of the file)."""
-    return _parse(path, path.stat().st_mtime_ns)
+    """The syntax tree of ``path``, parsed once per text (a copy of the package in a test's tmp
+    shares the trees of the checkout's files)."""
+    return _parse(path.read_text(encoding="utf-8"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,43 +82,54 @@ def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
         yield from _import_nodes(child)
 
 
+# An import statement that can run: (level, module, names); ``import a.b`` is (0, None, ("a.b",)).
+Statement = tuple[int, "str | None", tuple[str, ...]]
+
+
+def _statements(tree: ast.AST) -> tuple[Statement, ...]:
+    return tuple((0, None, tuple(a.name for a in n.names)) if isinstance(n, ast.Import)
+                 else (n.level, n.module, tuple(a.name for a in n.names)) for n in _import_nodes(tree))
+
+
+@functools.lru_cache(maxsize=None)
+def _module_statements(text: str) -> tuple[Statement, ...]:
+    """The import statements of a whole module's text (read once per text)."""
+    return _statements(_parse(text))
+
+
 def imports_of(src: Path, name: str, tree: ast.AST | None = None) -> set[str]:
     """The package's modules that module ``name`` (or the given part ``tree`` of it) imports."""
     path = module_file(src, name)
     if tree is None:
         if path is None:
             raise DataError(src, f"no module {name} under it")
-        return set(_module_imports(src, name, path.stat().st_mtime_ns))
-    return _imports_in(src, name, path, tree)
+        text = path.read_text(encoding="utf-8")
+        return _resolve(src, name, path, _module_statements(text), _parse(text) if name in DYNAMIC else None)
+    return _resolve(src, name, path, _statements(tree), tree if isinstance(tree, ast.Module) else None)
 
 
-@functools.lru_cache(maxsize=None)
-def _module_imports(src: Path, name: str, mtime_ns: int) -> frozenset[str]:
-    """:func:`imports_of` a whole module, read once per version of its file."""
-    path = module_file(src, name)
-    assert path is not None
-    return frozenset(_imports_in(src, name, path, parse(path)))
-
-
-def _imports_in(src: Path, name: str, path: Path | None, tree: ast.AST) -> set[str]:
+def _resolve(src: Path, name: str, path: Path | None, statements: tuple[Statement, ...],
+             module: ast.Module | None) -> set[str]:
+    """The package modules that ``statements`` of module ``name`` import (``module``: its whole tree,
+    for the modules of :data:`DYNAMIC`)."""
     package = name if path is not None and path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _import_nodes(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+    for level, module_name, names in statements:
+        if module_name is None and level == 0:
+            found.update(names)
             continue
-        if node.level:
+        if level:
             anchor = package.split(".")
-            anchor = anchor[: len(anchor) - node.level + 1]
-            base = ".".join(anchor + ([node.module] if node.module else []))
+            anchor = anchor[: len(anchor) - level + 1]
+            base = ".".join(anchor + ([module_name] if module_name else []))
         else:
-            base = node.module or ""
+            base = module_name or ""
         found.add(base)
-        for alias in node.names:
-            if module_file(src, f"{base}.{alias.name}") is not None:
-                found.add(f"{base}.{alias.name}")
-    if name in DYNAMIC and isinstance(tree, ast.Module):
-        found.update(DYNAMIC[name](tree))
+        for alias in names:
+            if module_file(src, f"{base}.{alias}") is not None:
+                found.add(f"{base}.{alias}")
+    if name in DYNAMIC and module is not None:
+        found.update(DYNAMIC[name](module))
     return {m for m in found if module_file(src, m) is not None}
 
 

@@ -13,9 +13,8 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 WIDTH = 110
 NAME_WIDTH = 20
@@ -31,7 +30,7 @@ def _resolver(root: Path, doc: dict[str, Any]) -> Callable[[object], str]:
     context: dict[str, Any] = {}
     params = root / "params.yaml"
     if params.is_file():
-        context.update(yaml.safe_load(params.read_text(encoding="utf-8")) or {})
+        context.update(safe_load(params.read_text(encoding="utf-8")) or {})
     for v in doc.get("vars") or []:
         if isinstance(v, dict):
             context.update(v)

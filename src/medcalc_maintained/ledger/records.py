@@ -152,21 +152,27 @@ def _control_characters(value: Any, field: str = "") -> Iterator[tuple[str, str]
 
 
 def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
-    """Parse one ledger YAML file and check each record against the JSON Schema. A file read
-    again with the same bytes (e.g. once per release by ``release-tables``) is not parsed again: the
-    caller gets a fresh copy of the first reading's records and problems."""
+    """Parse one ledger YAML file and check each record against the JSON Schema. Bytes read before
+    (the same file once per release by ``release-tables``, or a copy of it elsewhere) are not parsed
+    again: the caller gets a fresh copy of the first reading's records and problems, naming ``path``."""
     path = Path(path)
     size = path.stat().st_size
     if size > YAML_MAX_BYTES:
         return [], [LedgerProblem(str(path), f"{size} bytes, over the {YAML_MAX_BYTES}-byte limit for a ledger file; "
                                              "split it")]
-    return copy.deepcopy(_parsed(str(path), path.read_bytes()))
+    records, problems = copy.deepcopy(_parsed(path.read_bytes()))
+    for item in (*records, *problems):
+        item.path = str(path)
+    return records, problems
+
+
+_UNNAMED = "<ledger file>"  # the path of a cached reading; read_file puts the real one in its copies
 
 
 @lru_cache(maxsize=16)
-def _parsed(path: str, content: bytes) -> tuple[list[Record], list[LedgerProblem]]:
-    """:func:`_read_text`, remembered by path and bytes (shared: :func:`read_file` hands out copies)."""
-    return _read_text(Path(path), content)
+def _parsed(content: bytes) -> tuple[list[Record], list[LedgerProblem]]:
+    """:func:`_read_text`, remembered by the bytes alone (shared: :func:`read_file` hands out copies)."""
+    return _read_text(Path(_UNNAMED), content)
 
 
 def _read_text(path: Path, content: bytes) -> tuple[list[Record], list[LedgerProblem]]:

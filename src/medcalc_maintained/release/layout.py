@@ -27,6 +27,7 @@ import yaml
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.json_text import loads_json
 from medcalc_maintained.core.readers import read_text_bounded, sha256_file
+from medcalc_maintained.core.yaml_text import safe_load
 
 DATA_DIR = "data"  # one parquet file per config and split under this folder
 CARD = "README.md"
@@ -134,7 +135,7 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     if not m:
         raise DataError(path, "the card must start with YAML front matter between '---' lines")
     try:
-        front = yaml.safe_load(m.group(1)) or {}
+        front = safe_load(m.group(1)) or {}
     except yaml.YAMLError as exc:
         raise DataError(path, f"malformed YAML front matter: {exc}") from None
     if not isinstance(front, dict):
@@ -147,7 +148,7 @@ def card_front_matter(root: Path) -> dict[str, Any] | None:
     when the file is missing or unreadable, has none, or it is not a YAML mapping."""
     try:
         m = FRONT_MATTER.match((Path(root) / CARD).read_text(encoding="utf-8"))
-        front = yaml.safe_load(m.group(1)) if m else None
+        front = safe_load(m.group(1)) if m else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
     return front if isinstance(front, dict) else None

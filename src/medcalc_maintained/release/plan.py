@@ -34,6 +34,7 @@ from medcalc_maintained.core.versions import (
     short_tag,
     version_key,
 )
+from medcalc_maintained.core.yaml_text import safe_load
 
 DEFAULT_ROWS = ("verified", "all")
 # `gates`: per-release overrides of the validate QC gates, read by medcalc_maintained.contracts.validate
@@ -124,7 +125,7 @@ def read_document(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise DataError(path, "releases file not found (it lists the releases; see medcalc_maintained/release/plan.py)")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise DataError(path, f"malformed YAML: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("releases"), list) or not doc["releases"]:

@@ -36,6 +36,7 @@ import yaml
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.ledger_files import ledger_files
 from medcalc_maintained.core.rows import row_dicts
+from medcalc_maintained.core.yaml_text import safe_load
 from medcalc_maintained.ledger.apply import build
 from medcalc_maintained.ledger.records import LedgerError, Record, dump, load
 from medcalc_maintained.upstream.diff import Diff, label_changed
@@ -113,7 +114,7 @@ def plan(records: list[Record], diff: Diff, old: pd.DataFrame, new: pd.DataFrame
 
 def _batch(path: str) -> dict[str, Any] | None:
     try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        doc = safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return None
     return doc.get("batch") if isinstance(doc, dict) else None

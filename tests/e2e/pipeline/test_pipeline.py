@@ -10,6 +10,7 @@ changes it puts it back with `_restore` (git for the tracked files and the uncac
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -54,8 +55,16 @@ def fresh_project(tmp_path_factory) -> Path:
     assert r.returncode == 0, r.stderr
     r = dvc(dst, "pull", "-q", "data/upstream.dvc")
     assert r.returncode == 0, r.stdout + r.stderr
-    r = dvc(dst, "repro")
+    # `make repro`'s command: dvc repro, its stages timed for the summary
+    r = subprocess.run([str(Path(sys.executable).parent / "medcalc-maintained"), "repro"], cwd=dst,
+                       env=dict(os.environ, MEDCALC_ROOT=str(dst), DVC_NO_ANALYTICS="1",
+                                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"),
+                       capture_output=True, text=True, timeout=3000)
     assert r.returncode == 0, r.stdout + r.stderr
+    times = json.loads((dst / "build" / "stage-times.json").read_text(encoding="utf-8"))
+    assert [t["stage"] for t in times["stages"] if t["ran"]] == _running(r.stdout, ordered=True)
+    assert set(_running(r.stdout)) == ALL_STAGES and times["exit_code"] == 0
+    assert 0 < sum(t["seconds"] for t in times["stages"]) <= times["total_seconds"]
     git = [*GIT, "-C", str(dst)]
     subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
     subprocess.run([*git, "commit", "-qm", "pipeline outputs"], check=True, capture_output=True)
@@ -77,9 +86,10 @@ def _restore(project: Path, *extra_dirs: str) -> None:
     assert "up to date" in status.stdout, status.stdout
 
 
-def _running(stdout: str) -> set[str]:
-    """The stages a `dvc repro` output says it ran ("Running stage 'name':")."""
-    return {line.split("'")[1] for line in stdout.splitlines() if line.startswith("Running stage")}
+def _running(stdout: str, ordered: bool = False):
+    """The stages a `dvc repro` output says it ran ("Running stage 'name':"), as a set (or a list in order)."""
+    names = [line.split("'")[1] for line in stdout.splitlines() if line.startswith("Running stage")]
+    return names if ordered else set(names)
 
 
 def test_repro_builds_outputs_and_is_then_up_to_date(fresh_project):
@@ -206,7 +216,6 @@ def test_following_another_upstream_version_is_one_experiment(fresh_project, tmp
     on 2024-06, whose changelog lists upstream's changes apart from ours (issue: following upstream).
     The experiment runs up to its target `release` (docs/upstream.md's command, without a target, also
     reruns the compare stages on the new release tables; the moved-outputs test runs those)."""
-    import json
 
     # the release stage's output is neither cached nor tracked by git: keep the base one to put back
     release = fresh_project / "build" / "release"

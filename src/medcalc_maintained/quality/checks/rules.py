@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 RULES_FILE = Path(__file__).with_name("rules.yaml")
 SECTIONS = ("required_inputs", "figure_only", "not_applicable", "foreign_keys", "body_weight", "boolean_criteria",
@@ -167,7 +168,7 @@ class Rules:
 
 def load(path: Path = RULES_FILE) -> Rules:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise DataError(path, f"malformed YAML: {exc}") from None
     unknown = set(data) - set(SECTIONS)
