@@ -5,6 +5,7 @@
   harness package, and imports only the modules that hold a doctest (``>>>``): importing the others
   (torch, trl, inspect_ai, ...) only to find none cost each xdist worker about 7 s of CPU. The same
   holds for the tests' helper modules (``tests/support/*.py`` and the ``__init__.py`` files).
+- ``make test-fast`` (``-m "not slow"``) does not collect ``tests/e2e/``, whose every test is ``slow``.
 - Test files run longest first (`tests/support/schedule.py`, with `make test`'s `--no-loadscope-reorder`).
 - Every test and doctest runs under the checkout guard of ``tests/support/checkout_guard.py`` (a test that
   changes a file of the checkout fails)."""
@@ -23,10 +24,16 @@ OPTIONAL = (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),
 collect_ignore = [path for path, package in OPTIONAL if importlib.util.find_spec(package) is None]
 
 
+E2E = TESTS / "e2e"
+
+
 def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     """A module of the package, or a helper module of the tests (not ``test_*.py``), without ``>>>``
     has no doctest: not imported at collection (``tests/support/forkserver_warm.py`` alone, imported to find
-    none, cost each worker 1.2 s)."""
+    none, cost each worker 1.2 s). With ``-m "not slow"`` (``make test-fast``) nothing under ``tests/e2e/`` is
+    collected: every test there is ``slow`` (``tests/e2e/conftest.py``), so all of it would be deselected."""
+    if collection_path == E2E and " ".join(str(config.getoption("markexpr", "") or "").split()) == "not slow":
+        return True
     if collection_path.suffix != ".py" or ">>>" in collection_path.read_text(encoding="utf-8"):
         return None
     if PACKAGE in collection_path.parents:

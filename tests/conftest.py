@@ -1,12 +1,36 @@
-"""Shared fixtures: where the project, the pulled upstream data and ../shared are."""
+"""Shared fixtures: where the project, the pulled upstream data and ../shared are.
+
+The session fixtures that compute on the real data (``real_instances``, ``real_recompute``,
+``campaign_table``, ``campaign_records``) are computed once per run, not once per xdist worker: the
+first worker to need one pickles it under the run's temporary root and the other loads it (``_shared``).
+"""
 
 from __future__ import annotations
 
+import os
+import pickle
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 from tests.support.paths import ROOT, SHARED
+
+
+def _shared(tmp_path_factory, name: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, once for all the xdist workers of this run (the run's temporary root holds the
+    pickle, under a file lock); without xdist, computed here."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return compute()
+    from filelock import FileLock
+
+    path = tmp_path_factory.getbasetemp().parent / f"shared-{name}.pickle"
+    with FileLock(f"{path}.lock"):
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        path.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return value
 
 
 def upstream_file(rel: str) -> Path:
@@ -46,36 +70,36 @@ def campaign_workbooks(campaign_dir) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="session")
-def real_instances(v1_test_csv):
+def real_instances(v1_test_csv, tmp_path_factory):
     """The v1.0 test split ingested once (1,047 rows)."""
     from medcalc_maintained.stages.ingest import ingest
 
-    return ingest([("test", v1_test_csv)]).instances
+    return _shared(tmp_path_factory, "real_instances", lambda: ingest([("test", v1_test_csv)]).instances)
 
 
 @pytest.fixture(scope="session")
-def real_recompute(real_instances):
+def real_recompute(real_instances, tmp_path_factory):
     from medcalc_maintained.quality.recompute import recompute
 
-    return recompute(real_instances)
+    return _shared(tmp_path_factory, "real_recompute", lambda: recompute(real_instances))
 
 
 @pytest.fixture(scope="session")
-def campaign_table(campaign_workbooks):
+def campaign_table(campaign_workbooks, tmp_path_factory):
     from medcalc_maintained.ledger import campaign
 
-    return campaign.read_workbooks(*campaign_workbooks)
+    return _shared(tmp_path_factory, "campaign_table", lambda: campaign.read_workbooks(*campaign_workbooks))
 
 
 @pytest.fixture(scope="session")
-def campaign_records(real_instances, real_recompute, campaign_table, campaign_workbooks) -> list[dict]:
+def campaign_records(real_instances, real_recompute, campaign_table, campaign_workbooks, tmp_path_factory) -> list[dict]:
     """The 887 records of the published audit, as `import-campaign` makes them."""
     from medcalc_maintained.ledger import campaign
 
     sampled, final = campaign_workbooks
-    records, unreadable = campaign.build_records(
+    records, unreadable = _shared(tmp_path_factory, "campaign_records", lambda: campaign.build_records(
         campaign_table, real_instances, real_recompute, decided_at="2025-12-22", release="2.0.0",
-        id_prefix="audit2025", workbook_names=(sampled.name, final.name))
+        id_prefix="audit2025", workbook_names=(sampled.name, final.name)))
     assert unreadable == []
     return records
 

@@ -25,6 +25,7 @@ from typing import Iterator
 
 import yaml
 
+from medcalc_maintained.devtools.import_graph import parse
 from tests.support.paths import ROOT
 
 SRC = ROOT / "src" / "medcalc_maintained"
@@ -182,7 +183,7 @@ def test_the_rules_see_every_command_and_the_stage_and_ledger_imports_of_the_cli
     assert len(registered) >= 40 and registered <= measured, registered - measured
     assert {("medcalc_maintained.cli.ledger", "derive_cmd"), ("medcalc_maintained.cli.review", "triage")} <= measured
     imported = [(mod, name) for path in cli_modules()
-                for _, mod, name, _ in package_imports(ast.parse(path.read_text(encoding="utf-8")), module_name(path))]
+                for _, mod, name, _ in package_imports(parse(path), module_name(path))]
     assert sum(mod.startswith(f"{PACKAGE}.stages.") for mod, _ in imported) >= 15
     assert {(f"{PACKAGE}.ledger.derivation_check", "check_row"), (f"{PACKAGE}.ledger.propose", "propose")} <= set(imported)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from medcalc_maintained.devtools.import_graph import parse
 from tests.support.paths import ROOT
 
 SRC = ROOT / "src" / "medcalc_maintained"
@@ -92,7 +93,7 @@ def third_party(src: Path) -> dict[str, dict[str, bool]]:
     found: dict[str, dict[str, bool]] = {}
     for path in sorted(src.rglob("*.py")):
         rel = path.relative_to(src).as_posix()
-        for top, optional in imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for top, optional in imports(parse(path)):
             if top in sys.stdlib_module_names or top == src.name:
                 continue
             files = found.setdefault(top, {})

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from medcalc_maintained.core.rows import entities_or_empty, parse_entities, read_upstream_csv, rows_of
+from medcalc_maintained.devtools.import_graph import parse
 from tests.support.paths import ROOT
 
 
@@ -99,7 +100,7 @@ def _row_column_reads(path: Path) -> list[str]:
     """Where a module reads a row column of a frame or a row dict: ``x["Patient Note"]``,
     ``x.get("Question")``, or a literal list of several row columns (a column selection)."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse(path)):
         key = None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
             key = node.slice.value
@@ -123,7 +124,7 @@ def test_no_second_row_carrier_reads_frame_columns():
     assert reads == []
     defined = []
     for path in sorted(SRC.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if (isinstance(node, ast.ClassDef) and node.name == "Row") or (
                     isinstance(node, ast.FunctionDef) and node.name == "rows_of"):
                 defined.append(f"{path.relative_to(SRC)}: {node.name}")

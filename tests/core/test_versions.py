@@ -8,6 +8,7 @@ import pytest
 
 from medcalc_maintained.core import versions
 from medcalc_maintained.core.versions import FIRST, UNRELEASED, ReleaseRules, rules
+from medcalc_maintained.devtools.import_graph import parse
 from tests.support.paths import ROOT
 
 SRC = ROOT / "src" / "medcalc_maintained"
@@ -39,7 +40,7 @@ def test_no_module_but_core_versions_reads_when_a_behaviour_started():
     for path in sorted(SRC.rglob("*.py")):
         if path == SRC / "core" / "versions.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if isinstance(node, ast.Name) and node.id in names:
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno} {node.id}")
             if isinstance(node, ast.alias) and node.name in names:

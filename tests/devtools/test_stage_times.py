@@ -25,17 +25,18 @@ OUTPUT = [
     "Running stage 'certify':\n",
     "> medcalc-maintained certify\n",
     "Updating lock file 'dvc.lock'\n",
+    "Stage 'release' is cached - skipping run, checking out outputs\n",
     "Use `dvc push` to send your updates to remote storage.\n",
 ]
 
 
 def test_a_stage_lasts_from_its_line_to_the_next_stage_line_or_the_end():
-    ticks = iter([100.0, 102.5, 102.75, 110.0, 111.0])  # start; ingest; recompute skipped; certify; end
+    ticks = iter([100.0, 102.5, 102.75, 110.0, 111.0, 111.5])  # start; ingest; recompute; certify; release; end
     echo = io.StringIO()
     times, total = time_lines(OUTPUT, clock=lambda: next(ticks), echo=echo)
     assert times == [StageTime("ingest", 0.25, True), StageTime("recompute", 7.25, False),
-                     StageTime("certify", 1.0, True)]
-    assert total == 11.0
+                     StageTime("certify", 1.0, True), StageTime("release", 0.5, False)]
+    assert total == 11.5
     assert echo.getvalue() == "".join(OUTPUT)  # every line passed through unchanged
 
 
@@ -63,4 +64,17 @@ def test_summary_prints_the_stages_that_ran_slowest_first(tmp_path):
 
 def test_the_command_passes_its_arguments_to_dvc_repro_and_says_so():
     result = CliRunner().invoke(app, ["repro", "--help"])
-    assert result.exit_code == 0 and "dvc repro" in result.output and "build/stage-times.json" in result.output
+    assert result.exit_code == 0 and "dvc repro" in result.output and "build/repro/stage-times.json" in result.output
+
+
+def test_the_times_file_makes_no_pipeline_folder_a_valid_out(tmp_path):
+    """The times live in a folder of their own: the folder of a known file is a valid ``--out``, and build/
+    holds the release."""
+    import pytest
+
+    from medcalc_maintained.core.errors import DataError
+
+    project = Project.load(tmp_path)
+    assert project.stage_times.parent.name == "repro" and project.stage_times.parent.parent == project.release_build.parent
+    with pytest.raises(DataError, match="holds the pipeline path"):
+        project.guard_out("build")

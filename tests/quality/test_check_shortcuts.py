@@ -6,11 +6,10 @@ from __future__ import annotations
 import re
 import signal
 
-import pandas as pd
 import pytest
 
 from medcalc_maintained.core.parallel import map_chunks, worker_count
-from medcalc_maintained.quality.checks import Instance, run_checks
+from medcalc_maintained.quality.checks import Instance
 from medcalc_maintained.quality.checks.prefilter import cannot_match, required
 from medcalc_maintained.quality.checks.registry import fast_twin
 from medcalc_maintained.quality.checks.rules import rules
@@ -212,19 +211,3 @@ def test_a_sigterm_sent_before_a_worker_restores_its_handlers_still_ends_it():
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
-
-
-def test_recompute_and_checks_are_the_same_in_two_processes(real_instances):
-    """The stage's single pass, in one process or two, gives exactly the tables of recompute()
-    followed by run_checks() on that recompute."""
-    from medcalc_maintained.quality.recompute import recompute
-    from medcalc_maintained.stages.recompute import recompute_and_check
-
-    doubled = pd.concat([real_instances, real_instances.assign(split="copy")], ignore_index=True)
-    rec = recompute(doubled)
-    findings = run_checks(doubled, rec)
-    assert len(findings) == 2 * len(run_checks(real_instances, recompute(real_instances)))
-    for workers in (1, 2):
-        got_rec, got_findings = recompute_and_check(doubled, workers=workers)
-        pd.testing.assert_frame_equal(got_rec, rec)
-        pd.testing.assert_frame_equal(got_findings, findings)

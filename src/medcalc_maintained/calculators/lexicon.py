@@ -171,10 +171,10 @@ def term_spans(text: str, terms: tuple[str, ...], masks: tuple[str, ...] = (), p
     pat = _compiled(terms, patterns)
     if pat is None:
         return []
-    mask = _compiled(masks) if masks else None
+    spans = [(m.start(), m.end()) for m in pat.finditer(text)]
+    mask = _compiled(masks) if masks and spans else None  # the masks are read only where a term matched
     masked = [(m.start(), m.end()) for m in mask.finditer(text)] if mask is not None else []
-    return [(m.start(), m.end()) for m in pat.finditer(text)
-            if not any(a <= m.start() and m.end() <= b for a, b in masked)]
+    return [(s, e) for s, e in spans if not any(a <= s and e <= b for a, b in masked)]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def repro(ctx: typer.Context) -> None:
 
     DVC's output is shown as it comes. The seconds of each stage (from its "Running stage" line, or
     the line that says it was skipped, to the next one) go to params `repro.times`
-    (build/stage-times.json, ignored by git), which `medcalc-maintained summary` prints slowest first.
+    (build/repro/stage-times.json, ignored by git), which `medcalc-maintained summary` prints slowest first.
     Exits with DVC's exit code.
     """
     from medcalc_maintained.devtools.stage_times import run_repro, write_times

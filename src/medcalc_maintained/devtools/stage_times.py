@@ -2,10 +2,11 @@
 
 ``medcalc-maintained repro`` (what ``make repro`` and ``make run`` run) starts ``dvc repro`` with the
 arguments given, passes every line of its output through unchanged, and notes when each stage
-starts (``Running stage 'NAME':``) or is found unchanged (``Stage 'NAME' didn't change, skipping``).
+starts (``Running stage 'NAME':``), is found unchanged (``Stage 'NAME' didn't change, skipping``) or is
+restored from DVC's run cache (``Stage 'NAME' is cached - skipping run, checking out outputs``).
 A stage's seconds run from its start to the next such line or to the end of the run, so they include
 DVC hashing the stage's outputs and updating ``dvc.lock``. The times are written to
-``repro.times`` (``build/stage-times.json``, ignored by git and never a DVC output: a time is not a
+``repro.times`` (``build/repro/stage-times.json``, ignored by git and never a DVC output: a time is not a
 result) and ``medcalc-maintained summary`` prints them, slowest first.
 """
 
@@ -24,14 +25,14 @@ from typing import Callable, Iterable, TextIO
 from medcalc_maintained.core.atomic import write_text_atomic
 
 STARTS = re.compile(r"^Running stage '([^']+)':")
-SKIPS = re.compile(r"^Stage '([^']+)' didn't change, skipping")
+SKIPS = re.compile(r"^Stage '([^']+)' (?:didn't change, skipping|is cached - skipping run)")
 
 
 @dataclass(frozen=True)
 class StageTime:
     stage: str
     seconds: float
-    ran: bool  # False: DVC found it unchanged and skipped it
+    ran: bool  # False: DVC found it unchanged, or restored its outputs from the run cache, without running it
 
 
 class StageClock:

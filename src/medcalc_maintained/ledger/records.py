@@ -161,8 +161,10 @@ def read_file(path: Path) -> tuple[list[Record], list[LedgerProblem]]:
         return [], [LedgerProblem(str(path), f"{size} bytes, over the {YAML_MAX_BYTES}-byte limit for a ledger file; "
                                              "split it")]
     records, problems = copy.deepcopy(_parsed(path.read_bytes()))
-    for item in (*records, *problems):
-        item.path = str(path)
+    for record in records:
+        record.path = str(path)
+    for problem in problems:
+        problem.path = str(path)
     return records, problems
 
 

@@ -19,11 +19,13 @@ SRC = ROOT / "src"
 
 async def _session_checks():
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "medcalc_maintained.cli", "serve-mcp"],
                                    env={"PYTHONPATH": str(SRC)})
-    async with Client(params) as client:
+    # the server's stderr named explicitly: stdio_client's default is the sys.stderr of the moment mcp was first
+    # imported, which under pytest can be an earlier test's capsys buffer (no file descriptor to hand the process)
+    async with Client(stdio_client(params, errlog=sys.__stderr__)) as client:
         tools = (await client.list_tools()).tools
         names = {t.name for t in tools}
         calc_tools = names - {"list_calculators", "lookup_instance"}
