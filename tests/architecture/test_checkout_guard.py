@@ -56,6 +56,9 @@ def test_with_watches_a_cheap_check_walks_only_after_an_event_it_covers(tmp_path
     (tmp_path / "src" / "pkg" / "__pycache__").mkdir()
     (tmp_path / "src" / "pkg" / "__pycache__" / "a.pyc").write_bytes(b"x")
     assert guard.check(cheap=True) == [] and walks == []  # a cache the walk skips raises no walk either
+    (tmp_path / "src" / "pkg" / "x.egg-info").write_text("a file, not the directory the walk skips")
+    assert guard.check(cheap=True) == ["created src/pkg/x.egg-info"]
+    walks.clear()
     with (tmp_path / "src" / "pkg" / "a.py").open("a") as f:  # appended in place: same directory entries
         f.write("b")
     assert guard.check(cheap=True) == ["changed src/pkg/a.py"]

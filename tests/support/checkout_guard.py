@@ -81,7 +81,7 @@ class Watcher:
 
     # IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
     MASK = 0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-    IN_Q_OVERFLOW, IN_IGNORED, IN_NONBLOCK, IN_CLOEXEC = 0x4000, 0x8000, 0o4000, 0o2000000
+    IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR, IN_NONBLOCK, IN_CLOEXEC = 0x4000, 0x8000, 0x40000000, 0o4000, 0o2000000
     HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
 
     def __init__(self, libc: ctypes.CDLL, fd: int, root: str):
@@ -146,7 +146,7 @@ class Watcher:
                     continue
                 text = os.fsdecode(name)
                 path = os.path.join(rel, text) if rel else text
-                if not _skipped_dir(text, path):
+                if not (mask & self.IN_ISDIR and _skipped_dir(text, path)):  # a directory the walk skips: no change
                     relevant = True
 
     def close(self) -> None:
