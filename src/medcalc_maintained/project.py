@@ -101,23 +101,18 @@ def read_params(root: Path) -> dict[str, Any]:
     path = root / PARAMS_FILE
     if not path.is_file():
         return defaults()
-    text = path.read_text(encoding="utf-8")
     try:
-        return copy.deepcopy(_params_of(text))
-    except (yaml.YAMLError, DataError):
-        pass  # read again below, so that the error names this file
-    try:
-        given = safe_load(text) or {}
+        given = copy.deepcopy(_parsed_params(path.read_text(encoding="utf-8")))
     except yaml.YAMLError as exc:
         raise DataError(path, f"malformed YAML: {exc}") from None
     return merge(_defaults(), given, path)
 
 
 @functools.lru_cache(maxsize=8)
-def _params_of(text: str) -> dict[str, Any]:
-    """The parameters a ``params.yaml`` of ``text`` gives, read once per text (a project copied into a
-    test's folder shares the reading; :func:`read_params` hands out copies)."""
-    return merge(_defaults(), safe_load(text) or {}, Path(PARAMS_FILE))
+def _parsed_params(text: str) -> Any:
+    """The YAML of a ``params.yaml``, parsed once per text (a project copied into a test's folder shares
+    the parse; :func:`read_params` merges a copy of it)."""
+    return safe_load(text) or {}
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,27 @@ def test_summary_prints_the_stages_that_ran_slowest_first(tmp_path):
     assert _stage_times(Project.load(tmp_path), Console(file=io.StringIO())) is False
 
 
-def test_the_command_passes_its_arguments_to_dvc_repro_and_says_so():
+def test_repro_runs_dvc_with_the_arguments_given_passes_its_output_through_and_keeps_its_exit_code(tmp_path, capsys):
+    """run_repro on a stand-in for the dvc executable (DVC itself runs in tests/e2e/pipeline/test_pipeline.py's
+    fixture): the arguments reach it after ``repro``, its lines reach stdout as they are, its exit code is kept."""
+    import sys
+
+    from medcalc_maintained.devtools.stage_times import run_repro
+
+    fake = tmp_path / "dvc"
+    fake.write_text(f"#!{sys.executable}\nimport pathlib, sys\n"
+                    "pathlib.Path('argv.txt').write_text(' '.join(sys.argv[1:]))\n"
+                    "print(\"Running stage 'certify':\")\nprint('> medcalc-maintained certify')\n"
+                    "print(\"Stage 'triage' didn't change, skipping\")\nsys.exit(3)\n", encoding="utf-8")
+    fake.chmod(0o755)
+    code, times, total = run_repro(tmp_path, ["certify", "--dry"], dvc=str(fake))
+    assert code == 3 and (tmp_path / "argv.txt").read_text() == "repro certify --dry"
+    assert [(t.stage, t.ran) for t in times] == [("certify", True), ("triage", False)]
+    assert 0 <= sum(t.seconds for t in times) <= total
+    assert capsys.readouterr().out == ("Running stage 'certify':\n> medcalc-maintained certify\n"
+                                       "Stage 'triage' didn't change, skipping\n")
     result = CliRunner().invoke(app, ["repro", "--help"])
-    assert result.exit_code == 0 and "dvc repro" in result.output and "build/repro/stage-times.json" in result.output
+    assert result.exit_code == 0 and "build/repro/stage-times.json" in result.output
 
 
 def test_the_times_file_makes_no_pipeline_folder_a_valid_out(tmp_path):

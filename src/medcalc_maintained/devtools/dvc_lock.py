@@ -19,6 +19,7 @@ import yaml
 
 from medcalc_maintained.core.atomic import write_text_atomic
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 LOCK = "dvc.lock"
 
@@ -28,7 +29,7 @@ def lock_problem(text: str) -> str | None:
     if not text.strip():
         return "is empty"
     try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         return "is not valid YAML" + (f" (line {mark.line + 1})" if mark else "")
