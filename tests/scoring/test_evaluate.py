@@ -231,3 +231,50 @@ def test_help_documents_the_answer_rule():
     assert res.exit_code == 0
     for words in ("<answer>", "The answer is 38.", "unparsable", "NaN", "--subset", "build/evaluations"):
         assert words in res.output, words
+
+
+def test_refusals_are_reported_apart_from_accuracy(tmp_path):
+    # four N/A rows and four answerable ones; refusals written three ways ("N/A", "unknown",
+    # "Not applicable"), an unparsable answer (no refusal) and a missing prediction (not scored)
+    na = ("N/A", "N/A", "N/A", "integer", HASBLED)
+    labels = {1: na, 2: na, 3: na, 4: na, **{u: ORIGINAL[u] for u in (5, 7, 8, 9)}, 10: ORIGINAL[3]}
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"uid": 1, "output": "<answer>N/A</answer>"},  # warranted refusal
+        {"uid": 2, "output": "<answer>unknown</answer>"},  # warranted refusal
+        {"uid": 3, "output": "<answer>2</answer>"},  # answers an unanswerable row: wrong, no refusal
+        {"uid": 4, "output": "cannot say"},  # unparsable: wrong, no refusal
+        {"uid": 5, "output": "<answer>Not applicable</answer>"},  # unwarranted refusal
+        {"uid": 7, "output": "<answer>3</answer>"},  # right
+        {"uid": 8, "output": "<answer>N/A</answer>"},  # unwarranted refusal
+        {"uid": 9, "output": "<answer>1</answer>"},  # right
+        # uid 10: no prediction, skipped
+    ])
+    report = evaluate(preds, {"v": frame(labels)}, n_boot=500, seed=1, out_dir=tmp_path / "out",
+                      graders=["ours", "upstream"])
+    ab = report.abstention.set_index("label_set")
+    for name in ("v [ours]", "v [upstream]"):  # a refusal is the model's answer, whatever the grader
+        assert ab.loc[name, ["na_rows", "refused_na", "answerable_rows", "refused_answerable"]].tolist() == [4, 2, 4, 2]
+        assert ab.loc[name, "refused_na_share"] == 0.5 and ab.loc[name, "refused_answerable_share"] == 0.5
+        assert ab.loc[name, "accuracy_answerable"] == 0.5  # 7 and 9 of 5, 7, 8, 9
+        assert ab.loc[name, "refused_na_ci_low"] <= 0.5 <= ab.loc[name, "refused_na_ci_high"]
+    acc = report.accuracy.set_index("label_set")
+    assert acc.loc["v [ours]", "correct"] == 4 and acc.loc["v [upstream]", "correct"] == 2  # upstream never credits N/A
+    written = pd.read_csv(tmp_path / "out" / "abstention.csv")
+    assert written["refused_answerable"].tolist() == [2, 2]
+    data = json.loads((tmp_path / "out" / "evaluation.json").read_text())
+    assert [a["refused_na"] for a in data["abstention"]] == [2, 2]
+
+
+def test_cli_prints_the_refusal_table(preds, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDCALC_ROOT", str(tmp_path))
+    b = tmp_path / "v2.parquet"
+    frame(MAINTAINED).to_parquet(b)
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", str(b), "--out", str(tmp_path / "e"),
+                              "--n-boot", "500"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    table = res.output[res.output.index("refusals (answer N/A)"):]
+    # maintained: uid 4 is the one N/A row and its answer is N/A (1 of 1); no answerable row refused
+    # (0 of 7); accuracy on the answerable rows 4 of 7 (1, 2, 3, 5)
+    row = next(line for line in table.splitlines() if line.lstrip("│ ").startswith("v2"))
+    assert [c.strip() for c in row.strip("│").split("│")][1:] == ["1", "100.0%", "7", "0.0%", "57.1%"]
+    assert max(len(line) for line in res.output.splitlines()) <= 80

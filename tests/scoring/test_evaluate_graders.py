@@ -75,7 +75,7 @@ def test_unknown_or_repeated_grader_is_refused(tmp_path):
 
 HEADERS = ("label set", "scored", "correct", "accuracy", "95% CI", "wrong", "N/A", "unparsable", "severe",
            "skipped", "A / B", "A only", "B only", "A − B", "labels", "change", "held fixed", "from → to",
-           "difference")
+           "difference", "N/A rows", "refused", "answerable")
 
 
 def _rendered(report, compliance=None) -> str:
@@ -106,9 +106,9 @@ def test_tables_name_the_version_and_the_grader_at_80_columns():
     names = [f"{v} [{g}]" for v in ("v1.0.0", "v2.2.0") for g in graders]
     pairs = list(zip(rep.comparisons["a"], rep.comparisons["b"]))
     assert len(pairs) == 28
-    for name in names:  # a row of the accuracy, errors and common-rows tables (and as A of its pairs), a dim line
-        rows = len(re.findall(rf"│ {re.escape(name)} +│ +\d", text))
-        assert rows == 3 + sum(a == name for a, _ in pairs), name
+    for name in names:  # a row of the accuracy, errors, refusals and common-rows tables (and as A of its pairs),
+        rows = len(re.findall(rf"│ {re.escape(name)} +│ +\d", text))  # and a dim line
+        assert rows == 4 + sum(a == name for a, _ in pairs), name
         assert f"{name}: skipped 0 without prediction" in text
     # every McNemar pair names both sides, A above B in one row (the numbers on A's line)
     for a, b in pairs:
@@ -124,6 +124,6 @@ def test_one_grader_keeps_the_plain_names_and_regrade_adds_its_compliance_table(
     text = _rendered(rep, compliance)
     _readable(text, tuple(h for h in HEADERS if h not in ("labels", "change", "held fixed", "from → to",
                                                           "difference")) + ("outputs", "tagged", "parsable"))
-    assert "[ours]" not in text and len(re.findall(r"│ v2\.2\.0 +│ +\d", text)) == 3
+    assert "[ours]" not in text and len(re.findall(r"│ v2\.2\.0 +│ +\d", text)) == 4
     assert re.search(r"│ v1\.0\.0 +│ +4 │ +75\.0% │ +50\.0% │", text)  # regrade: 3 and 2 of 4 outputs
     assert re.search(r"│ v1\.0\.0 +│ +\d+ │[^\n]*\n│ v2\.2\.0 +│ +│", text)  # the one pair

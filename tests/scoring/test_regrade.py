@@ -183,7 +183,8 @@ def test_plain_predictions_rescore_exactly_as_evaluate(real, tmp_path, fmt):
     rg = cli("regrade", str(preds), *against, "--out", str(tmp_path / "rg"))
     assert ev.exit_code == 0 and rg.exit_code == 0, (ev.output, rg.output)
     assert "nothing to reproduce" in rg.output
-    for name in ("evaluation.json", "graded.csv", "per_calculator.csv", "per_status.csv", "flips.csv", "skipped.csv"):
+    for name in ("evaluation.json", "graded.csv", "per_calculator.csv", "per_status.csv", "flips.csv", "skipped.csv",
+                 "abstention.csv"):
         assert (tmp_path / "rg" / name).read_bytes() == (tmp_path / "ev" / name).read_bytes(), name
     comp = pd.read_csv(tmp_path / "rg" / "compliance.csv", keep_default_na=False).set_index(["scope", "name"])
     # 5 of 6 tagged; "The score is N." is unparsable untagged text; N/A is parsable (an abstention)

@@ -64,6 +64,8 @@ def print_report(report, compliance=None, *, to: Console | None = None) -> None:
                   + f", unknown {r['errors_without_level']}[/]")
     out.print(accuracy)
     out.print(errors)
+    if len(report.abstention):
+        _print_abstention(report, out)
     if compliance is not None:
         _print_compliance(compliance, out)
     if len(report.accuracy) > 1:
@@ -86,6 +88,17 @@ def print_report(report, compliance=None, *, to: Console | None = None) -> None:
         _print_decomposition(report, out)
     for note in report.notes:
         out.print(f"[dim]{escape(note)}[/]")
+
+
+def _print_abstention(report, out: Console) -> None:
+    table = _table("refusals (answer N/A), apart from accuracy: warranted on the N/A rows, unwarranted on the "
+                   "answerable rows (abstention.csv)", ("label set",),
+                   ("N/A rows", "refused", "answerable", "refused", "accuracy"))
+    for r in report.abstention.to_dict("records"):
+        table.add_row(escape(str(r["label_set"])), str(r["na_rows"]), share(r["refused_na"], r["na_rows"]),
+                      str(r["answerable_rows"]), share(r["refused_answerable"], r["answerable_rows"]),
+                      "n/a" if r["accuracy_answerable"] != r["accuracy_answerable"] else f"{r['accuracy_answerable']:.1%}")
+    out.print(table)
 
 
 def _print_compliance(compliance, out: Console) -> None:
@@ -122,7 +135,7 @@ def print_evaluation(run) -> None:
     """`evaluate`'s tables and the files it wrote (also `compare example`'s)."""
     print_report(run.report)
     console.print(f"wrote {run.out_dir}/: evaluation.json, per_calculator.csv, per_status.csv, graded.csv, "
-                  "flips.csv, skipped.csv, accuracy.png")
+                  "flips.csv, skipped.csv, abstention.csv, accuracy.png")
 
 
 def evaluate_command(
@@ -158,7 +171,12 @@ def evaluate_command(
     95% bootstrap CI, statuses, severe errors = answers in another decision band than the label
     (L2/L3), skipped counts; common rows; McNemar per pair), per_calculator.csv and
     per_status.csv (own and common rows), graded.csv, flips.csv (common rows whose correctness
-    differs between versions), skipped.csv, accuracy.png.
+    differs between versions), skipped.csv, abstention.csv, accuracy.png.
+
+    **Refusals apart from accuracy** (abstention.csv, a table after the errors): on the rows
+    labelled `N/A`, the share the model answered `N/A` (warranted); on the answerable rows, the
+    share it answered `N/A` anyway (unwarranted), each with its 95% interval, and the accuracy on
+    the answerable rows alone.
 
     **Graders** (`--grader`, repeatable; `grading/graders.py`): `ours` (the rule above),
     `upstream` (MedCalc-Bench's `check_correctness`: no abstention), `helm` (HELM's

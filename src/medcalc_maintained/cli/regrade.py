@@ -45,8 +45,9 @@ def regrade_command(
     (reproduction.csv).
 
     **Re-score**: `evaluate` on the same outputs (accuracy per version with 95% CI, per calculator,
-    accuracy.png, flips, and with two versions and two graders the change due to labels apart from
-    the change due to grading), with the **tag compliance**: the share of outputs with an `<answer>`
+    accuracy.png, flips, refusals on N/A and on answerable rows apart from accuracy (abstention.csv),
+    and with two versions and two graders the change due to labels apart from the change due to
+    grading), with the **tag compliance**: the share of outputs with an `<answer>`
     tag and the share whose answer parses, per label set (a table after the accuracy tables), per
     calculator and overall (compliance.csv). MedCalc-Bench's run.py keeps only its extracted answer, so no tag is
     counted there, and its `N/A` (no answer found) is read as no answer, not as an abstention.
@@ -70,7 +71,7 @@ def regrade_command(
     console.print(f"tag compliance over {overall['outputs']} outputs: {share(overall['tagged'], overall['outputs'])} "
                   f"with an <answer> tag, {share(overall['parsable'], overall['outputs'])} with a parsable answer")
     console.print(f"wrote {where}/: regrade.json, reproduction.csv, compliance.csv, evaluation.json, "
-                  "per_calculator.csv, per_status.csv, graded.csv, flips.csv, skipped.csv, accuracy.png")
+                  "per_calculator.csv, per_status.csv, graded.csv, flips.csv, skipped.csv, abstention.csv, accuracy.png")
 
 
 def register(app: typer.Typer) -> None:

@@ -114,6 +114,8 @@ class EvaluationReport:
     graders: list[str] = field(default_factory=lambda: ["ours"])
     # with several graders: the accuracy change due to labels and due to grading (evaluate_tables.decomposition)
     decomposition: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # refusals apart from accuracy: on N/A rows and on answerable rows (evaluate_tables.abstention)
+    abstention: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_dict(self) -> dict[str, Any]:
         def records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -129,6 +131,7 @@ class EvaluationReport:
             "accuracy": records(self.accuracy),
             "common_rows": {"n": self.n_common, "accuracy": records(self.common)},
             "comparisons": records(self.comparisons),
+            "abstention": records(self.abstention),
             "flips": len(self.flips),
             "notes": self.notes,
             **extra,
@@ -137,16 +140,17 @@ class EvaluationReport:
     #: every file :meth:`write` may write, and those it always writes (what ``evaluate --force``
     #: may replace: ``core/out_dirs.py: check_replace``)
     FILES = frozenset({"evaluation.json", "per_calculator.csv", "per_status.csv", "graded.csv", "flips.csv",
-                       "skipped.csv", "decomposition.csv", "accuracy.png"})
-    ALWAYS = FILES - {"decomposition.csv"}
+                       "skipped.csv", "abstention.csv", "decomposition.csv", "accuracy.png"})
+    # abstention.csv is always written now, but an evaluation made before it existed is still one
+    ALWAYS = FILES - {"decomposition.csv", "abstention.csv"}
 
     def write(self, out_dir: os.PathLike | str) -> dict[str, Path]:
         """``evaluation.json``, the CSV tables (``per_calculator``, ``per_status``, ``graded``,
-        ``flips``, ``skipped``) and ``accuracy.png`` into ``out_dir``."""
+        ``flips``, ``skipped``, ``abstention``) and ``accuracy.png`` into ``out_dir``."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": write_text_atomic(out / "evaluation.json", json.dumps(self.to_dict(), indent=2) + "\n")}
-        for name in ("per_calculator", "per_status", "graded", "flips", "skipped"):
+        for name in ("per_calculator", "per_status", "graded", "flips", "skipped", "abstention"):
             paths[name] = write_csv_for_people(out / f"{name}.csv", getattr(self, name))
         if len(self.decomposition):
             paths["decomposition"] = write_csv_for_people(out / "decomposition.csv", self.decomposition)
@@ -213,7 +217,8 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
         comparisons=tab.comparisons(common, names, rng, n_boot),
         per_calculator=tab.by_group(graded, common, "calculator", rng, n_boot),
         per_status=tab.by_group(graded, common, "label_status", rng, n_boot),
-        flips=tab.flips(common, names), graded=graded, skipped=skipped, n_predictions=len(preds),
+        flips=tab.flips(common, names), abstention=tab.abstention(graded, names, rng, n_boot), graded=graded,
+        skipped=skipped, n_predictions=len(preds),
         n_common=len(uids), seed=seed, n_boot=n_boot, sources=origins, notes=notes, graders=graders,
         decomposition=decomposition), out_dir)
 

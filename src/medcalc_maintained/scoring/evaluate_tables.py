@@ -101,6 +101,34 @@ def accuracy(graded: pd.DataFrame, skipped: pd.DataFrame, names: list[str], rng:
     return pd.DataFrame(out)
 
 
+ABSTENTION_COLUMNS = ["label_set", "na_rows", "refused_na", "refused_na_share", "refused_na_ci_low",
+                      "refused_na_ci_high", "answerable_rows", "refused_answerable", "refused_answerable_share",
+                      "refused_answerable_ci_low", "refused_answerable_ci_high", "accuracy_answerable"]
+
+
+def abstention(graded: pd.DataFrame, names: list[str], rng: np.random.Generator, n_boot: int) -> pd.DataFrame:
+    """Refusals reported apart from accuracy, per label set on its scored rows: on the rows labelled
+    ``N/A``, the share the model refused (answered ``N/A``: a warranted refusal); on the answerable
+    rows, the share it refused anyway (an unwarranted one), each with its bootstrap interval; and the
+    accuracy on the answerable rows alone. A refusal is the model's answer parsed as an abstention,
+    whatever the grader (an unparsable answer is no refusal)."""
+    out = []
+    for name in names:
+        g = graded[graded["label_set"] == name]
+        na_label = np.array([parse_answer(x, t).is_abstain for x, t in zip(g["label"], g["output_type"])], dtype=bool)
+        refused = (g["parsed"] == "N/A").to_numpy(bool)
+        row: dict = {"label_set": name}
+        for key, rows in (("na", na_label), ("answerable", ~na_label)):
+            n, k = int(rows.sum()), int((refused & rows).sum())
+            lo, hi = bootstrap_accuracy_ci(k, n, rng, n_boot)
+            row.update({f"{key}_rows": n, f"refused_{key}": k, f"refused_{key}_share": k / n if n else float("nan"),
+                        f"refused_{key}_ci_low": lo, f"refused_{key}_ci_high": hi})
+        answerable = g["correct"].to_numpy(bool)[~na_label]
+        row["accuracy_answerable"] = float(answerable.mean()) if len(answerable) else float("nan")
+        out.append(row)
+    return pd.DataFrame(out, columns=ABSTENTION_COLUMNS)
+
+
 def common_uids(graded: pd.DataFrame, names: list[str]) -> list[int]:
     """The uids scored under every label set, sorted."""
     per = [set(graded.loc[graded["label_set"] == n, "uid"]) for n in names]
