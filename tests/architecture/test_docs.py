@@ -134,7 +134,7 @@ def test_the_readme_names_the_issue_form_the_harnesses_and_their_extras():
     assert f"*{form['name']}* form" in text
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     named = re.findall(r"'\.\[([\w-]+)\]'", text)
-    assert sorted(named) == sorted(h.extra for h in HARNESSES.values() if h.extra) and set(named) <= set(extras)
+    assert sorted(set(named)) == sorted(h.extra for h in HARNESSES.values() if h.extra) and set(named) <= set(extras)
     adapters = [h.label for h in HARNESSES.values() if h.adapters]
     assert adapters == ["lm-eval", "Inspect", "HELM", "verifiers"]
     assert "Adapters for lm-evaluation-harness, Inspect, verifiers and HELM" in " ".join(text.split())

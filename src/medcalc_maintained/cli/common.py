@@ -53,6 +53,20 @@ def guarded(out: str | os.PathLike[str] | None, **options):
     return project
 
 
+def guarded_if_in_project(out: str | os.PathLike[str] | None):
+    """Inside a project checkout, the project after :func:`guarded` checked ``out``; outside one (an
+    installed package, no ``params.yaml`` to find), ``None``: there are no project paths to protect."""
+    from medcalc_maintained.core.errors import DataError
+    from medcalc_maintained.project import Project
+
+    try:
+        project = Project.load()
+    except (DataError, OSError):
+        return None
+    project.guard_out(out)
+    return project
+
+
 # Errors of a path the user named: one line (the file and the system's words) and exit 2, not a traceback.
 PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.ELOOP,
                          errno.EROFS, errno.ENOENT, errno.EEXIST})

@@ -7,23 +7,11 @@ from pathlib import Path
 
 import typer
 
-from medcalc_maintained.cli.common import console, fail
+from medcalc_maintained.cli.common import console, fail, guarded_if_in_project
 
 harness_app = typer.Typer(help="Files that run a release in the evaluation harness you already use: an lm-evaluation-harness "
                           "task directory, HELM's configuration of a local checkpoint.",
                           no_args_is_help=True)
-
-
-def _guard(out: Path) -> None:
-    """Inside a project checkout, refuse an ``--out`` over the ledger or the pipeline's paths."""
-    from medcalc_maintained.core.errors import DataError
-    from medcalc_maintained.project import Project
-
-    try:
-        project = Project.load()
-    except (DataError, OSError):
-        return  # outside a checkout (an installed package): no project paths to protect
-    project.guard_out(out)
 
 
 @harness_app.command("lm-eval")
@@ -49,7 +37,7 @@ def lm_eval_command(
 
     dataset = dataset or DATASET
     try:
-        _guard(out)
+        guarded_if_in_project(out)
         files = write_task_dir(out, revision, release=release, dataset=dataset, force=force)
         rel = resolve_release(release, revision, dataset=dataset)
     except (DataError, ValueError, FileExistsError) as exc:
@@ -61,8 +49,9 @@ def lm_eval_command(
 @harness_app.command("helm-model")
 def helm_model_command(
     model: Path = typer.Argument(..., help="A local Hugging Face checkpoint directory (config.json, tokenizer files)."),
-    out: Path = typer.Option(Path("prod_env"), "--out", help="HELM's local configuration folder (helm-run "
-                             "--local-path; its default is prod_env in the directory helm-run runs in)."),
+    out: Path = typer.Option(Path("runs/prod_env"), "--out", help="HELM's local configuration folder, for helm-run "
+                             "--local-path (default runs/prod_env: runs/ holds what the harness commands write, "
+                             "and git ignores it)."),
     name: str = typer.Option(None, "--name", help="The model and deployment name for --run-entries "
                              "(default local/<MODEL's folder name>)."),
     dtype: str = typer.Option("float32", "--dtype", help="The dtype HELM loads the weights in: float32, bfloat16 "
@@ -79,7 +68,7 @@ def helm_model_command(
     from medcalc_maintained.harnesses.helm_model import write_model_dir
 
     try:
-        _guard(out)
+        guarded_if_in_project(out)
         files = write_model_dir(out, model, name=name, dtype=dtype, force=force)
     except (DataError, ValueError) as exc:
         fail(exc)

@@ -5,7 +5,7 @@ so HELM's Hugging Face client loads it in the checkpoint's own dtype (bfloat16 f
 samples at temperature 1e-7 for a request of temperature 0: in bfloat16 the top logits often tie
 (their spacing near 20 is 0.125), so its "greedy" outputs differed from lm-eval's on 3 of 4 rows
 where in float32 all 4 were the same text. HELM's other way in is a local configuration folder
-(``--local-path``, ``prod_env`` by default) holding ``model_metadata.yaml``,
+(``--local-path``; ``runs/prod_env`` by default, in the folder git ignores) holding ``model_metadata.yaml``,
 ``tokenizer_configs.yaml`` and ``model_deployments.yaml``; :func:`model_files` writes those three
 for one checkpoint with ``torch_dtype`` set, and :func:`write_model_dir` puts them in a folder
 (``medcalc-maintained harness helm-model``).

@@ -1,8 +1,8 @@
 """The HELM run spec ``medcalc_maintained``, registered when ``helm-run`` imports this module as a
 plugin (``.venv-helm`` only: it imports HELM). Offline, after ``make run``, with a local checkpoint
-configured for HELM by ``medcalc-maintained harness helm-model MODEL_DIR --out prod_env`` (float32)::
+configured for HELM (float32, into ``runs/prod_env``) by ``medcalc-maintained harness helm-model MODEL_DIR``::
 
-    helm-run --plugins medcalc_maintained.harnesses.helm_run_spec --local-path prod_env \\
+    helm-run --plugins medcalc_maintained.harnesses.helm_run_spec --local-path runs/prod_env -o runs/helm \\
         --run-entries "medcalc_maintained:dataset_path=/abs/build/release,config=mini,limit=20,model=local/NAME" \\
         --suite medcalc --max-eval-instances 20
 

@@ -15,9 +15,9 @@ otherwise glue the two messages into one plain string). Decoding is greedy with
 :data:`~medcalc_maintained.harnesses.common.MAX_NEW_TOKENS` new tokens (``--gen_kwargs
 max_gen_toks=N`` overrides the budget). Offline, after ``make run``::
 
-    medcalc-maintained harness lm-eval --release build/release --out tasks
-    lm_eval --model hf --model_args pretrained=MODEL,dtype=float32 --include_path tasks \\
-        --tasks medcalc_maintained_mini --apply_chat_template --log_samples --output_path out
+    medcalc-maintained harness lm-eval --release build/release --out runs/lm-eval-tasks
+    lm_eval --model hf --model_args pretrained=MODEL,dtype=float32 --include_path runs/lm-eval-tasks \\
+        --tasks medcalc_maintained_mini --apply_chat_template --log_samples --output_path runs/lm-eval
 
 ``process_results`` grades with our answer semantics (metric ``acc``).
 """

