@@ -28,6 +28,7 @@ help:
 	@echo "make lint  - ruff (F, E4/E7/E9 + import sorting) and mypy on the whole package (src/medcalc_maintained)"
 	@echo "make deps  - regenerate dvc.yaml's code deps, its header's stage list and docs/pipeline.md's stage table (then dvc repro)"
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
+	@echo "make harness-env H=eee - .venv-eee: every-eval-ever (the shared results schema) and its converters, for the slow EEE round-trip test"
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
@@ -60,16 +61,28 @@ HARNESS_PINS_helm := crfm-helm==0.5.16 torch==2.13.0
 # does not exist"), which stops transformers from importing any model class; a matching torchvision is a
 # CUDA build of several GB. HELM's text path (its Hugging Face client, our scenario) never imports it.
 HARNESS_DROP_helm := torchvision
+HARNESS_CHECK_helm := import helm.benchmark.scenarios.scenario, helm.clients.huggingface_client, medcalc_maintained.harnesses.helm_scenario; from transformers.models.llama import modeling_llama
+# Every Eval Ever (EEE), the shared results schema, for the slow round-trip test (tests/e2e/harnesses/test_eee_round_trip.py):
+# every-eval-ever 0.3.0 declares Python >= 3.12 and huggingface-hub < 2 (we pin 2.4.0), and no Python 3.12 is
+# on the project's machines. Its code runs on 3.11 (the test converts, loads and validates through it), so it is
+# installed --no-deps --ignore-requires-python (HARNESS_NODEPS_eee), then its declared dependencies as pinned here
+# (each with its own requires-python honoured). Nothing of ours runs in it.
+HARNESS_NODEPS_eee := every-eval-ever==0.3.0
+HARNESS_PINS_eee := datamodel-code-generator[ruff]==0.97.0 duckdb==2.0.1 huggingface-hub==1.33.0 jsonschema==4.26.0 \
+	matplotlib==3.11.2 numpy==2.4.6 pandas==3.1.1 pydantic==2.14.4 pyyaml==6.0.4 requests==2.34.2 rich==14.3.4 \
+	seaborn==0.13.2 inspect-ai==0.3.285
+HARNESS_CHECK_eee := from every_eval_ever.converters.lm_eval.instance_level_adapter import LMEvalInstanceLevelAdapter; from every_eval_ever.instance_level_types import InstanceLevelEvaluationLog
 harness-env:
-	@test -n "$(HARNESS_PINS_$(H))" || { echo "error: H must name a harness with its own venv: helm"; exit 2; }
+	@test -n "$(HARNESS_PINS_$(H))" || { echo "error: H must name a harness with its own venv: helm, eee"; exit 2; }
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
 	rm -rf .venv-$(H)
 	$(PYTHON) -m venv .venv-$(H)
 	.venv-$(H)/bin/python -m pip install --quiet --upgrade pip
+	$(if $(HARNESS_NODEPS_$(H)),.venv-$(H)/bin/python -m pip install --quiet --no-deps --ignore-requires-python $(HARNESS_NODEPS_$(H)))
 	.venv-$(H)/bin/python -m pip install --quiet $(HARNESS_PINS_$(H))
 	$(if $(HARNESS_DROP_$(H)),.venv-$(H)/bin/python -m pip uninstall --quiet --yes $(HARNESS_DROP_$(H)))
-	.venv-$(H)/bin/python -m pip install --quiet --no-deps -e .
-	.venv-$(H)/bin/python -c 'import helm.benchmark.scenarios.scenario, helm.clients.huggingface_client, medcalc_maintained.harnesses.helm_scenario; from transformers.models.llama import modeling_llama'
+	$(if $(HARNESS_NODEPS_$(H)),,.venv-$(H)/bin/python -m pip install --quiet --no-deps -e .)
+	.venv-$(H)/bin/python -c '$(HARNESS_CHECK_$(H))'
 
 data: $(STAMP)
 	$(BIN)/dvc pull --quiet data/upstream.dvc
@@ -99,8 +112,12 @@ HELM_STAMP := .venv-helm/.ready-$(shell printf '%s' '$(HARNESS_PINS_helm) -$(HAR
 $(HELM_STAMP):
 	$(MAKE) --no-print-directory harness-env H=helm
 	@touch $(HELM_STAMP)
+EEE_STAMP := .venv-eee/.ready-$(shell printf '%s' '$(HARNESS_NODEPS_eee) $(HARNESS_PINS_eee)' | md5sum | cut -c1-12)
+$(EEE_STAMP):
+	$(MAKE) --no-print-directory harness-env H=eee
+	@touch $(EEE_STAMP)
 
-test: data $(HARNESS_STAMP) $(HELM_STAMP) lint
+test: data $(HARNESS_STAMP) $(HELM_STAMP) $(EEE_STAMP) lint
 	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 test-fast: data

@@ -91,7 +91,7 @@ def test_a_harness_added_to_the_table_alone_is_detected_read_and_reproduced(tmp_
     with pytest.raises(DataError, match=r"neither a HELM run \(scenario_state.json\) nor verifiers results "
                                         r"\(results.jsonl \+ metadata.json\)$"):
         detect_format(run)  # the table without the row knows no such run
-    with pytest.raises(ValueError, match=r"--format 'toy' is not one of lm-eval, inspect, helm, verifiers, upstream, "
+    with pytest.raises(ValueError, match=r"--format 'toy' is not one of lm-eval, inspect, helm, verifiers, upstream, eee, "
                                          r"jsonl, csv$"):
         read_results(run, "toy")
     res = read_results(run / "toy.json", harnesses=table)

@@ -264,8 +264,9 @@ def test_a_file_saved_into_out_during_the_run_is_kept(real, tmp_path):
     rg.check_out(out, force=True)  # an earlier regrade: --force replaces it
     report = rg.regrade_results([read_results(preds)], resolve_against(Project.load(), against), n_boot=100, seed=1)
     (out / "notes.md").write_text("mine")
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert Path("eee/v1.jsonl") in before  # its EEE file too
     with pytest.raises(OutRefused, match=r"is not an earlier output of `regrade` \(holds 1 entry .*'notes.md'"):
         rg.write_regrade(report, out, force=True)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl", "rg"]  # no scratch folder left

@@ -21,7 +21,7 @@ def regrade_command(
     results: list[Path] = typer.Argument(..., help="Saved results of a harness run: an lm-eval samples_<task>_<date>.jsonl, an Inspect log (.eval/.json), a HELM run directory, a verifiers results directory (results.jsonl + metadata.json), MedCalc-Bench's run.py output (JSONL), or evaluate's predictions (JSONL/CSV). Several: the parts of one run (one output per row over all of them)."),
     against: Optional[list[str]] = typer.Option(None, "--against", help="A label version to re-score under; repeat it (as for evaluate: a release version or tag, a built release directory, or a label file; NAME=ITEM names it). Default: v1.0 and the latest release of releases.yaml. The first release given identifies the rows."),
     grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule to re-score with; repeat it: ours, upstream, helm, opencompass (default: ours, plus the harness's own rule when it is another, e.g. upstream for MedCalc-Bench's run.py output)."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="The results' format when its detection is not wanted: lm-eval, inspect, helm, verifiers, upstream, jsonl, csv."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="The results' format when its detection is not wanted: lm-eval, inspect, helm, verifiers, upstream, eee (Every Eval Ever), jsonl, csv."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output directory; must not exist or be empty unless --force (default: a new directory under params compare.evaluate.runs, build/evaluations/)."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds an earlier regrade (only its files)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
@@ -52,8 +52,11 @@ def regrade_command(
     calculator and overall (compliance.csv). MedCalc-Bench's run.py keeps only its extracted answer, so no tag is
     counted there, and its `N/A` (no answer found) is read as no answer, not as an abstention.
 
-    **Output**: evaluate's files plus regrade.json (inputs, reproductions, compliance),
-    reproduction.csv and compliance.csv.
+    **Output**: evaluate's files plus regrade.json (inputs, reproductions, compliance, the EEE files),
+    reproduction.csv, compliance.csv and eee/LABEL-SET.jsonl: the re-graded rows as Every Eval Ever
+    instance-level logs, each with the release tag and the content hash of the labels it was graded
+    against. RESULTS may itself be an Every Eval Ever instance-level file (its converters' output
+    from lm-eval, Inspect or HELM): its rows are found by the note and question of their prompt.
     """
     from medcalc_maintained.core.out_dirs import new_run_dir
     from medcalc_maintained.scoring.regrade import regrade

@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.harnesses.eee_harness import reader as eee
 from medcalc_maintained.harnesses.helm_harness import reader as helm
 from medcalc_maintained.harnesses.inspect_harness import reader as inspect_log
 from medcalc_maintained.harnesses.lm_eval_harness import reader as lm_eval
@@ -42,6 +43,8 @@ HARNESSES: dict[str, Harness] = {h.name: h for h in (
             adapters=("verifiers_env",), run_files=("results.jsonl", "metadata.json"), shape="verifiers results (results.jsonl + metadata.json)"),
     Harness("upstream", "MedCalc-Bench run.py", upstream.read, grader="upstream", folder="upstream_harness",
             first_line=upstream.is_run_output, shape="MedCalc-Bench's run.py output (Row Number, LLM Answer, Result)"),
+    Harness("eee", "Every Eval Ever", eee.read, grader="ours", folder="eee_harness", first_line=eee.is_instance,
+            shape="Every Eval Ever instance-level results (schema_version, sample_id, evaluation)"),
     Harness("jsonl", "predictions (JSONL)", read_plain, first_line=lambda rec: "uid" in rec,
             shape="predictions (uid, output)"),
     Harness("csv", "predictions (CSV)", read_plain, suffixes=(".csv",)),

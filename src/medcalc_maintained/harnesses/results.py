@@ -39,6 +39,7 @@ class ResultRow:
     calculator_id: str | None = None
     note_id: str | None = None
     note: str | None = None
+    question: str | None = None     # the question as the prompt states it (identifies a row with ``note``)
     labels: dict[str, str] = field(default_factory=dict)  # the grading columns the harness recorded
     verdict: bool | None = None     # the harness's own verdict on this row (None: none recorded)
 
@@ -59,6 +60,7 @@ class Results:
     extracts: bool = True           # False: the harness graded the whole stripped text (HELM's own metric),
                                     # not the answer our one rule extracts (core/answers.py: graded_answer)
     notes: list[str] = field(default_factory=list)
+    model: str | None = None        # the model the results name (EEE's model_id), when they name one
 
 
 # (results path, the max_line_bytes of a JSON Lines file, the harness's row) -> what it recorded

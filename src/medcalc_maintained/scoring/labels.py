@@ -92,6 +92,7 @@ class LabelSource:
     universe: frozenset[int] | None = None  # every uid of the version (its `full` config); None: a label file
     config_names: tuple[str, ...] = ()
     read_config: Callable[[str], pd.DataFrame] | None = field(default=None, repr=False)
+    version: str | None = None  # the release it is (None: a label file)
 
     def config_uids(self, config: str) -> frozenset[int] | None:
         """The uids of one of its configs, ``None`` when it has no such config (or is a label file)."""
@@ -113,7 +114,8 @@ def _release_source(project: Project, name: str, version: str) -> LabelSource:
             return release_labels(project, version, config)
         return pd.read_parquet(project.release_table(version, config))
 
-    return LabelSource(name, f"release {version}", read("default"), _uids(read("full")), tuple(sorted(names)), read)
+    return LabelSource(name, f"release {version}", read("default"), _uids(read("full")), tuple(sorted(names)), read,
+                       version)
 
 
 def _directory_source(name: str, directory: Path) -> LabelSource:
@@ -128,7 +130,7 @@ def _directory_source(name: str, directory: Path) -> LabelSource:
         return layout.read_config(directory, config)
 
     return LabelSource(name, f"release directory {directory} ({version})", read("default"), _uids(read("full")),
-                       names, read)
+                       names, read, version)
 
 
 def resolve_against(project: Project, against: list[str]) -> list[LabelSource]:
@@ -187,3 +189,23 @@ def subset_uids(sources: list[LabelSource], config: str) -> tuple[frozenset[int]
     if len({len(u) for u in have}) > 1 or any(u != uids for u in have):
         notes.append(f"--subset {config}: the releases hold different rows; their {len(uids)} common rows are used")
     return uids, notes
+
+
+# the columns a label set's content hash covers: what a row is graded against
+HASHED_COLUMNS = ("uid", "Ground Truth Answer", "Lower Limit", "Upper Limit", "Output Type")
+
+
+def labels_sha256(labels: pd.DataFrame) -> str:
+    """The content hash of a label set: sha256 of one line per row, sorted by ``uid``, of the
+    :data:`HASHED_COLUMNS` as text joined by tabs (``uid<TAB>label<TAB>lower<TAB>upper<TAB>type``,
+    each line ending in a newline). Two label sets with this hash grade every answer alike,
+    whatever their release, file or row order."""
+    import hashlib
+
+    missing = [c for c in HASHED_COLUMNS if c not in labels.columns]
+    if missing:
+        raise DataError("label set", f"missing column(s) {missing} for its content hash")
+    rows = sorted((int(r[0]), *("" if v is None else str(v) for v in r[1:]))
+                  for r in labels[list(HASHED_COLUMNS)].itertuples(index=False, name=None))
+    text = "".join("\t".join(str(v) for v in r) + "\n" for r in rows)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -8,7 +8,7 @@ by ``evaluate`` under any releases and graders.
 2. **Identify** every row (:func:`identify`) as a row of the reference release (the first
    ``--against`` release, whose ``full`` config holds every row): by our ``uid``, which is upstream
    v1.0's ``Row Number`` (``ingest``), or by ``Calculator ID`` + ``Note ID`` when no row number is
-   recorded. A row number that is no row, a recorded calculator, note id or note that differs from
+   recorded, else by the note and question its prompt states (Every Eval Ever files). A row number that is no row, a recorded calculator, note id or note that differs from
    that row's (results made on another dataset version, e.g. upstream 2024-06, whose rows are
    renumbered), a row number and a ``Calculator ID`` + ``Note ID`` naming two different rows, or a
    row given twice (Inspect epochs, verifiers rollouts, several files) is refused, naming the file
@@ -27,14 +27,17 @@ by ``evaluate`` under any releases and graders.
    (:func:`~medcalc_maintained.core.answers.parse_model_answer`), per label set beside its accuracy,
    per calculator and overall.
 
-Output: ``evaluate``'s files plus ``regrade.json`` (inputs, reproductions, compliance),
-``reproduction.csv`` (the rows whose verdict did not reproduce) and ``compliance.csv``.
+Output: ``evaluate``'s files plus ``regrade.json`` (inputs, reproductions, compliance, the EEE
+files), ``reproduction.csv`` (the rows whose verdict did not reproduce), ``compliance.csv`` and
+``eee/<label set>.jsonl``: the re-graded rows of each label set and grader as Every Eval Ever
+instance-level logs carrying the release tag and the labels' content hash (:mod:`.eee`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,13 +50,17 @@ from medcalc_maintained.core.csv_for_people import write_csv_for_people
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading.graders import grader
 from medcalc_maintained.harnesses.results import ResultRow, Results, text
+from medcalc_maintained.scoring import eee
+from medcalc_maintained.scoring.eee import to_jsonl
 from medcalc_maintained.scoring.evaluate import EvaluationReport, evaluate
+
+EEE_DIR = "eee"  # regrade's Every Eval Ever files: eee/<label set>.jsonl
 
 REGRADE_FILES = frozenset({"regrade.json", "reproduction.csv", "compliance.csv"})
 FILES = EvaluationReport.FILES | REGRADE_FILES
 ALWAYS = EvaluationReport.ALWAYS | REGRADE_FILES
-REFERENCE_COLUMNS = ("Calculator ID", "Calculator Name", "Note ID", "Patient Note", "Output Type", "Category",
-                     "Ground Truth Answer", "Lower Limit", "Upper Limit")
+REFERENCE_COLUMNS = ("Calculator ID", "Calculator Name", "Note ID", "Patient Note", "Question", "Output Type",
+                     "Category", "Ground Truth Answer", "Lower Limit", "Upper Limit")
 SHOWN_DIFFERENCES = 10
 COMPLIANCE_COLUMNS = ["scope", "name", "outputs", "tagged", "tagged_share", "parsable", "parsable_share"]
 
@@ -65,6 +72,7 @@ class Reference:
     name: str
     rows: dict[int, dict[str, str]]                         # uid -> REFERENCE_COLUMNS as text
     by_key: dict[tuple[str, str], int] = field(default_factory=dict)  # (Calculator ID, Note ID) -> uid
+    by_note: dict[str, list[int]] = field(default_factory=dict)       # Patient Note -> its uids (one per question)
 
 
 def reference_rows(sources) -> Reference:
@@ -78,7 +86,21 @@ def reference_rows(sources) -> Reference:
             for c in REFERENCE_COLUMNS}
     rows = {int(u): {c: cols[c][i] for c in REFERENCE_COLUMNS} for i, u in enumerate(full["uid"].tolist())}
     keys = {(r["Calculator ID"], r["Note ID"]): u for u, r in rows.items() if r["Note ID"]}
-    return Reference(src.name, rows, keys)
+    notes: dict[str, list[int]] = {}
+    for u, r in rows.items():
+        notes.setdefault(r["Patient Note"], []).append(u)
+    return Reference(src.name, rows, keys, notes)
+
+
+def _by_prompt(row: ResultRow, ref: Reference, taken: Container[int]) -> int | None:
+    """The uid whose note is the recorded note and whose question the recorded question states
+    (``Question: <question>`` in it). Rows that share a note and question (7 pairs or triples of
+    v1.0, each with one label in every release) are one prompt: they take its results in file
+    order, the first row not yet ``taken`` (a result beyond them is refused as given twice)."""
+    if row.note is None or row.question is None:
+        return None
+    found = [u for u in ref.by_note.get(row.note.strip(), []) if f"Question: {ref.rows[u]['Question']}" in row.question]
+    return next((u for u in found if u not in taken), found[0] if found else None)
 
 
 def _mismatch(row: ResultRow, ref: Reference, uid: int) -> str | None:
@@ -92,15 +114,16 @@ def _mismatch(row: ResultRow, ref: Reference, uid: int) -> str | None:
     return None
 
 
-def _uid_of(row: ResultRow, ref: Reference) -> int:
+def _uid_of(row: ResultRow, ref: Reference, taken: Container[int]) -> int:
     """The uid of one recorded row (see the module doc for the rules), or a :class:`DataError`."""
     keyed = None
     if row.calculator_id is not None and row.note_id is not None:
         keyed = ref.by_key.get((text(row.calculator_id).strip(), text(row.note_id).strip()))
     if row.uid is None:
+        keyed = keyed if keyed is not None else _by_prompt(row, ref, taken)
         if keyed is None:
-            raise DataError(row.where, "no uid or Row Number, and no Calculator ID + Note ID of a row of "
-                                       f"{ref.name}: the row cannot be identified")
+            raise DataError(row.where, "no uid or Row Number, no Calculator ID + Note ID, and no note and question "
+                                       f"of a row of {ref.name}: the row cannot be identified")
         return keyed
     if row.uid not in ref.rows:
         raise DataError(row.where, f"{row.by} {row.uid} is not a row of {ref.name} ({len(ref.rows)} rows, uid "
@@ -121,7 +144,7 @@ def identify(results: list[Results], ref: Reference) -> dict[int, tuple[ResultRo
     out: dict[int, tuple[ResultRow, Results]] = {}
     for res in results:
         for row in res.rows:
-            uid = _uid_of(row, ref)
+            uid = _uid_of(row, ref, out)
             if uid in out:
                 raise DataError(row.where, f"uid {uid} is given twice (also {out[uid][0].where}); regrade takes one "
                                            "output per row (Inspect epochs, verifiers rollouts_per_example and lm-eval "
@@ -281,13 +304,18 @@ class RegradeReport:
     reproductions: list[Reproduction]
     compliance: pd.DataFrame
     reference: str
+    eee: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # eee/<file> -> its instance logs
 
     def to_dict(self) -> dict[str, Any]:
         records = json.loads(self.compliance.to_json(orient="records"))
+        eee = {f"{EEE_DIR}/{name}": {k: logs[0]["metadata"][k] for k in ("label_set", "grader", "release",
+                                                                         "release_tag", "labels_sha256")}
+               | {"rows": len(logs), "correct": sum(log["evaluation"]["is_correct"] for log in logs)}
+               for name, logs in self.eee.items() if logs}
         return {"inputs": self.inputs, "rows_identified_against": self.reference,
                 "reproduction": [r.to_dict() for r in self.reproductions],
                 "compliance": records, "graders": self.evaluation.graders,
-                "label_sets": self.evaluation.sources, "evaluation": "evaluation.json"}
+                "label_sets": self.evaluation.sources, "evaluation": "evaluation.json", "eee": eee}
 
     def differences(self) -> pd.DataFrame:
         cols = ["file", "where", "uid", "recorded", "regraded", "answer", "label", "lower", "upper", "output_type"]
@@ -299,6 +327,10 @@ class RegradeReport:
         write_text_atomic(out / "regrade.json", json.dumps(self.to_dict(), indent=2) + "\n")
         write_csv_for_people(out / "reproduction.csv", self.differences())
         write_csv_for_people(out / "compliance.csv", self.compliance)
+        if self.eee:
+            (out / EEE_DIR).mkdir(exist_ok=True)
+            for name, logs in self.eee.items():
+                write_text_atomic(out / EEE_DIR / name, to_jsonl(logs))
 
 
 def regrade_results(results: list[Results], sources, *, n_boot: int, seed: int,
@@ -314,7 +346,30 @@ def regrade_results(results: list[Results], sources, *, n_boot: int, seed: int,
     inputs = [{"path": str(r.path), "format": r.format, "harness": r.harness, "rows": len(r.rows),
                "metric": r.metric, "rule": r.rule, "recorded": r.recorded, "recorded_from": r.recorded_from}
               for r in results]
-    return RegradeReport(report, inputs, reproductions, compliance(uids, ref, report.graded), ref.name)
+    model = next((r.model for r in results if r.model), "unknown")
+    return RegradeReport(report, inputs, reproductions, compliance(uids, ref, report.graded), ref.name,
+                         eee_logs(report, sources, ref, preds, model))
+
+
+def eee_logs(report: EvaluationReport, sources, ref: Reference, outputs: dict[int, str],
+             model: str) -> dict[str, list[dict[str, Any]]]:
+    """The EEE instance logs of every label set and grader (:mod:`.eee`), by file name."""
+    from medcalc_maintained.scoring.evaluate import graded_name
+    from medcalc_maintained.scoring.labels import labels_sha256
+
+    prompts = {u: (r["Patient Note"], r["Question"]) for u, r in ref.rows.items()}
+    out = {}
+    for src in sources:
+        labels = src.labels
+        lim = {int(u): (text(lo), text(hi)) for u, lo, hi in zip(labels["uid"], labels["Lower Limit"],
+                                                                 labels["Upper Limit"])}
+        digest = labels_sha256(labels)
+        for g in report.graders:
+            name = src.name if report.graders == ["ours"] else graded_name(src.name, g)
+            out[eee.file_name(name)] = eee.instance_logs(report.graded, name, grader=g, version=src.version,
+                                                         labels_sha256=digest, outputs=outputs, prompts=prompts,
+                                                         model_id=model, limits=lim)
+    return out
 
 
 def write_regrade(report: RegradeReport, out: Path, *, force: bool = False) -> Path:
@@ -328,7 +383,7 @@ def check_out(out: Path, force: bool) -> None:
     """Refuse an ``--out`` that is not empty, unless ``force`` and it holds an earlier regrade (only its files)."""
     from medcalc_maintained.core.out_dirs import check_replace
 
-    check_replace(out, command="regrade", writes=FILES, required=ALWAYS, force=force)
+    check_replace(out, command="regrade", writes=FILES, required=ALWAYS, force=force, caches={EEE_DIR: ".jsonl"})
 
 
 def default_against(project) -> list[str]:

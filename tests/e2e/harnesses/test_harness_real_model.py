@@ -29,6 +29,7 @@ import pytest
 
 from tests.e2e.scoring.test_small_model import _pip_target
 from tests.scoring.test_small_model import HAVE_TRAIN
+from tests.support import eee
 from tests.support.paths import ROOT
 from tests.support.release_support import RELEASES, cli
 
@@ -79,7 +80,11 @@ def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str]) -> 
     proc, _ = run([str(EXE / "medcalc-maintained"), "harness", "lm-eval", "--release", str(release),
                    "--out", str(tmp / "tasks")], env, tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    proc, seconds = run([str(EXE / "lm_eval"), "--model", "hf", "--model_args", f"pretrained={model},dtype=float32",
+    # the README's form, pretrained=models/smollm2 relative to where lm_eval runs: a relative org/name path is also
+    # what EEE's converter takes a model's developer and id from (it refuses an absolute path)
+    (tmp / "models").mkdir(exist_ok=True)
+    (tmp / "models" / "smollm2").symlink_to(model.resolve(), target_is_directory=True)
+    proc, seconds = run([str(EXE / "lm_eval"), "--model", "hf", "--model_args", "pretrained=models/smollm2,dtype=float32",
                          "--include_path", str(tmp / "tasks"), "--tasks", "medcalc_maintained_mini",
                          "--apply_chat_template", "--limit", str(ROWS), "--gen_kwargs", f"max_gen_toks={BUDGET}",
                          "--batch_size", "1", "--log_samples", "--output_path", str(tmp / "lm-eval-out")], env, tmp)
@@ -192,6 +197,26 @@ def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_di
     assert_regrade_reproduces(request, samples, "lm-eval acc", release_dir, tmp_path / "regrade-lm-eval", capsys)
     assert_regrade_reproduces(request, log, "Inspect medcalc_scorer accuracy", release_dir,
                               tmp_path / "regrade-inspect", capsys)
+
+
+@eee.needs_eee
+def test_an_eee_round_trip_reproduces_the_real_models_score(release_dir, lm_run, tmp_path, capsys, request):
+    """lm-eval's samples of the real model -> EEE's own lm-eval converter -> regrade (rows found by their
+    prompt: EEE records no uid) -> regrade's EEE files, which EEE's models load (issue 48, item 1)."""
+    lm, _, samples = lm_run
+    converted = eee.convert("lm_eval", samples.parent, tmp_path / "eee-in")
+    acc = json.loads(next(samples.parent.glob("results_*.json")).read_text())["results"]["medcalc_maintained_mini"]
+    assert_regrade_reproduces(request, converted, f"Every Eval Ever acc {acc['acc,none']:.4f}".rstrip("0").rstrip("."),
+                              release_dir, tmp_path / "regrade", capsys)
+    rep = json.loads((tmp_path / "regrade" / "regrade.json").read_text())
+    files = sorted((tmp_path / "regrade" / "eee").glob("*.jsonl"))
+    got = eee.validate(*files)
+    version = json.loads((release_dir / "manifest.json").read_text())["version"]
+    mine = got[str(tmp_path / "regrade" / "eee" / f"{release_dir.name}.jsonl")]
+    assert mine["rows"] == ROWS and mine["tags"] == [f"v{version}"]
+    assert [rep["eee"][f"eee/{f.name}"]["labels_sha256"] for f in files] == [got[str(f)]["hashes"][0] for f in files]
+    with capsys.disabled():
+        print(f"\nEEE round trip of the real model: {got}")
 
 
 def free_port() -> int:

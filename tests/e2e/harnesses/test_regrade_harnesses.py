@@ -25,6 +25,7 @@ from medcalc_maintained.scoring.evaluate import evaluate
 from medcalc_maintained.scoring.labels import resolve_against
 from tests.e2e.harnesses.test_harnesses import HELM_PYTHON, config_rows, hub_env, run_script
 from tests.e2e.release import test_release_e2e as e2e
+from tests.support import eee
 
 project, builds, published, hub = e2e.project, e2e.builds, e2e.published, e2e.hub
 WRONG = "-987654"
@@ -112,7 +113,9 @@ class TableLM(LM):
         raise NotImplementedError
 
 args = json.loads(open(sys.argv[1]).read())
-sys.argv = ["lm_eval", "--model", "answer-table", "--model_args", "table=" + args["table"], "--include_path",
+# pretrained names the model as org/name, which EEE's converter reads its developer from (the table ignores it)
+sys.argv = ["lm_eval", "--model", "answer-table", "--model_args",
+            "pretrained=medcalc-tests/answer-table,table=" + args["table"], "--include_path",
             args["tasks"], "--tasks", "medcalc_maintained_mini", "--apply_chat_template", "--output_path", args["out"],
             "--log_samples"]
 cli_evaluate()
@@ -149,6 +152,33 @@ def test_lm_eval_samples(project, builds, hub, table, tmp_path):
     assert comp["tagged"] == sum("<answer>" in a for a, _ in served)
     assert comp["parsable"] == sum(a != NO_ANSWER and not (WRONG in a and t == "date") for a, t in served)
     same_as_evaluate(project, out, {int(u): o for u, o in table.items()}, ["ours", "upstream"])
+    if eee.EEE_PYTHON.exists():  # the round trip lm-eval -> EEE -> regrade -> EEE (issue 48, item 1)
+        round_trip(project, "lm_eval", samples.parent, tmp_path, "acc", round(acc * 519), 519)
+
+
+def round_trip(project: Path, converter: str, log: Path, tmp_path: Path, metric: str, correct: int, n: int) -> None:
+    """EEE's own converter on a harness's results, then regrade of its file: the harness's score reproduced
+    exactly, the re-score the same as regrading the harness's own files, and regrade's EEE files loaded by
+    EEE's models with the release tag and the labels' hash."""
+    start = time.perf_counter()
+    samples = eee.convert(converter, log, tmp_path / f"eee-{converter}")
+    TIMES[f"EEE convert {converter}"] = time.perf_counter() - start
+    text, rep, out = regrade(project, str(samples))
+    check_reproduced(text, rep, f"Every Eval Ever {metric}", correct, n)
+    assert rep["inputs"][0]["format"] == "eee"
+    files = sorted((out / "eee").glob("*.jsonl"))
+    got = eee.validate(*files)
+    latest = Project.load(project).section("compare.evaluate")["against"][-1]
+    for path in files:
+        summary = rep["eee"][f"eee/{path.name}"]
+        assert got[str(path)]["rows"] == summary["rows"] and got[str(path)]["correct"] == summary["correct"]
+        assert got[str(path)]["tags"] == [summary["release_tag"]] and got[str(path)]["hashes"] == [summary["labels_sha256"]]
+    accuracy = {a["label_set"]: a for a in json.loads((out / "evaluation.json").read_text())["accuracy"]}
+    for name, a in accuracy.items():  # the EEE files score as evaluate does
+        assert got[str(out / "eee" / f"{name}.jsonl")]["correct"] == a["correct"]
+    assert f"v{latest}" in accuracy
+    print(f"EEE round trip ({converter}): reproduced {correct}/{n}; " + "; ".join(
+        f"{name} {a['correct']}/{a['n']}" for name, a in accuracy.items()))
 
 
 INSPECT = r"""
@@ -185,6 +215,17 @@ def test_inspect_log(project, hub, table, tmp_path):
     check_reproduced(text, rep, "Inspect medcalc_scorer accuracy", round(got["acc"] * got["n"]), got["n"])
     assert rep["graders"] == ["ours"]
     same_as_evaluate(project, out, {int(u): o for u, o in table.items()}, ["ours"])
+    if eee.EEE_PYTHON.exists():
+        # EEE's Inspect converter takes a model's developer from its path and knows no `mockllm/...`: the copy it
+        # converts names the table model as a Hugging Face model of an org (Inspect's own log API writes it)
+        from inspect_ai.log import read_eval_log, write_eval_log
+
+        named = read_eval_log(str(log))
+        named.eval.model = "hf/medcalc-tests/answer-table"
+        (tmp_path / "named").mkdir()
+        write_eval_log(named, str(tmp_path / "named" / log.name))
+        round_trip(project, "inspect", tmp_path / "named" / log.name, tmp_path, "medcalc_scorer:accuracy",
+                   round(got["acc"] * got["n"]), got["n"])
 
 
 VERIFIERS = r"""

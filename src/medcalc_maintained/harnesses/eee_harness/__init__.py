@@ -1,0 +1,1 @@
+"""Every Eval Ever (EEE): its instance-level results read by ``regrade`` (``reader.py``)."""
