@@ -88,3 +88,55 @@ def test_the_template_reads_as_its_published_cards_did_before_the_leading_layout
     lead = layout(text.split("\n---\n", 1)[1], True, T)
     assert lead.index("## How to evaluate") < lead.index("## What changed in this release") < lead.index("## Configs and splits")
     assert lead.rstrip().endswith("{{ corrections_fields_table }}") and "docs/harnesses.md" in lead
+
+
+VISITOR = """# T
+<!-- if visitor -->
+plain words
+<!-- end -->
+shared
+<!-- if lead and not visitor -->
+lead only
+<!-- end -->
+<!-- if not visitor -->
+before visitor
+<!-- end -->
+"""
+
+
+@pytest.mark.parametrize("lead, visitor, shown", [
+    (False, False, ["shared", "before visitor"]),
+    (True, False, ["shared", "lead only", "before visitor"]),  # 2.3.0's card
+    (True, True, ["plain words", "shared"]),                  # from 2.3.1
+])
+def test_visitor_blocks_and_joined_conditions(lead, visitor, shown):
+    got = select_blocks(VISITOR, lead, T, visitor=visitor)
+    assert [line for line in got.splitlines()[1:]] == shown
+
+
+@pytest.mark.parametrize("marker", ["<!-- if lead or visitor -->", "<!-- if not -->", "<!-- if shiny -->"])
+def test_an_unknown_condition_names_the_line(marker):
+    with pytest.raises(DataError, match=r"line 2: .*a condition is \[not\] lead or \[not\] visitor"):
+        select_blocks(f"x\n{marker}\ny\n<!-- end -->\n", True, T, first_line=1)
+
+
+def test_the_card_lists_every_changed_label_of_its_release_and_nothing_else():
+    import pandas as pd
+
+    from medcalc_maintained.release.card import changed_labels_table
+
+    base = {"split": "test", "decision": "accepted", "label_status": "corrected", "source": "review",
+            "change_severity": "L1", "Calculator Name": "HAS-BLED"}
+    records = pd.DataFrame([
+        {**base, "id": "r1", "uid": 12, "old_value": "3", "new_value": "2", "release": "2.3.0"},
+        {**base, "id": "r2", "uid": 4, "old_value": "5", "new_value": "N/A", "release": "2.3.0", "change_severity": "L3"},
+        {**base, "id": "r3", "uid": 7, "old_value": "1", "new_value": "1", "release": "2.3.0",
+         "label_status": "confirmed"},                                          # a confirmation: no change
+        {**base, "id": "r4", "uid": 9, "old_value": "1", "new_value": "2", "release": "2.2.0"},  # another release
+        {**base, "id": "r5", "uid": 8, "old_value": "1", "new_value": "2", "release": "2.3.0", "decision": "rejected"},
+    ])
+    got = changed_labels_table(records, "2.3.0")
+    lines = [line for line in got.splitlines() if line.startswith("| ") and "→" in line and "after" not in line]
+    assert got.startswith("The 2 labels this release changes, one line each")
+    assert lines == ["| 4 | HAS-BLED | 5 → N/A | L3 | `r2` |", "| 12 | HAS-BLED | 3 → 2 | L1 | `r1` |"]
+    assert changed_labels_table(records, "2.3.1") == ""  # a release without a label change: nothing

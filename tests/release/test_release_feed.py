@@ -110,3 +110,30 @@ def test_the_worked_example_grades_under_the_latest_release():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     latest = yaml.safe_load((ROOT / "releases.yaml").read_text())["releases"][-1]["version"]
     assert params["compare"]["evaluate"]["against"][-1] == latest
+
+
+def test_a_format_2_feed_gives_descriptions_and_the_ids_behind_its_counts():
+    from medcalc_maintained.contracts.release_feed import _config_consistent, _well_formed
+    from medcalc_maintained.release.feed import config_diff, feed_format
+
+    assert (feed_format("2.3.0"), feed_format("2.3.1"), feed_format("3.0.0")) == (1, 2, 2)
+    cols = {"Calculator ID": 1, "Patient Note": "n", "Question": "q", "Output Type": "integer",
+            "Lower Limit": "1", "Upper Limit": "1"}
+    before = pd.DataFrame([{"split": "test", "uid": u, **cols, "Ground Truth Answer": "1"} for u in (1, 2, 3)])
+    after = pd.DataFrame([{"split": "test", "uid": u, **cols, "Ground Truth Answer": a} for u, a in ((1, "1"), (2, "5"),
+                                                                                                     (4, "1"))])
+    diff = config_diff(before, after, "default", same_bytes=False)
+    assert (diff["_changed"], diff["_in"], diff["_out"]) == (["test:2"], ["test:4"], ["test:3"])
+    c = {k: v for k, v in diff.items() if not k.startswith("_")} | {
+        "files": {"a": "x"}, "labels_changed_ids": diff["_changed"], "rows_in_ids": diff["_in"],
+        "rows_out_ids": diff["_out"]}
+    prior = {"files": {"a": "y"}}
+    assert _config_consistent("default", c, prior, 2) and _config_consistent("default", c, prior, 1)
+    assert not _config_consistent("default", c | {"rows_in_ids": []}, prior, 2)  # a count without its ids
+    assert not _config_consistent("default", c | {"labels_changed_ids": ["test:2", "test:2"]}, prior, 2)
+    assert _config_consistent("default", {k: v for k, v in c.items() if not k.endswith("_ids")}, prior, 1)
+    entry = {"version": "2.3.1", "tag": "v2.3.1", "tags": ["v2.3.1"], "previous": "2.3.0", "comparability": "identical",
+             "comparable": True, "configs": {"default": {"class": "identical"}}, "changed_rows_per_calculator": [],
+             "ledger_commit": None}
+    assert _well_formed(entry, "2.3.0", 1) and not _well_formed(entry, "2.3.0", 2)
+    assert _well_formed(entry | {"description": "Card only."}, "2.3.0", 2)

@@ -39,6 +39,13 @@ EVIDENCE_ROWS_FROM = "2.3.0"
 # what changed and why) and keeps its long reference tables (every column and value) last, linked from the
 # top (``release/card_layout.py``); earlier releases' cards keep the order they were published with.
 CARD_LEAD_FROM = "2.3.0"
+# From this release on, the card serves a visitor of the Hub who has not seen the repository: it opens with
+# what the dataset is in plain words and links the repository, lists every label the release changes, and
+# shows the harness commands writing under an ignored folder (``<!-- if visitor -->`` blocks of the template).
+CARD_VISITOR_FROM = "2.3.1"
+# From this release on, ``releases.json`` (format 2) gives each release its description and, per config, the
+# ids of the rows whose label changed, that came in and that left (``release/feed.py``).
+FEED_DETAILS_FROM = "2.3.1"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -61,10 +68,13 @@ class ReleaseRules:
     disputed: bool = False          # DISPUTED_FROM
     evidence_rows: bool = False     # EVIDENCE_ROWS_FROM
     card_lead: bool = False         # CARD_LEAD_FROM
+    card_visitor: bool = False      # CARD_VISITOR_FROM
+    feed_details: bool = False      # FEED_DETAILS_FROM
 
 
 FIRST = {"derivations": DERIVATIONS_FROM, "evidence_gate": EVIDENCE_FROM, "interleaved_mini": MINI_INTERLEAVED_FROM,
-         "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM, "card_lead": CARD_LEAD_FROM}  # each rule -> the release that introduced it
+         "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM, "card_lead": CARD_LEAD_FROM,
+         "card_visitor": CARD_VISITOR_FROM, "feed_details": FEED_DETAILS_FROM}  # each rule -> the release that introduced it
 
 
 def rules(version: object) -> ReleaseRules:

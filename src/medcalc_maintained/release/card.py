@@ -95,6 +95,25 @@ def severity_table(records: pd.DataFrame, version: str) -> str:
     return md_table(["calculator", *LEVELS, "changes"], rows, ["l"] + ["r"] * (len(LEVELS) + 1))
 
 
+def changed_labels_table(records: pd.DataFrame, version: str) -> str:
+    """Every label release ``version`` changes (the rows of :func:`severity_table`), one line each: the
+    row, its calculator, the label before and after, the severity and the ledger record, after a line
+    saying where each record's reasons are; '' when the release changes no label (the severity table
+    says so)."""
+    if not len(records) or "change_severity" not in records.columns:
+        return ""
+    ch = records[(records["release"] == version) & (records["decision"] == "accepted")]
+    ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in row_dicts(ch)]]
+    if not len(ch):
+        return ""
+    rows = [[uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
+             r.get("change_severity") or "", f"`{r['id']}`"]
+            for r in sorted(row_dicts(ch), key=lambda r: (str(r["split"]), int(r["uid"])))]
+    return (f"The {_plural(len(rows), 'label')} this release changes, one line each (the `corrections` config and "
+            "[CHANGELOG.md](CHANGELOG.md) give each record's reviewer, rationale and evidence):\n\n"
+            + md_table(["Row Number", "calculator", "label before → after", "severity", "record"], rows) + "\n")
+
+
 def _plural(n: int, what: str) -> str:
     return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
@@ -384,6 +403,8 @@ def card_context(t: Tables, plan: Releases) -> dict[str, str]:
                               else "No ledger record is part of this release."),
         "releases_table": md_table(["version", "date", "kind", "tag", "summary"], history),
         "severity_table": severity_table(t.records, rel.version),
+        "changed_labels": changed_labels_table(t.records, rel.version),
+        "repository": plan.repository,
         **extra_context(t),
     }
 
@@ -453,7 +474,8 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     ]
     front["dataset_info"] = dataset_info(t)
     first_line = template[: len(template) - len(body)].count("\n") + 1
-    body = layout(body, rules(t.release.version).card_lead, path, first_line)  # this release's blocks, in its order
+    r = rules(t.release.version)
+    body = layout(body, r.card_lead, path, first_line, visitor=r.card_visitor)  # this release's blocks, in its order
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)

@@ -9,6 +9,9 @@ The template says both in HTML comments, which the rendered card never shows:
     lines shown only in a leading card;
 ``<!-- if not lead -->`` … ``<!-- end -->``
     lines shown only in the earlier layout;
+``<!-- if visitor -->``, ``<!-- if not visitor -->``, ``<!-- if lead and not visitor -->`` …
+    the same for the card of a Hub visitor (``ReleaseRules.card_visitor``, from ``CARD_VISITOR_FROM``), and
+    for both conditions at once (terms ``[not] lead`` and ``[not] visitor`` joined by ``and``);
 ``<!-- lead order: A | B | ... -->`` (inside an ``if lead`` block)
     the order of the ``## `` sections in a leading card: every section of the template, each once
     (a section left out or unknown is an error, so a new section is never dropped silently).
@@ -26,26 +29,41 @@ from pathlib import Path
 from medcalc_maintained.core.errors import DataError
 
 IF_LEAD, IF_NOT_LEAD, END = "<!-- if lead -->", "<!-- if not lead -->", "<!-- end -->"
+CONDITION = re.compile(r"^<!-- if (.+) -->$")
+FLAGS = ("lead", "visitor")  # what a block may test
 ORDER = re.compile(r"^<!-- lead order: (.+?) -->\n", re.M)
 FENCE = "```"
 TEMPLATE = Path("dataset_card.md")  # how an error names the template where its path is not at hand
 
 
-def select_blocks(body: str, lead: bool, path: Path, first_line: int = 1) -> str:
-    """``body`` with the lines of the other layout's blocks and the block markers removed.
-    ``first_line``: the template's line number of the body's first line (for errors)."""
+def _condition(marker: str, path: Path, n: int) -> list[tuple[bool, str]]:
+    """The terms of an ``if`` marker: ``[(wanted, flag)]`` (``not visitor`` is ``(False, "visitor")``)."""
+    terms = []
+    for term in CONDITION.match(marker)[1].split(" and "):  # type: ignore[index]
+        words = term.split()
+        if not (len(words) == 1 or (len(words) == 2 and words[0] == "not")) or words[-1] not in FLAGS:
+            raise DataError(path, f"line {n}: {marker}: a condition is [not] {' or [not] '.join(FLAGS)}, "
+                                  "terms joined by 'and'")
+        terms.append((len(words) == 1, words[-1]))
+    return terms
+
+
+def select_blocks(body: str, lead: bool, path: Path, first_line: int = 1, *, visitor: bool = False) -> str:
+    """``body`` with the lines of the blocks whose condition does not hold removed, and the block
+    markers removed. ``first_line``: the template's line number of the body's first line (for errors)."""
+    flags = {"lead": lead, "visitor": visitor}
     out: list[str] = []
     opened: int | None = None
     show = True
     for n, line in enumerate(body.splitlines(keepends=True), first_line):
         marker = line.strip()
-        if marker in (IF_LEAD, IF_NOT_LEAD):
+        if CONDITION.match(marker):
             if opened is not None:
                 raise DataError(path, f"line {n}: {marker} inside the block opened on line {opened}; blocks do not nest")
-            opened, show = n, (marker == IF_LEAD) == lead
+            opened, show = n, all(flags[flag] == wanted for wanted, flag in _condition(marker, path, n))
         elif marker == END:
             if opened is None:
-                raise DataError(path, f"line {n}: {END} without {IF_LEAD} or {IF_NOT_LEAD} before it")
+                raise DataError(path, f"line {n}: {END} without an '<!-- if ... -->' before it")
             opened, show = None, True
         elif show:
             out.append(line)
@@ -92,8 +110,8 @@ def lead_order(body: str, path: Path) -> str:
     return preamble + "".join(parts)
 
 
-def layout(body: str, lead: bool, path: Path, first_line: int = 1) -> str:
+def layout(body: str, lead: bool, path: Path, first_line: int = 1, *, visitor: bool = False) -> str:
     """The template body as a card of this layout: blocks selected, and for a leading card its
     sections in the lead order (the ``lead order`` line is dropped in either layout)."""
-    body = select_blocks(body, lead, path, first_line)
+    body = select_blocks(body, lead, path, first_line, visitor=visitor)
     return lead_order(body, path) if lead else ORDER.sub("", body)

@@ -17,6 +17,12 @@ derived from the release tables (never typed by hand)::
     changed_rows_per_calculator                     `default`'s rows in, out and with another label,
                                                     per calculator (only calculators with a change)
 
+Format 2 (the feed of a release from ``FEED_DETAILS_FROM`` on, ``rules(version).feed_details``) adds to
+every entry its ``description`` (``releases.yaml``) and to each config's diff the ids behind its counts:
+``labels_changed_ids``, ``rows_in_ids`` and ``rows_out_ids`` (``split:Row Number`` for the row configs,
+the record ``id`` for ``corrections``), sorted. Earlier releases keep the format-1 feed they were
+published with.
+
 The comparability classes (:data:`CLASSES`) are computed per config from the previous release's
 tables: rows are matched by ``(split, uid)`` (``id`` in ``corrections``) and compared on the
 columns that decide a score (:data:`ITEM_COLUMNS`; :data:`RECORD_COLUMNS` for ``corrections``).
@@ -36,14 +42,21 @@ import pandas as pd
 from medcalc_maintained.core import git
 from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.core.versions import full_tag, resolve_tag, short_tag
+from medcalc_maintained.core.versions import full_tag, resolve_tag, rules, short_tag
 from medcalc_maintained.release.layout import FEED, data_file
 from medcalc_maintained.release.markdown import md_table
 from medcalc_maintained.release.plan import Release, Releases
 from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing, write_parquet
 
 FEED_FILE = FEED
-FEED_FORMAT = 1
+FEED_FORMAT = 2  # the newest format; a release's own is feed_format(version)
+FEED_FORMATS = (1, 2)
+ID_FIELDS = {"labels_changed": "labels_changed_ids", "rows_in": "rows_in_ids", "rows_out": "rows_out_ids"}
+
+
+def feed_format(version: str) -> int:
+    """The format of release ``version``'s feed: 2 from ``FEED_DETAILS_FROM`` on, else 1."""
+    return 2 if rules(version).feed_details else 1
 # what a model is asked and how its answer is graded: a row whose values here are unchanged scores the same
 ITEM_COLUMNS = ("Calculator ID", "Patient Note", "Question", "Output Type", "Ground Truth Answer", "Lower Limit",
                 "Upper Limit")
@@ -137,9 +150,9 @@ def ledger_commit(root: Path, rel: Release) -> str | None:
 
 
 def entry(plan: Releases, t: Tables, files: dict[str, str], prev: tuple[Tables, dict[str, str]] | None,
-          commit: str | None, base_upstream: str) -> dict[str, Any]:
+          commit: str | None, base_upstream: str, details: bool = False) -> dict[str, Any]:
     """The feed entry of release ``t`` (``files``: its data files' sha256; ``prev``: the previous
-    release's tables and data files' sha256)."""
+    release's tables and data files' sha256; ``details``: format 2, with the description and ids)."""
     rel = t.release
     configs: dict[str, Any] = {}
     calcs: list[dict[str, Any]] = []
@@ -156,9 +169,14 @@ def entry(plan: Releases, t: Tables, files: dict[str, str], prev: tuple[Tables, 
             if c == "default":
                 calcs = per_calculator(before, t.combined(c), diff)
             doc.update({k: v for k, v in diff.items() if not k.startswith("_")})
+            if details:
+                doc.update({"labels_changed_ids": diff["_changed"], "rows_in_ids": diff["_in"],
+                            "rows_out_ids": diff["_out"]})
         configs[c] = doc
     cls = configs["default"]["class"]
-    return {"version": rel.version, "date": rel.date, "kind": rel.kind, "tag": full_tag(rel.version),
+    return {"version": rel.version, "date": rel.date, "kind": rel.kind, **({"description": rel.description}
+                                                                          if details else {}),
+            "tag": full_tag(rel.version),
             "tags": tags_of(plan, rel.version), "default_rows": rel.default_rows,
             "upstream": rel.upstream or base_upstream, "ledger_ref": rel.ledger_ref, "ledger_commit": commit,
             "previous": None if prev is None else prev[0].release.version, "comparability": cls,
@@ -172,11 +190,13 @@ def release_feed(plan: Releases, known: dict[str, Tables], version: str, files: 
     are in ``known`` (``files``: the built release's own data files' sha256)."""
     order = [r.version for r in plan.upto(version) if r.version in known]
     digests = {v: (files if v == version else data_digests(known[v])) for v in order}
+    details = rules(version).feed_details
     entries = []
     for i, v in enumerate(order):
         prev = (known[order[i - 1]], digests[order[i - 1]]) if i else None
-        entries.append(entry(plan, known[v], digests[v], prev, ledger_commit(root, known[v].release), base_upstream))
-    return {"format": FEED_FORMAT, "name": plan.repo_id, "latest": version, "classes": CLASSES,
+        entries.append(entry(plan, known[v], digests[v], prev, ledger_commit(root, known[v].release), base_upstream,
+                             details))
+    return {"format": feed_format(version), "name": plan.repo_id, "latest": version, "classes": CLASSES,
             "comparable_classes": list(COMPARABLE),
             "compared_columns": {"rows": list(ITEM_COLUMNS), "corrections": list(RECORD_COLUMNS)},
             "ledger_commit": LEDGER_COMMIT, "releases": entries}

@@ -1,6 +1,7 @@
 """``releases.yaml``: the release plan (git-tracked, at the project root), oldest release first::
 
     repo_id: org/medcalc-maintained
+    repository: https://github.com/org/medcalc-maintained   # the source repository, linked by the card
     releases:
       - version: 1.0.0
         date: "2026-11-22"
@@ -40,6 +41,8 @@ DEFAULT_ROWS = ("verified", "all")
 # `gates`: per-release overrides of the validate QC gates, read by medcalc_maintained.contracts.validate
 RELEASE_FIELDS = {"version", "date", "kind", "description", "default_rows", "ledger_ref", "gates", "upstream"}
 DEFAULT_REPO_ID = "org/medcalc-maintained"
+# the source repository of the releases (the card links it from CARD_VISITOR_FROM on): `repository` of releases.yaml
+DEFAULT_REPOSITORY = "https://github.com/org/medcalc-maintained"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Releases:
     path: Path
     repo_id: str
     releases: list[Release]
+    repository: str = DEFAULT_REPOSITORY
 
     @property
     def latest(self) -> Release:
@@ -102,7 +106,7 @@ class Releases:
         return earlier[-1] if earlier else None
 
     def with_draft(self, draft: Release) -> "Releases":
-        return Releases(self.path, self.repo_id, self.releases + [draft])
+        return Releases(self.path, self.repo_id, self.releases + [draft], self.repository)
 
 
 def _date_text(value: Any) -> str | None:
@@ -194,7 +198,10 @@ def load_releases(path: Path) -> Releases:
         rel = _release(path, raw, i)
         _check_order(path, out[-1] if out else None, rel)
         out.append(rel)
-    return Releases(path, str(doc.get("repo_id") or DEFAULT_REPO_ID), out)
+    repository = str(doc.get("repository") or DEFAULT_REPOSITORY)
+    if not repository.startswith("https://"):
+        raise DataError(path, f"repository {repository!r} must be an https:// address", field="repository")
+    return Releases(path, str(doc.get("repo_id") or DEFAULT_REPO_ID), out, repository)
 
 
 def release_gates(path: Path, version: str) -> dict[str, Any] | None:

@@ -81,8 +81,9 @@ def read_card(project: Project) -> str:
 def card_sha256(card_template: str, version: str) -> str:
     """The hash of the card template as release ``version`` reads it (its layout's blocks,
     :mod:`.card_layout`): a block only another layout shows changes no release of this one."""
-    lead = rules(version).card_lead
-    return hashlib.sha256(select_blocks(card_template, lead, CARD_TEMPLATE).encode("utf-8")).hexdigest()
+    r = rules(version)
+    return hashlib.sha256(select_blocks(card_template, r.card_lead, CARD_TEMPLATE, visitor=r.card_visitor)
+                          .encode("utf-8")).hexdigest()
 
 
 def schema_changes(previous: dict[str, Any], current: dict[str, Any]) -> tuple[list[str], list[str]]:
