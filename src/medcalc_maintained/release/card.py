@@ -77,13 +77,19 @@ def _level_counts(values: pd.Series) -> dict[str, int]:
     return {lv: int(counts.get(lv, 0)) for lv in LEVELS}
 
 
-def severity_table(records: pd.DataFrame, version: str) -> str:
-    """The label changes (accepted records whose label text changed, :func:`change_kind`) of release
-    ``version`` per calculator and ``change_severity`` level, with a total row."""
+def label_changes(records: pd.DataFrame, version: str) -> pd.DataFrame:
+    """The label changes of release ``version``: its accepted records whose label text changed
+    (:func:`change_kind`); none where the records carry no ``change_severity``."""
     if not len(records) or "change_severity" not in records.columns:
-        return "No label change in this release."
+        return records.iloc[0:0]
     ch = records[(records["release"] == version) & (records["decision"] == "accepted")]
-    ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in row_dicts(ch)]]
+    return ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in row_dicts(ch)]]
+
+
+def severity_table(records: pd.DataFrame, version: str) -> str:
+    """The label changes (:func:`label_changes`) of release ``version`` per calculator and
+    ``change_severity`` level, with a total row."""
+    ch = label_changes(records, version)
     if not len(ch):
         return "No label change in this release."
     rows = []
@@ -96,14 +102,11 @@ def severity_table(records: pd.DataFrame, version: str) -> str:
 
 
 def changed_labels_table(records: pd.DataFrame, version: str) -> str:
-    """Every label release ``version`` changes (the rows of :func:`severity_table`), one line each: the
+    """Every label release ``version`` changes (:func:`label_changes`), one line each: the
     row, its calculator, the label before and after, the severity and the ledger record, after a line
     saying where each record's reasons are; '' when the release changes no label (the severity table
     says so)."""
-    if not len(records) or "change_severity" not in records.columns:
-        return ""
-    ch = records[(records["release"] == version) & (records["decision"] == "accepted")]
-    ch = ch[[change_kind(r) not in ("confirmation", "reconfirmed") for r in row_dicts(ch)]]
+    ch = label_changes(records, version)
     if not len(ch):
         return ""
     rows = [[uid_text(r["split"], r["uid"]), r["Calculator Name"], f"{r['old_value']} → {r['new_value']}",
