@@ -62,7 +62,8 @@ HARNESS_PINS_helm := crfm-helm==0.5.16 torch==2.13.0
 # CUDA build of several GB. HELM's text path (its Hugging Face client, our scenario) never imports it.
 HARNESS_DROP_helm := torchvision
 HARNESS_CHECK_helm := import helm.benchmark.scenarios.scenario, helm.clients.huggingface_client, medcalc_maintained.harnesses.helm_scenario; from transformers.models.llama import modeling_llama
-# Every Eval Ever (EEE), the shared results schema, for the slow round-trip test (tests/e2e/harnesses/test_eee_round_trip.py):
+# Every Eval Ever (EEE), the shared results schema, for the slow round trips of
+# tests/e2e/harnesses/test_regrade_harnesses.py and test_harness_real_model.py:
 # every-eval-ever 0.3.0 declares Python >= 3.12 and huggingface-hub < 2 (we pin 2.4.0), and no Python 3.12 is
 # on the project's machines. Its code runs on 3.11 (the test converts, loads and validates through it), so it is
 # installed --no-deps --ignore-requires-python (HARNESS_NODEPS_eee), then its declared dependencies as pinned here

@@ -2,7 +2,8 @@
 regrade writes ``eee/<label set>.jsonl`` carrying the release tag and the labels' content hash; it
 reads such files back, and files shaped as EEE's converters write them (rows named by their prompt,
 no uid), reproducing the recorded score; and it refuses what it cannot take, naming file and line.
-The round trip through EEE's own package and converters is tests/e2e/harnesses/test_eee_round_trip.py."""
+The round trips through EEE's own package and converters are in
+tests/e2e/harnesses/test_regrade_harnesses.py and test_harness_real_model.py."""
 
 from __future__ import annotations
 

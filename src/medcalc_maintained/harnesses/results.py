@@ -39,7 +39,7 @@ class ResultRow:
     calculator_id: str | None = None
     note_id: str | None = None
     note: str | None = None
-    question: str | None = None     # the question as the prompt states it (identifies a row with ``note``)
+    question: str | None = None     # the prompt's text after the note, from its question on (with ``note``)
     labels: dict[str, str] = field(default_factory=dict)  # the grading columns the harness recorded
     verdict: bool | None = None     # the harness's own verdict on this row (None: none recorded)
 

@@ -10,7 +10,7 @@ what EEE has no field for: the release and its tag, the **content hash of the la
 (:func:`medcalc_maintained.scoring.labels.labels_sha256`), the grader, the row's label, limits and
 output type, the answer's status. ``regrade`` reads such a file back (``harnesses/eee_harness``)
 and reproduces its score exactly. The files are checked by EEE's own models in the slow test
-(``tests/e2e/harnesses/test_eee_round_trip.py``), never by a copy of its schema.
+(``tests/e2e/harnesses/test_regrade_harnesses.py``, ``tests/e2e/harnesses/test_harness_real_model.py``), never by a copy of its schema.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ by ``evaluate`` under any releases and graders.
 2. **Identify** every row (:func:`identify`) as a row of the reference release (the first
    ``--against`` release, whose ``full`` config holds every row): by our ``uid``, which is upstream
    v1.0's ``Row Number`` (``ingest``), or by ``Calculator ID`` + ``Note ID`` when no row number is
-   recorded, else by the note and question its prompt states (Every Eval Ever files). A row number that is no row, a recorded calculator, note id or note that differs from
+   recorded, else by the note and question its prompt states (Every Eval Ever files). A row number
+   that is no row, a recorded calculator, note id or note that differs from
    that row's (results made on another dataset version, e.g. upstream 2024-06, whose rows are
    renumbered), a row number and a ``Calculator ID`` + ``Note ID`` naming two different rows, or a
    row given twice (Inspect epochs, verifiers rollouts, several files) is refused, naming the file
@@ -93,13 +94,16 @@ def reference_rows(sources) -> Reference:
 
 
 def _by_prompt(row: ResultRow, ref: Reference, taken: Container[int]) -> int | None:
-    """The uid whose note is the recorded note and whose question the recorded question states
-    (``Question: <question>`` in it). Rows that share a note and question (7 pairs or triples of
-    v1.0, each with one label in every release) are one prompt: they take its results in file
-    order, the first row not yet ``taken`` (a result beyond them is refused as given twice)."""
+    """The uid whose note is the recorded note and whose question opens the recorded prompt's text after
+    the note (the longest such question: one question may begin another). Rows that share a note and
+    question (7 pairs or triples of v1.0, each with one label in every release) are one prompt: they
+    take its results in file order, the first row not yet ``taken`` (a result beyond them is refused
+    as given twice)."""
     if row.note is None or row.question is None:
         return None
-    found = [u for u in ref.by_note.get(row.note.strip(), []) if f"Question: {ref.rows[u]['Question']}" in row.question]
+    found = [u for u in ref.by_note.get(row.note.strip(), []) if row.question.startswith(ref.rows[u]["Question"])]
+    longest = max((len(ref.rows[u]["Question"]) for u in found), default=0)
+    found = [u for u in found if len(ref.rows[u]["Question"]) == longest]
     return next((u for u in found if u not in taken), found[0] if found else None)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from medcalc_maintained.core.errors import DataError, shown
 from medcalc_maintained.core.readers import read_jsonl
+from medcalc_maintained.grading.prompts import build_prompt
 from medcalc_maintained.harnesses.results import (
     SUMMARY_MAX_BYTES,
     Harness,
@@ -33,7 +34,8 @@ from medcalc_maintained.harnesses.results import (
 )
 
 OUR_TASKS = "medcalc_maintained"  # the task names of our adapters start so (lm-eval, Inspect, HELM)
-NOTE_OPENS, QUESTION_OPENS = "Patient note:\n", "\n\nQuestion: "  # grading/prompts.py: build_prompt
+# the user turn of grading/prompts.py (build_prompt): "<NOTE_OPENS><note><QUESTION_OPENS><question>"
+NOTE_OPENS, QUESTION_OPENS = build_prompt("\0", "\1")[1]["content"].split("\1")[0].split("\0")
 SAMPLES_SUFFIX = "_samples.jsonl"
 
 
@@ -75,14 +77,14 @@ def _user_turn(raw: str) -> str:
 
 
 def _prompt(raw: Any) -> tuple[str | None, str | None]:
-    """``(note, the prompt from 'Question: ' on)`` of a prompt that states them, else ``(None, None)``."""
+    """``(note, the prompt after the note's question marker)`` of a prompt that states them, else ``(None, None)``."""
     if not isinstance(raw, str):
         return None, None
     raw = _user_turn(raw)
     start, end = raw.find(NOTE_OPENS), raw.rfind(QUESTION_OPENS)
     if start < 0 or end < start:
         return None, None
-    return raw[start + len(NOTE_OPENS):end], raw[end + 2:]
+    return raw[start + len(NOTE_OPENS):end], raw[end + len(QUESTION_OPENS):]
 
 
 def _row(rec: dict[str, Any], where: str, ours: bool) -> ResultRow:
