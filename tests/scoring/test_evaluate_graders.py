@@ -61,10 +61,11 @@ def test_unknown_or_repeated_grader_is_refused(tmp_path):
     labels = tmp_path / "v1.csv"
     V1.to_csv(labels, index=False)
     out = tmp_path / "ev"
-    res = runner.invoke(app, ["evaluate", str(preds), "--against", str(labels), "--grader", "lm-eval", "--out",
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", str(labels), "--grader", "lm_eval", "--out",
                               str(out)])
     assert res.exit_code == 2 and "Traceback" not in res.output
-    assert "unknown grader 'lm-eval'; known: ours, upstream, helm, opencompass" in " ".join(res.output.split())
+    assert "unknown grader 'lm_eval'; known: ours, upstream, helm, opencompass, inspect, lm-eval" in \
+        " ".join(res.output.split())
     assert not out.exists()
     res = runner.invoke(app, ["evaluate", str(preds), "--against", str(labels), "--grader", "helm", "--grader",
                               "helm", "--out", str(out)])

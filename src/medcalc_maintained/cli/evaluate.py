@@ -146,7 +146,7 @@ def evaluate_command(
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
     n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
-    grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule; repeat it: ours (default), upstream (MedCalc-Bench's check_correctness), helm (HELM's MedCalcBenchMetric, with its category defect), opencompass. With several, each label version is scored once per grader, and with two or more versions the change due to labels and the change due to grading are reported separately."),
+    grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule; repeat it: ours (default), upstream (MedCalc-Bench's check_correctness), helm (HELM's MedCalcBenchMetric, with its category defect), opencompass, inspect and lm-eval (the tools' stock tag matchers). With several, each label version is scored once per grader, and with two or more versions the change due to labels and the change due to grading are reported separately."),
     max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="Longest prediction line (JSONL) or field (CSV) accepted; a longer one is refused with exit 2 naming file and line (default: params compare.evaluate.max_line_bytes, 1 MiB)."),
 ) -> None:
     """Grade PREDICTIONS under each label version: per version on the rows it labels that have a
@@ -182,7 +182,9 @@ def evaluate_command(
     `upstream` (MedCalc-Bench's `check_correctness`: no abstention), `helm` (HELM's
     `MedCalcBenchMetric`, whose range check knows only the categories `physical` and `dosage
     conversion`, so every `lab` and `dosage` row scores 0: the output names this defect and counts
-    its rows), `opencompass` (upstream's rule after OpenCompass's answer extraction). With any
+    its rows), `opencompass` (upstream's rule after OpenCompass's answer extraction), `inspect` and
+    `lm-eval` (each tool's stock matcher on the `<answer>` tag: exact text, no tolerance; they need
+    the inspect and lm-eval extras). How often each is wrong: docs/grader-check.md. With any
     grader but `ours` alone, each version is scored as `VERSION [GRADER]`; with two versions and two
     graders a 2x2 table of accuracy on the common rows and the change due to labels (per grader)
     and due to grading (per version), each with a paired bootstrap 95% interval, are printed and

@@ -194,6 +194,73 @@ def physician_agreement(
     console.print(table)
 
 
+@report_app.command("grader-check")
+def grader_check(
+    out: Optional[Path] = typer.Option(None, help="JSON report (default: report.json in "
+                                       "params.report.grader_check.out); rates.csv, verdicts.csv, rates.png and "
+                                       "metrics.json are written beside it."),
+) -> None:
+    """How often each grader is wrong: every grader of `evaluate --grader` (ours, upstream, helm,
+    opencompass, inspect, lm-eval) on the real model outputs of report.grader_check.outputs,
+    against the grade two readers gave each by reading it (disagreements adjudicated;
+    docs/grader-check.md). Prints each grader's false-positive and false-negative rate with its
+    Wilson 95% interval; writes rates.csv (per answer type and model too), verdicts.csv, rates.png
+    and report.json to report.grader_check.out."""
+    from medcalc_maintained.stages import grader_check as stage
+
+    try:
+        rep, where = stage.run(guarded(out), out=out)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    r = rep["readers"]
+    console.print(f"grader-check: {rep['outputs']} outputs of {len(rep['models'])} models read against release "
+                  f"{rep['release']}: {rep['reference']['correct']} correct, {rep['reference']['incorrect']} incorrect; "
+                  f"readers agreed on {r['grades_agreed']} grades (kappa {r['kappa']}), {r['adjudicated']} adjudicated",
+                  highlight=False, soft_wrap=True)
+    table = Table(title="grader errors against the readers (Wilson 95%)")
+    for col in ("grader", "false pos.", "95% CI", "false neg.", "95% CI", "gold"):
+        table.add_column(col, justify="left" if col == "grader" else "right")
+
+    def ci(r: dict, key: str) -> tuple[str, str]:
+        if r[f"{key}_rate"] is None:
+            return "-", "-"
+        n = r["reference_incorrect" if key == "fp" else "reference_correct"]
+        k = r["false_positives" if key == "fp" else "false_negatives"]
+        return f"{k}/{n} {r[f'{key}_rate']:.1%}", f"{r[f'{key}_low']:.1%}-{r[f'{key}_high']:.1%}"
+
+    for r in (x for x in rep["rates"] if x["stratum"] == "all"):
+        g = rep["gold"][r["grader"]]
+        table.add_row(r["grader"], *ci(r, "fp"), *ci(r, "fn"), f"{g['correct']}/{g['rows']}")
+    console.print(table)
+    console.print(f"per answer type: {where.parent / 'rates.csv'}", highlight=False, soft_wrap=True)
+
+
+@report_app.command("grader-outputs")
+def grader_outputs(
+    out: Path = typer.Option(..., "--out", help="The JSON-lines file to write (the committed set is "
+                             "report.grader_check.outputs; write elsewhere and compare)."),
+    release: Optional[str] = typer.Option(None, help="The release whose default config the rows come from "
+                                          "(default report.grader_check.release)."),
+) -> None:
+    """Make the grader check's real model outputs again: SmolLM2-135M-Instruct as shipped
+    (models/smollm2, `make model`) and after the declared format warm-up (compare.warmup, made
+    into models/smollm2-warmup on CPU), greedy, 256 new tokens, on 190 rows of the release's
+    default config stratified by answer type. Needs the train extra; about 22 minutes on 2 CPU
+    cores. The outputs then need reading again (docs/grader-check.md) before stage grader-check
+    can use them."""
+    from medcalc_maintained.scoring.grader_outputs import make
+    from medcalc_maintained.stages import compare_report
+
+    try:
+        project = guarded(out)
+        recs = make(project, release or str(project.param("report.grader_check.release")),
+                    compare_report.plan(project).train, out,
+                    say=lambda m: console.print(m, highlight=False))
+    except (DataError, ValueError, ImportError) as exc:
+        fail(exc)
+    console.print(f"{len(recs)} outputs: {out}", highlight=False, soft_wrap=True)
+
+
 @report_app.command("recompute")
 def report_recompute(
     out: Optional[Path] = typer.Option(None, help="JSON output (default: DIR/recompute_summary.json of "

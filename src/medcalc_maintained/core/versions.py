@@ -46,6 +46,9 @@ CARD_VISITOR_FROM = "2.3.1"
 # From this release on, ``releases.json`` (format 2) gives each release its description and, per config, the
 # ids of the rows whose label changed, that came in and that left (``release/feed.py``).
 FEED_DETAILS_FROM = "2.3.1"
+# From this release on, the card says how often each grader is wrong (false-positive and false-negative rates
+# against two readers' grades of real model outputs, stage ``grader-check``; ``<!-- if graders -->`` blocks).
+CARD_GRADERS_FROM = "2.3.2"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -70,11 +73,13 @@ class ReleaseRules:
     card_lead: bool = False         # CARD_LEAD_FROM
     card_visitor: bool = False      # CARD_VISITOR_FROM
     feed_details: bool = False      # FEED_DETAILS_FROM
+    card_graders: bool = False      # CARD_GRADERS_FROM
 
 
 FIRST = {"derivations": DERIVATIONS_FROM, "evidence_gate": EVIDENCE_FROM, "interleaved_mini": MINI_INTERLEAVED_FROM,
          "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM, "card_lead": CARD_LEAD_FROM,
-         "card_visitor": CARD_VISITOR_FROM, "feed_details": FEED_DETAILS_FROM}  # each rule -> the release that introduced it
+         "card_visitor": CARD_VISITOR_FROM, "feed_details": FEED_DETAILS_FROM,
+         "card_graders": CARD_GRADERS_FROM}  # each rule -> the release that introduced it
 
 
 def rules(version: object) -> ReleaseRules:

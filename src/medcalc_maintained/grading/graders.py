@@ -30,6 +30,20 @@ rules are re-implementations, in our own code, of each harness's published behav
     the same rule as ``upstream``, with OpenCompass's answer extraction: the ``answer`` of a JSON
     object ``{"answer": ...}`` in the output, else the last number in it.
 
+``inspect``
+    Inspect's stock ``pattern()`` scorer (inspect-ai, ``inspect_ai/scorer/_pattern.py``) over the
+    answer tag the prompt asks for, :data:`ANSWER_TAG`, the label as target: the first tag's text
+    equals the label, ignoring case (``"4.0"`` is not ``"4"``; no tolerance). Run by Inspect's own
+    code (the ``inspect`` extra), not a copy of it.
+``lm-eval``
+    lm-evaluation-harness's stock ``regex`` filter (``RegexFilter``, :data:`ANSWER_TAG`, the last
+    match, fallback ``[invalid]``) and its ``exact_match`` metric (``exact_match_hf_evaluate``,
+    ``ignore_case``): the last tag's text equals the label (the filter's regex itself is
+    case-sensitive: ``<ANSWER>`` is not found). Run by lm-eval's own code (the ``lm-eval`` extra).
+
+These two are what a task written with each tool's stock matchers grades; this project's own
+Inspect task and lm-eval task grade with ``ours`` (``harnesses/``).
+
 For ``ours``, ``upstream`` and ``helm`` the answer is extracted by the package's one rule
 (:func:`medcalc_maintained.core.answers.graded_answer`), so a difference between them is a
 difference of grading rule only.
@@ -158,11 +172,48 @@ def _ours(row: Row, output: str) -> bool:
                  _text(row["Output Type"]))[0] == "correct"
 
 
+ANSWER_TAG = r"<answer>\s*(.*?)\s*</answer>"  # the tag of grading/prompts.py, for the stock matchers
+
+
+def _missing(module: str, extra: str) -> ValueError:
+    """The error of a stock matcher whose tool is not installed: the extra that installs it."""
+    return ValueError(f"grader {extra!r} runs {module}, which is not installed: pip install -e '.[{extra}]'")
+
+
+def _inspect(row: Row, output: str) -> bool:
+    import asyncio
+
+    try:
+        from inspect_ai.model import ModelName, ModelOutput
+        from inspect_ai.scorer import CORRECT, Target, pattern
+        from inspect_ai.solver import TaskState
+    except ImportError:
+        raise _missing("inspect_ai", "inspect") from None
+    model = "local/model"
+    state = TaskState(model=ModelName(model), sample_id=0, epoch=1, input="", messages=[],
+                      output=ModelOutput.from_content(model, str(output or "")))
+    score = asyncio.run(pattern(ANSWER_TAG)(state, Target(_text(row["Ground Truth Answer"]))))
+    return score is not None and score.value == CORRECT
+
+
+def _lm_eval(row: Row, output: str) -> bool:
+    try:
+        from lm_eval.api.metrics import exact_match_hf_evaluate
+        from lm_eval.filters.extraction import RegexFilter
+    except ImportError:
+        raise _missing("lm_eval", "lm-eval") from None
+    [[answer]] = RegexFilter(regex_pattern=ANSWER_TAG, group_select=-1).apply([[str(output or "")]], [{}])
+    got = exact_match_hf_evaluate([answer], [_text(row["Ground Truth Answer"])], ignore_case=True)
+    return bool(got["exact_match"] == 1.0)
+
+
 GRADERS: dict[str, Grader] = {
     "ours": _ours,
     "upstream": lambda row, output: upstream_rule(graded_answer(output), row),
     "helm": lambda row, output: helm_rule(graded_answer(output), row),
     "opencompass": lambda row, output: upstream_rule(opencompass_answer(output), row),
+    "inspect": _inspect,
+    "lm-eval": _lm_eval,
 }
 
 

@@ -31,7 +31,7 @@ from medcalc_maintained.core.errors import DataError, OutRefused
 from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, rules
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import deferred, feed, layout, score_shift, unverified_estimate
+from medcalc_maintained.release import deferred, feed, grader_rates, layout, score_shift, unverified_estimate
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.croissant import write_croissant
@@ -253,7 +253,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         opening = score_shift.banner(feed.latest_entry(doc), shift, score_shift.example_text(project))
         (tmp / CARD).write_text(render_card(template, project.card_template, t, plan, estimates,
                                             follow.quarantine_text(project, rel),
-                                            {"score_shift": opening, "feed_table": feed.feed_table(doc)}),
+                                            {"score_shift": opening, "feed_table": feed.feed_table(doc),
+                                             "grader_check": grader_card_text(project, rel.version)}),
                                 encoding="utf-8")
         changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities, evidence)
         if draft:
@@ -270,6 +271,14 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return BuildResult(out, rel, t.rows(), files, state, draft, reasons, proposed)
+
+
+def grader_card_text(project: Project, version: str) -> str:
+    """The card's graders' error rates (:mod:`.grader_rates`) for a release from ``CARD_GRADERS_FROM`` on,
+    from stage ``grader-check``'s report; empty before (those cards have no such block)."""
+    if not rules(version).card_graders:
+        return ""
+    return grader_rates.text(grader_rates.read(project.grader_check_report), version)
 
 
 def check_out(out: Path) -> None:

@@ -478,13 +478,14 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     front["dataset_info"] = dataset_info(t)
     first_line = template[: len(template) - len(body)].count("\n") + 1
     r = rules(t.release.version)
-    body = layout(body, r.card_lead, path, first_line, visitor=r.card_visitor)  # this release's blocks, in its order
+    body = layout(body, r.card_lead, path, first_line, visitor=r.card_visitor,  # this release's blocks, in its order
+                  graders=r.card_graders)
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
     ctx["quarantine"] = quarantine or "No upstream row is reported as quarantined."
     ctx.update(fields.card_fields(t))  # every column and value, from the tables (release/fields.py)
-    ctx.update({"score_shift": "", "feed_table": "", **(extra or {})})
+    ctx.update({"score_shift": "", "feed_table": "", "grader_check": "", **(extra or {})})
     ctx["derivation_share"] = share_text(t.combined("full"), t.release.version)
     ctx["score_shift"] += headline_text(t.combined("full"), t.release.version)  # the card's opening
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))

@@ -82,7 +82,8 @@ def card_sha256(card_template: str, version: str) -> str:
     """The hash of the card template as release ``version`` reads it (its layout's blocks,
     :mod:`.card_layout`): a block only another layout shows changes no release of this one."""
     r = rules(version)
-    return hashlib.sha256(select_blocks(card_template, r.card_lead, CARD_TEMPLATE, visitor=r.card_visitor)
+    return hashlib.sha256(select_blocks(card_template, r.card_lead, CARD_TEMPLATE, visitor=r.card_visitor,
+                                         graders=r.card_graders)
                           .encode("utf-8")).hexdigest()
 
 

@@ -19,7 +19,7 @@ import yaml
 from tests.support.ledger_support import record
 from tests.support.release_support import cli
 
-VERSIONS = ("1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1")
+VERSIONS = ("1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2")
 
 
 @pytest.fixture(scope="module")
