@@ -241,6 +241,9 @@ def grader_outputs(
                              "report.grader_check.outputs; write elsewhere and compare)."),
     release: Optional[str] = typer.Option(None, help="The release whose default config the rows come from "
                                           "(default report.grader_check.release)."),
+    per_type: Optional[int] = typer.Option(None, "--per-type", min=1, help="At most this many rows of each answer "
+                                           "type, for a quick try (the committed set: 40 N/A, 30 dates, 20 "
+                                           "gestational ages, 50 integers, 50 decimals)."),
 ) -> None:
     """Make the grader check's real model outputs again: SmolLM2-135M-Instruct as shipped
     (models/smollm2, `make model`) and after the declared format warm-up (compare.warmup, made
@@ -254,7 +257,7 @@ def grader_outputs(
     try:
         project = guarded(out)
         recs = make(project, release or str(project.param("report.grader_check.release")),
-                    compare_report.plan(project).train, out,
+                    compare_report.plan(project).train, out, per_type=per_type,
                     say=lambda m: console.print(m, highlight=False))
     except (DataError, ValueError, ImportError) as exc:
         fail(exc)

@@ -84,14 +84,16 @@ def generate(model_dir: Path, rows: pd.DataFrame, *, max_new_tokens: int, batch_
 
 
 def make(project: Any, release: str, train: pd.DataFrame, out: Path, *, max_new_tokens: int = 256, seed: int = 0,
-         say: Callable[[str], None] = print) -> list[dict[str, Any]]:
+         per_type: int | None = None, say: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """Both models' outputs on :func:`select_rows` of ``release``'s ``default`` config, written to ``out``
     (the warm-up checkpoint is made first, on CPU, from the synthetic cases shaped on ``train``, the
-    GRPO arms' training rows, unless ``models/smollm2-warmup`` already holds one with the same parameters)."""
+    GRPO arms' training rows, unless ``models/smollm2-warmup`` already holds one with the same parameters).
+    ``per_type``: at most this many rows of each answer type (a quick try; the committed set uses :data:`PER_TYPE`)."""
     from medcalc_maintained.scoring import warmup
     from medcalc_maintained.scoring.labels import release_labels
 
-    rows = select_rows(release_labels(project, release, "default"), PER_TYPE, seed)
+    caps = PER_TYPE if per_type is None else {t: min(n, per_type) for t, n in PER_TYPE.items()}
+    rows = select_rows(release_labels(project, release, "default"), caps, seed)
     models = project.root / "models"
     warm = warmup.start_checkpoint(train, models / MODELS["smollm2-135m-instruct"],
                                    models / MODELS["smollm2-135m-instruct+warmup"],

@@ -135,7 +135,10 @@ def plot(rates: list[dict[str, Any]], path: Path) -> None:
         ax.set_title(title, fontsize=10)
         ax.set_ylim(0, 1)
         ax.set_ylabel("rate (Wilson 95%)")
-    axes[1].set_xticks(range(len(strata)), strata)
+    first = [next(x for x in rates if x["stratum"] == s) for s in strata]  # the counts are every grader's
+    axes[1].set_xticks(range(len(strata)), [f"{s}\n{r['reference_incorrect']} read incorrect\n"
+                                            f"{r['reference_correct']} read correct" for s, r in zip(strata, first)],
+                       fontsize=8)
     axes[0].legend(ncol=len(graders), fontsize=8, loc="upper right")
     fig.tight_layout()
     write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=100, metadata={"Software": None}))
