@@ -62,6 +62,12 @@ def test_outputs_file_errors_name_line_and_field(tmp_path):
     p = _write_outputs(tmp_path / "o.jsonl", [_out(1, label="N/A")])  # said integer, the label is N/A
     with pytest.raises(DataError, match="answer_type 'integer' is not its label's type 'n_a'"):
         gc.read_outputs(p)
+    p = _write_outputs(tmp_path / "o.jsonl", [ok | {"uid": "1"}])
+    with pytest.raises(DataError, match="line 1 \\(m1/1\\): field uid must be an integer, not '1'"):
+        gc.read_outputs(p)
+    (tmp_path / "o.jsonl").write_text("[1, 2]\n")
+    with pytest.raises(DataError, match="line 1: not a JSON object"):
+        gc.read_outputs(tmp_path / "o.jsonl")
     assert [r["id"] for r in gc.read_outputs(_write_outputs(tmp_path / "o.jsonl", [ok, _out(2)]))] == ["m1/1", "m1/2"]
 
 
@@ -83,6 +89,10 @@ def test_a_reading_must_cover_every_output_once_with_known_values(tmp_path):
             gc.read_reading(_write_reading(tmp_path / "a.csv", rows), ids)
     with pytest.raises(DataError, match="header id,grade"):
         gc.read_reading(_write_reading(tmp_path / "a.csv", [], fields=("id", "grade")), ids)
+    # a note over two lines: the error names the file's line, not the row's number
+    rows = [["m1/2", "tagged", "4", "correct", "first line\nsecond line"], ["m1/1", "tagged", "4", "right", ""]]
+    with pytest.raises(DataError, match="line 4 \\(m1/1\\): field grade 'right'"):
+        gc.read_reading(_write_reading(tmp_path / "a.csv", rows), ids)
 
 
 def _reading(grade: str, form: str = "tagged") -> dict[str, str]:
@@ -120,7 +130,7 @@ def test_error_rates_count_false_positives_and_negatives_per_stratum():
     assert list(by) == ["all", "n_a", "integer", "decimal", "malformed", "model:m1", "model:m2"]
     a = by["all"]
     assert (a["reference_correct"], a["reference_incorrect"], a["false_positives"], a["false_negatives"]) == (2, 3, 2, 1)
-    assert a["fp_rate"] == round(2 / 3, 4) and a["fn_rate"] == 0.5
+    assert a["fp_rate"] == 2 / 3 and a["fn_rate"] == 0.5
     assert (by["malformed"]["outputs"], by["malformed"]["false_positives"], by["malformed"]["fn_rate"]) == (1, 1, None)
     assert by["model:m2"]["fp_rate"] == 0.0 and by["model:m2"]["fp_high"] == pytest.approx(0.7935, abs=1e-4)
     assert by["decimal"]["fn_rate"] == 1.0 and by["decimal"]["fp_low"] is None

@@ -100,6 +100,18 @@ def test_inspect_and_lm_eval_stock_matchers_on_hand_made_outputs():
     assert ours(lab, "<answer>4.1</answer>") and not ins(lab, "<answer>4.1</answer>") and not lme(lab, "<answer>4</answer>")
 
 
+def test_the_inspect_matcher_works_inside_a_running_event_loop():
+    """A notebook or an async harness already runs a loop, where asyncio.run refuses."""
+    import asyncio
+
+    risk = {"Ground Truth Answer": "4", "Lower Limit": "4", "Upper Limit": "4", "Output Type": "integer"}
+
+    async def inside() -> tuple[bool, bool]:
+        return grader("inspect")(risk, "<answer>4</answer>"), grader("inspect")(risk, "<answer>5</answer>")
+
+    assert asyncio.run(inside()) == (True, False)
+
+
 def test_a_stock_matcher_whose_tool_is_missing_names_the_extra(monkeypatch):
     import builtins
 

@@ -40,6 +40,7 @@ GRADES = ("correct", "incorrect")
 READERS = ("reader_a", "reader_b")
 OUTPUT_FIELDS = ("id", "model", "release", "uid", "calculator_id", "calculator", "category", "answer_type",
                  "output_type", "question", "label", "lower", "upper", "output")
+INT_FIELDS = ("uid", "calculator_id")
 READING_FIELDS = ("id", "form", "answer_read", "grade", "note")
 ADJUDICATION_FIELDS = ("id", "form", "grade", "reason")
 Z95 = 1.959963984540054
@@ -89,11 +90,16 @@ def read_outputs(path: Path) -> list[dict[str, Any]]:
             rec = json.loads(line)
         except ValueError as exc:
             raise DataError(path, f"line {n}: not JSON ({exc})") from None
+        if not isinstance(rec, dict):
+            raise DataError(path, f"line {n}: not a JSON object")
         missing = [f for f in OUTPUT_FIELDS if f not in rec]
         if missing:
             raise DataError(path, f"line {n}: missing field(s) {', '.join(missing)}")
-        if not isinstance(rec["output"], str):
-            raise DataError(path, f"line {n} ({rec['id']}): field output must be text")
+        for field in OUTPUT_FIELDS:
+            want = int if field in INT_FIELDS else str
+            if not isinstance(rec[field], want) or isinstance(rec[field], bool):
+                raise DataError(path, f"line {n} ({rec['id']}): field {field} must be "
+                                      f"{'an integer' if want is int else 'text'}, not {rec[field]!r}")
         if rec["id"] in seen:
             raise DataError(path, f"line {n}: id {rec['id']!r} appears twice")
         seen.add(rec["id"])
@@ -111,7 +117,8 @@ def read_outputs(path: Path) -> list[dict[str, Any]]:
 
 
 def read_table(path: Path, fields: tuple[str, ...]) -> list[dict[str, str]]:
-    """The rows of a CSV whose header starts with ``fields`` (a :class:`DataError` naming the file otherwise)."""
+    """The rows of a CSV whose header starts with ``fields`` (a :class:`DataError` naming the file
+    otherwise), each with ``_line``: the file's line on which the row ends (a quoted cell may span lines)."""
     if not path.is_file():
         raise DataError(path, "missing")
     with path.open(encoding="utf-8", newline="") as fh:
@@ -119,7 +126,12 @@ def read_table(path: Path, fields: tuple[str, ...]) -> list[dict[str, str]]:
         header = tuple(reader.fieldnames or ())
         if header[:len(fields)] != fields:
             raise DataError(path, f"header {','.join(header)}: expected {','.join(fields)}")
-        return [dict(r) for r in reader]
+        rows = []
+        for r in reader:
+            if any(r.get(f) is None for f in fields):
+                raise DataError(path, f"line {reader.line_num}: fewer fields than the header's {len(fields)}")
+            rows.append({**r, "_line": str(reader.line_num)})
+        return rows
 
 
 def read_reading(path: Path, ids: list[str]) -> dict[str, dict[str, str]]:
@@ -127,8 +139,8 @@ def read_reading(path: Path, ids: list[str]) -> dict[str, dict[str, str]]:
     their lists; ``answer_read`` empty exactly when the form is ``none``."""
     out: dict[str, dict[str, str]] = {}
     known = set(ids)
-    for n, r in enumerate(read_table(path, READING_FIELDS), 2):
-        where = f"line {n} ({r['id']})"
+    for r in read_table(path, READING_FIELDS):
+        where = f"line {r['_line']} ({r['id']})"
         if r["id"] not in known:
             raise DataError(path, f"{where}: id is not an output of the outputs file")
         if r["id"] in out:
@@ -164,7 +176,8 @@ def reference(ids: list[str], a: Mapping[str, Mapping[str, str]], b: Mapping[str
     """The readers' common reading, else the adjudication's; an adjudication of an output the readers
     agree on, or a disagreement left unadjudicated, is an error."""
     adj: dict[str, dict[str, str]] = {}
-    for n, r in enumerate(adjudication, 2):
+    for r in adjudication:
+        n = r.get("_line", "?")
         if r["id"] in adj:
             raise DataError(where, f"line {n} ({r['id']}): id adjudicated twice")
         if r["grade"] not in GRADES or r["form"] not in FORMS:
@@ -230,9 +243,9 @@ def error_rates(outputs: list[dict[str, Any]], refs: list[Reference],
             row: dict[str, Any] = {"grader": grader, "stratum": s, "outputs": pos + neg, "reference_correct": pos,
                                    "reference_incorrect": neg, "false_positives": fp, "false_negatives": fn}
             for key, k, n in (("fp", fp, neg), ("fn", fn, pos)):
-                ci = wilson(k, n)
-                row[f"{key}_rate"] = round(k / n, 4) if n else None
-                row[f"{key}_low"], row[f"{key}_high"] = (round(ci[0], 4), round(ci[1], 4)) if ci else (None, None)
+                ci = wilson(k, n)  # full precision: rounded only where shown
+                row[f"{key}_rate"] = k / n if n else None
+                row[f"{key}_low"], row[f"{key}_high"] = ci if ci else (None, None)
             rows.append(row)
     return rows
 

@@ -181,8 +181,6 @@ def _missing(module: str, extra: str) -> ValueError:
 
 
 def _inspect(row: Row, output: str) -> bool:
-    import asyncio
-
     try:
         from inspect_ai.model import ModelName, ModelOutput
         from inspect_ai.scorer import CORRECT, Target, pattern
@@ -192,8 +190,23 @@ def _inspect(row: Row, output: str) -> bool:
     model = "local/model"
     state = TaskState(model=ModelName(model), sample_id=0, epoch=1, input="", messages=[],
                       output=ModelOutput.from_content(model, str(output or "")))
-    score = asyncio.run(pattern(ANSWER_TAG)(state, Target(_text(row["Ground Truth Answer"]))))
+    score = _run(pattern(ANSWER_TAG)(state, Target(_text(row["Ground Truth Answer"]))))
     return score is not None and score.value == CORRECT
+
+
+def _run(coroutine: Any) -> Any:
+    """``coroutine``'s result: ``asyncio.run`` here, or in a thread of its own when this thread already
+    runs an event loop (a notebook, an async harness), where ``asyncio.run`` refuses."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _lm_eval(row: Row, output: str) -> bool:

@@ -19,14 +19,14 @@ from typing import Any
 
 import pandas as pd
 
-from medcalc_maintained.core.atomic import write_atomic
+from medcalc_maintained.core.atomic import replace_files, write_atomic, write_json
 from medcalc_maintained.core.csv_for_people import write_csv_for_people
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.grading import grader_check as gc
 from medcalc_maintained.grading.graders import GRADERS
 from medcalc_maintained.project import Project
 from medcalc_maintained.scoring.labels import release_labels
-from medcalc_maintained.stages._metrics import write_report
+from medcalc_maintained.stages._metrics import METRICS
 
 LABEL_FIELDS = {"label": "Ground Truth Answer", "lower": "Lower Limit", "upper": "Upper Limit",
                 "output_type": "Output Type"}
@@ -84,18 +84,28 @@ def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], P
                                             and r.form == f) for f in gc.FORMS} for g, marks in graded.items()},
         "correct_by_type": {t: sum(1 for o, r in zip(outputs, refs) if r.grade == "correct" and o["answer_type"] == t)
                             for t in gc.ANSWER_TYPES},
+        # how varied the set is: distinct output texts per model and answer type, and outputs that abstain
+        "distinct_outputs": {m: {t: len({o["output"] for o in outputs if o["model"] == m and o["answer_type"] == t})
+                                 for t in gc.ANSWER_TYPES} for m in sorted({o["model"] for o in outputs})},
+        "abstaining_outputs": sum(a[i]["answer_read"].strip().upper() == b[i]["answer_read"].strip().upper() == "N/A"
+                                  for i in ids),  # both readers read an abstention
     }
     target = out or project.path(p["out"]) / "report.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target.parent / "rates.csv", lambda f: pd.DataFrame(rates).to_csv(f, index=False))
     frame = pd.DataFrame({"id": ids, "model": [o["model"] for o in outputs], "uid": [o["uid"] for o in outputs],
                           "answer_type": [o["answer_type"] for o in outputs],
                           "reference": [r.grade for r in refs], "form": [r.form for r in refs],
                           "adjudicated": [not r.agreed for r in refs],
                           **{g: ["correct" if m else "incorrect" for m in marks] for g, marks in graded.items()}})
-    write_csv_for_people(target.parent / "verdicts.csv", frame)
-    plot(rates, target.parent / "rates.png")
-    return report, write_report(target, report, headline(report))
+    # every file or none: the directory's new files are swapped in together
+    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_files(target.parent, {
+        "rates.csv": lambda f: pd.DataFrame(rates).to_csv(f, index=False),
+        "verdicts.csv": lambda f: write_csv_for_people(f, frame),
+        "rates.png": lambda f: plot(rates, f),
+        target.name: lambda f: write_json(f, report),
+        METRICS: lambda f: write_json(f, headline(report)),
+    })
+    return report, target
 
 
 def headline(report: dict[str, Any]) -> dict[str, Any]:
@@ -129,8 +139,8 @@ def plot(rates: list[dict[str, Any]], path: Path) -> None:
                     continue
                 xs.append(i + (j - (len(graders) - 1) / 2) * width)
                 ys.append(r[f"{key}_rate"])
-                lo.append(r[f"{key}_rate"] - r[f"{key}_low"])
-                hi.append(r[f"{key}_high"] - r[f"{key}_rate"])
+                lo.append(max(0.0, r[f"{key}_rate"] - r[f"{key}_low"]))  # float noise at k = 0 or k = n
+                hi.append(max(0.0, r[f"{key}_high"] - r[f"{key}_rate"]))
             ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=g)
         ax.set_title(title, fontsize=10)
         ax.set_ylim(0, 1)

@@ -20,6 +20,11 @@ from medcalc_maintained.stages.grader_check import check_against_release
 from tests.support.paths import ROOT
 
 SET = ROOT / "data" / "grader_check"
+RAW, WARM = "smollm2-135m-instruct", "smollm2-135m-instruct+warmup"
+# the outputs both readers graded correct: the warmed-up model's tagged guesses that hit the label, and
+# five answers of the untrained model written in prose without a tag
+CORRECT = ({f"{WARM}/{u}" for u in (183, 190, 254, 355, 360, 568, 583, 585, 590, 601, 602, 887)}
+           | {f"{RAW}/{u}" for u in (52, 86, 258, 315, 1041)})
 RELEASE = ROOT / "data" / "releases" / "2.3.1" / "default.parquet"
 REPORT = SET / "report" / "report.json"
 
@@ -43,7 +48,9 @@ def test_the_committed_set_is_whole(outputs):
     a, b = (gc.read_reading(SET / "readings" / f"{r}.csv", ids) for r in gc.READERS)
     adj = gc.read_table(SET / "readings" / "adjudication.csv", gc.ADJUDICATION_FIELDS)
     refs = gc.reference(ids, a, b, adj, SET / "readings" / "adjudication.csv")
-    assert sum(not r.agreed for r in refs) == len(adj)
+    # what the readers reported when they handed in their files (17 correct, the same outputs)
+    assert {r.id for r in refs if r.grade == "correct"} == CORRECT
+    assert Counter(r.form for r in refs) == {"tagged": 187, "stated": 149, "none": 44}
     # both models answered the same 190 rows
     by_model = {m: sorted(o["uid"] for o in outputs if o["model"] == m) for m in MODELS}
     assert len({tuple(v) for v in by_model.values()}) == 1
@@ -71,13 +78,23 @@ def test_the_command_writes_the_report_make_run_wrote(tmp_path):
     for f in ("rates.csv", "verdicts.csv", "rates.png", "metrics.json"):
         assert (out.parent / f).stat().st_size > 0
     rep = json.loads(out.read_text())
-    # ours grades every gold answer of the release right; the verdicts file agrees with the rates
-    assert rep["gold"]["ours"]["correct"] == rep["gold"]["ours"]["rows"] == 863
-    v = pd.read_csv(out.parent / "verdicts.csv")
-    for rate in (x for x in rep["rates"] if x["stratum"] == "all"):
-        g = rate["grader"]
-        assert rate["false_positives"] == int(((v[g] == "correct") & (v["reference"] == "incorrect")).sum())
-        assert rate["false_negatives"] == int(((v[g] == "incorrect") & (v["reference"] == "correct")).sum())
+    assert rep["gold"]["ours"]["correct"] == rep["gold"]["ours"]["rows"] == 863  # every gold answer right
+    # which correct outputs each grader misses, from how it reads an output: ours, helm, inspect and lm-eval
+    # need the tag (the five prose answers fail); upstream finds "(4 weeks, 3 days)" in prose (1041);
+    # inspect and lm-eval match the tag's text exactly (366.36 is not 368.951: 183, 190); opencompass takes
+    # the last number (258 ends "... rule is 1.0", 1041 ends with "3 days") and credits raw 568, whose last
+    # number is its list item "3."
+    v = pd.read_csv(out.parent / "verdicts.csv").set_index("id")
+    prose = {i for i in CORRECT if i.startswith(RAW + "/")}
+    misses = {g: set(v.index[(v[g] == "incorrect") & (v["reference"] == "correct")]) for g in rep["gold"]}
+    assert misses == {"ours": prose, "helm": prose, "upstream": prose - {f"{RAW}/1041"},
+                      "inspect": prose | {f"{WARM}/183", f"{WARM}/190"},
+                      "lm-eval": prose | {f"{WARM}/183", f"{WARM}/190"},
+                      "opencompass": {f"{RAW}/258", f"{RAW}/1041"}}
+    credits = {g: set(v.index[(v[g] == "correct") & (v["reference"] == "incorrect")]) for g in rep["gold"]}
+    assert credits == {g: (set() if g != "opencompass" else {f"{RAW}/568"}) for g in rep["gold"]}
+    # shown on the card: 0 of 363 has the Wilson upper bound z^2 / (n + z^2) = 1.047%
+    assert "| `ours` | 0/363 (0.0%, 0.0–1.0) |" in grader_rates.tables(rep)
 
 
 def test_a_reading_that_skips_an_output_fails_naming_the_file(tmp_path):
@@ -95,6 +112,24 @@ def test_a_reading_that_skips_an_output_fails_naming_the_file(tmp_path):
     with pytest.raises(DataError, match="reader_b.csv.*1 output\\(s\\) not read"):
         stage.run(project, out=out)
     assert not out.exists()
+
+
+def test_a_failure_while_writing_leaves_the_earlier_report_whole(tmp_path, monkeypatch):
+    _pipeline(RELEASE)
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import grader_check as stage
+
+    out = tmp_path / "gc" / "report.json"
+    out.parent.mkdir()
+    out.write_text("earlier")
+
+    def broken(rates, path):
+        raise RuntimeError("disk full while plotting")
+
+    monkeypatch.setattr(stage, "plot", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        stage.run(Project.load(ROOT), out=out)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json"] and out.read_text() == "earlier"
 
 
 def test_docs_and_card_show_the_report():
