@@ -109,12 +109,12 @@ def run(project: Project, *, out: Path | None = None) -> tuple[dict[str, Any], P
 
 
 def headline(report: dict[str, Any]) -> dict[str, Any]:
-    """For ``dvc metrics show``: per grader the share of all outputs it grades otherwise than the
-    readers (false positives and negatives together; the rates apart are in ``rates.csv``)."""
-    overall = [r for r in report["rates"] if r["stratum"] == "all"]
+    """For ``dvc metrics show`` (one row beside the other stages'): the set's size, the readers' kappa
+    and ``ours``'s overall false-positive and false-negative rates; every grader's are in ``rates.csv``."""
+    ours = next(r for r in report["rates"] if r["stratum"] == "all" and r["grader"] == "ours")
     return {"outputs": report["outputs"], "kappa": report["readers"]["kappa"],
-            "wrong_grades": {r["grader"]: round((r["false_positives"] + r["false_negatives"]) / r["outputs"], 4)
-                             for r in overall}}
+            "ours_fp_rate": None if ours["fp_rate"] is None else round(ours["fp_rate"], 4),
+            "ours_fn_rate": None if ours["fn_rate"] is None else round(ours["fn_rate"], 4)}
 
 
 def plot(rates: list[dict[str, Any]], path: Path) -> None:
