@@ -3,19 +3,14 @@ labels: each row answered with its own label."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from medcalc_maintained.grading.grader_check import gold_answer
 from medcalc_maintained.grading.graders import GRADERS, grader, helm_rule, opencompass_answer, upstream_rule
 
 
-def _gold(name: str, label: str) -> str:
-    return json.dumps({"answer": label}) if name == "opencompass" else f"<answer>{label}</answer>"
-
-
 def _scores(rows: list[dict]) -> dict[str, list[bool]]:
-    return {name: [g(r, _gold(name, r["Ground Truth Answer"])) for r in rows] for name, g in GRADERS.items()}
+    return {name: [g(r, gold_answer(name, r["Ground Truth Answer"])) for r in rows] for name, g in GRADERS.items()}
 
 
 @pytest.fixture(scope="module")

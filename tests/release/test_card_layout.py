@@ -126,6 +126,28 @@ def test_a_graders_block_shows_only_from_the_release_that_reports_them():
     assert select_blocks(body, True, T, visitor=True).splitlines() == ["x", "no rates"]
 
 
+def test_an_inputs_block_shows_only_from_the_release_that_ships_the_config():
+    body = "x\n<!-- if inputs -->\nsix\n<!-- end -->\n<!-- if not inputs -->\nfive\n<!-- end -->\n"
+    assert select_blocks(body, True, T, inputs=True).splitlines() == ["x", "six"]
+    assert select_blocks(body, True, T, graders=True).splitlines() == ["x", "five"]
+
+
+def test_the_inputs_blocks_leave_earlier_releases_the_card_they_were_published_with():
+    """The template without its ``inputs`` blocks (the lines of ``if not inputs`` kept, their markers
+    dropped) is the template as releases before 2.4.0 read it: their card hashes are unchanged."""
+    import re
+
+    from medcalc_maintained.release.state import card_sha256
+
+    template = (Path(__file__).resolve().parents[2] / "dataset_card.md").read_text(encoding="utf-8")
+    before = re.sub(r"<!-- if inputs -->\n.*?<!-- end -->\n", "", template, flags=re.S)
+    before = re.sub(r"<!-- if not inputs -->\n(.*?)<!-- end -->\n", r"\1", before, flags=re.S)
+    assert "if inputs" not in before and "if not inputs" not in before and before != template
+    for version in ("2.2.0", "2.3.0", "2.3.1", "2.3.2"):
+        assert card_sha256(template, version) == card_sha256(before, version), version
+    assert card_sha256(template, "2.4.0") != card_sha256(before, "2.4.0")
+
+
 def test_the_card_lists_every_changed_label_of_its_release_and_nothing_else():
     import pandas as pd
 

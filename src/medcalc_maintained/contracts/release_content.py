@@ -47,9 +47,9 @@ def cell_text(v: Any) -> str | None:
 
 
 def declared_type(column: str) -> str:
-    from medcalc_maintained.release.tables import BOOL_COLUMNS, INT_COLUMNS
+    from medcalc_maintained.release.tables import BOOL_COLUMNS, INT_COLUMNS, NULLABLE_INT_COLUMNS
 
-    return "int64" if column in INT_COLUMNS else "bool" if column in BOOL_COLUMNS else "string"
+    return "int64" if column in INT_COLUMNS | NULLABLE_INT_COLUMNS else "bool" if column in BOOL_COLUMNS else "string"
 
 
 def column_types_view(columns: dict[str, dict[str, str]]) -> pd.DataFrame:

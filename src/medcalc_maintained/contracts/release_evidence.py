@@ -93,7 +93,7 @@ def _recorded(r: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
     return values, {str(n).strip().lower() for n in doc.get("inert_inputs") or []}
 
 
-def _completeness(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]]) -> str | None:
+def completeness(cid: int, r: Mapping[str, Any], inputs: list[dict[str, Any]]) -> str | None:
     from medcalc_maintained.calculators.certify import entity_of
     from medcalc_maintained.calculators.inputs import declared_inputs
 
@@ -155,7 +155,7 @@ def _row(r: Mapping[str, Any], frozen: Mapping[str, str] | None = None) -> dict[
     out["status_follows_verdicts"] = row_verdict(inputs) == doc["status"]
     if not out["status_follows_verdicts"]:
         problems.append(f"status {doc['status']} is not what the verdicts give ({row_verdict(inputs)})")
-    missing = _completeness(cid, r, inputs)
+    missing = completeness(cid, r, inputs)
     out["inputs_complete"] = missing is None
     problems += [missing] if missing else []
     bad_quotes = [i["name"] for i in inputs if isinstance(i.get("quote"), dict) and _source_text(i, note, question)[
@@ -184,4 +184,4 @@ def evidence_view(full: pd.DataFrame, version: Any, frozen: Mapping[str, str] | 
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-__all__ = ["COLUMNS", "evidence_view"]
+__all__ = ["COLUMNS", "completeness", "evidence_view"]

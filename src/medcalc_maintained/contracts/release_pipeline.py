@@ -23,14 +23,10 @@ import pandas as pd
 
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.project import Project
-from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
+from medcalc_maintained.release.tables import Tables, is_missing, row_keys
 
 ID_COLUMNS = {"pipeline": ["config", "row"], "published": ["id"]}
 MAX_SHOWN = 60
-
-
-def _key(row: dict[str, Any], config: str) -> str:
-    return str(row.get("id")) if config == "corrections" else f"{row.get('split')}:{row.get('uid')}"
 
 
 def _text(v: Any) -> str | None:
@@ -44,8 +40,8 @@ def _short(v: str | None) -> str:
 def config_differences(built: pd.DataFrame, expected: pd.DataFrame, config: str) -> list[dict[str, Any]]:
     """One row per row of either frame: ``difference`` is null when the row is in both with equal
     values in every column (the columns of either), else names the first difference."""
-    have = {_key(r, config): r for r in row_dicts(built)} if not built.empty else {}
-    want = {_key(r, config): r for r in row_dicts(expected)} if not expected.empty else {}
+    have = dict(zip(row_keys(built, config), row_dicts(built))) if not built.empty else {}
+    want = dict(zip(row_keys(expected, config), row_dicts(expected))) if not expected.empty else {}
     columns = list(dict.fromkeys([*expected.columns, *built.columns]))
     out = []
     for key in sorted(set(have) | set(want)):
@@ -70,7 +66,7 @@ def pipeline_view(configs: dict[str, pd.DataFrame], expected: Tables | None, ver
             "the pipeline builds: run `dvc repro release-tables`, or validate through `medcalc-maintained "
             "validate DIR` / `release publish`, which build them")}], columns=["config", "row", "difference"])
     rows: list[dict[str, Any]] = []
-    for c in CONFIGS:
+    for c in expected.configs:
         rows += config_differences(configs.get(c, pd.DataFrame()), expected.combined(c), c)
     return pd.DataFrame(rows, columns=["config", "row", "difference"])
 

@@ -19,6 +19,8 @@ columns or rows:
                     ``default_rows`` rule: ``membership_ok``, ``matches_full``, ``unique_in_default``
 ``change_severity`` every row of ``full`` and record of ``corrections``: ``severity_allowed``,
                     ``severity_consistent``, ``severity_matches`` (:mod:`.severity_views`)
+``inputs``          every input of config ``inputs`` (releases from 2.4.0 on) read against ``full`` and the
+                    notes (:mod:`.release_inputs`)
 ``instances@default`` the ``default`` rows as an instance view (the provenance columns that the
                     config does not carry come from ``full``): schema and label invariants
 """
@@ -34,13 +36,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from medcalc_maintained.contracts import release_content as rc
-from medcalc_maintained.contracts import release_evidence, release_feed, severity_views
+from medcalc_maintained.contracts import release_evidence, release_feed, release_inputs, severity_views
 from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.release import layout
 from medcalc_maintained.release.layout import config_of, manifest_listing
-from medcalc_maintained.release.tables import CONFIGS
+from medcalc_maintained.release.tables import INPUT_COLUMNS, INPUTS, NULLABLE_INT_COLUMNS, configs_of
 
 # suites (by name) that a config other than `full` is also validated with, and the view it gets
 CONFIG_SUITES = {"default": ("schema", "label_invariants")}
@@ -58,6 +60,7 @@ ID_COLUMNS = {
     "explanations": ["split", "uid"],
     "derivations": ["split", "uid"],
     "evidence": ["split", "uid"],
+    "inputs": ["split", "uid", "name"],
     "proposals": ["split", "uid", "field"],
     "card_features": ["config"],
     "croissant": ["item"],
@@ -101,6 +104,8 @@ def read_release(root: Path) -> ReleaseData:
         part["readable"], part["rows"] = True, table.num_rows
         data.columns.setdefault(config, {}).update({f.name: str(f.type) for f in table.schema})
         df = table.to_pandas()
+        for c in NULLABLE_INT_COLUMNS & set(df.columns):  # a quote's offsets stay integers (not floats) with nulls
+            df[c] = pd.array(table.column(c).to_pylist(), dtype="Int64")
         if "split" not in df.columns:
             df["split"] = pd.array([split] * len(df), dtype="string")
         if "uid" not in df.columns and "Row Number" in df.columns:
@@ -113,6 +118,11 @@ def read_release(root: Path) -> ReleaseData:
 
 # --- views ------------------------------------------------------------------------------------
 
+def _configs(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The configs the release of ``manifest`` has (:func:`~medcalc_maintained.release.tables.configs_of` its version)."""
+    return configs_of(str(manifest.get("version")))  # a manifest without a version: the first five
+
+
 def files_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
     """Every file of the manifest or of the directory (any path): listed, present, sha256 equal."""
     listed = manifest_listing(manifest)
@@ -122,7 +132,7 @@ def files_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
         exists = rel in present
         rows.append({"path": rel, "in_manifest": rel in listed, "exists": exists,
                      "sha256_matches": exists and rel in listed and sha256_file(Path(root) / rel) == listed[rel],
-                     "known_file": layout.known_file(rel, CONFIGS)})
+                     "known_file": layout.known_file(rel, _configs(manifest))})
     return pd.DataFrame(rows, columns=["path", "in_manifest", "exists", "sha256_matches", "known_file"])
 
 
@@ -151,7 +161,8 @@ def layouts(manifest: dict[str, Any]) -> dict[str, list[str]]:
     state_schema = (manifest.get("state") or {}).get("schema") or {}
     out = {c: [col for col, _t in (state_schema.get(c) or {}).get("columns") or []] for c in state_schema}
     out.update({"default": list(DEFAULT_COLUMNS), "mini": list(DEFAULT_COLUMNS), "original": list(UPSTREAM_COLUMNS),
-                "corrections": list(CORRECTION_COLUMNS) + (list(DERIVATION_RECORD_COLUMNS) if derived else [])})
+                "corrections": list(CORRECTION_COLUMNS) + (list(DERIVATION_RECORD_COLUMNS) if derived else []),
+                **({INPUTS: list(INPUT_COLUMNS)} if rules(manifest.get("version")).inputs_config else {})})
     return out
 
 
@@ -290,6 +301,8 @@ def content_views(data: ReleaseData, frozen: Mapping[str, Any] | None = None, ev
                                            (frozen or {}).get(str(data.manifest.get("version")))),
         "evidence": release_evidence.evidence_view(data.config("full"), data.manifest.get("version"),
                                                    (evidence or {}).get(str(data.manifest.get("version")))),
+        "inputs": release_inputs.inputs_view(data.config("full"), data.configs.get(INPUTS),
+                                             data.manifest.get("version")),
         "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
         "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),

@@ -49,6 +49,9 @@ FEED_DETAILS_FROM = "2.3.1"
 # From this release on, the card says how often each grader is wrong (false-positive and false-negative rates
 # against two readers' grades of real model outputs, stage ``grader-check``; ``<!-- if graders -->`` blocks).
 CARD_GRADERS_FROM = "2.3.2"
+# From this release on, the release ships config ``inputs``: one row per input of every verified row, the
+# ``Evidence`` documents of ``full`` as a table (``release/inputs_config.py``), checked by contract ``inputs``.
+INPUTS_CONFIG_FROM = "2.4.0"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -74,12 +77,13 @@ class ReleaseRules:
     card_visitor: bool = False      # CARD_VISITOR_FROM
     feed_details: bool = False      # FEED_DETAILS_FROM
     card_graders: bool = False      # CARD_GRADERS_FROM
+    inputs_config: bool = False     # INPUTS_CONFIG_FROM
 
 
 FIRST = {"derivations": DERIVATIONS_FROM, "evidence_gate": EVIDENCE_FROM, "interleaved_mini": MINI_INTERLEAVED_FROM,
          "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM, "card_lead": CARD_LEAD_FROM,
          "card_visitor": CARD_VISITOR_FROM, "feed_details": FEED_DETAILS_FROM,
-         "card_graders": CARD_GRADERS_FROM}  # each rule -> the release that introduced it
+         "card_graders": CARD_GRADERS_FROM, "inputs_config": INPUTS_CONFIG_FROM}  # each rule -> the release that introduced it
 
 
 def rules(version: object) -> ReleaseRules:

@@ -225,14 +225,15 @@ def error_rates(outputs: list[dict[str, Any]], refs: list[Reference],
     """One row per grader and stratum: reference positives and negatives, false positives and
     negatives, their rates with Wilson 95% intervals (empty where the stratum has none)."""
     order = ["all", *ANSWER_TYPES, "malformed"]
-    seen = {s for o, r in zip(outputs, refs) for s in strata(o, r)}
+    of = [set(strata(o, r)) for o, r in zip(outputs, refs)]  # each output's strata, once
+    seen = set().union(*of)
     names = [s for s in order if s in seen] + sorted(s for s in seen if s not in order)
     rows: list[dict[str, Any]] = []
     for grader, marks in graded.items():
         for s in names:
             pos = neg = fp = fn = 0
-            for o, r, m in zip(outputs, refs, marks):
-                if s not in strata(o, r):
+            for own, r, m in zip(of, refs, marks):
+                if s not in own:
                     continue
                 if r.grade == "correct":
                     pos += 1

@@ -20,7 +20,7 @@ from medcalc_maintained.release.evidence_changes import headline_text, share_tex
 from medcalc_maintained.release.layout import data_file, split_front_matter
 from medcalc_maintained.release.markdown import md_table, uid_text
 from medcalc_maintained.release.plan import Release, Releases
-from medcalc_maintained.release.tables import CONFIGS, SOURCE_COLUMN, Tables, is_missing
+from medcalc_maintained.release.tables import ALL_CONFIGS, INPUTS, SOURCE_COLUMN, Tables, is_missing
 
 
 def _counts(series: pd.Series, missing: str = "(none)") -> list[tuple[str, int]]:
@@ -150,7 +150,7 @@ def rows_summary(rows: dict[str, dict[str, int]] | None, previous: dict[str, dic
     if rows is None:
         return []
     def in_order(d: dict[str, Any]) -> list[str]:  # the configs' own order, whatever the source (state files sort keys)
-        return sorted(d, key=lambda c: (CONFIGS.index(c) if c in CONFIGS else len(CONFIGS), c))
+        return sorted(d, key=lambda c: (ALL_CONFIGS.index(c) if c in ALL_CONFIGS else len(ALL_CONFIGS), c))
 
     total = {c: sum(rows[c].values()) for c in in_order(rows)}
     if previous is None or previous_version is None:
@@ -365,12 +365,13 @@ def card_context(t: Tables, plan: Releases) -> dict[str, str]:
         ["original", "every row exactly as published upstream (v1.0 labels)", columns_text(t, "original")],
         ["corrections", "one row per ledger record of the releases up to this one", columns_text(t, "corrections")],
         ["mini", "a stratified subset of the verified rows (see below)", columns_text(t, "mini")],
-    ]
+    ] + ([[INPUTS, "one row per input of every verified row: its value and what the note says of it (see below)",
+           columns_text(t, INPUTS)]] if INPUTS in t.configs else [])
     empty = t.empty_configs()
     for row in configs_rows:
         if row[0] in empty:
             row[1] = "no rows in this release (an empty file; load it with `streaming=True`)"
-    splits_rows = [[c, *[len(t.tables[c][s]) for s in splits]] for c in CONFIGS]
+    splits_rows = [[c, *[len(t.tables[c][s]) for s in splits]] for c in t.configs]
     status = _counts(full["Label Status"])
     acc = t.records[t.records["decision"] == "accepted"] if len(t.records) else t.records
     if len(acc):
@@ -479,7 +480,7 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     first_line = template[: len(template) - len(body)].count("\n") + 1
     r = rules(t.release.version)
     body = layout(body, r.card_lead, path, first_line, visitor=r.card_visitor,  # this release's blocks, in its order
-                  graders=r.card_graders)
+                  graders=r.card_graders, inputs=r.inputs_config)
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
@@ -487,6 +488,8 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     ctx.update(fields.card_fields(t))  # every column and value, from the tables (release/fields.py)
     ctx.update({"score_shift": "", "feed_table": "", "grader_check": "", **(extra or {})})
     ctx["derivation_share"] = share_text(t.combined("full"), t.release.version)
+    if INPUTS in t.configs:
+        ctx["inputs_summary"] = fields.inputs_summary(t.combined(INPUTS))
     ctx["score_shift"] += headline_text(t.combined("full"), t.release.version)  # the card's opening
     unknown = sorted({m.group(1) for m in PLACEHOLDER.finditer(body)} - set(ctx))
     if unknown:

@@ -24,8 +24,10 @@ the record ``id`` for ``corrections``), sorted. Earlier releases keep the format
 published with.
 
 The comparability classes (:data:`CLASSES`) are computed per config from the previous release's
-tables: rows are matched by ``(split, uid)`` (``id`` in ``corrections``) and compared on the
-columns that decide a score (:data:`ITEM_COLUMNS`; :data:`RECORD_COLUMNS` for ``corrections``).
+tables: rows are matched by ``(split, uid)`` (``id`` in ``corrections``, ``(split, uid, name)`` in
+``inputs``) and compared on the columns that decide a score (:data:`ITEM_COLUMNS`; :data:`RECORD_COLUMNS`
+for ``corrections``; :data:`INPUT_COLUMNS` for ``inputs``). A config new in a release (``inputs`` in
+``INPUTS_CONFIG_FROM``) has class ``first`` there.
 The data files' sha256 are those ``release build`` writes for each release (the parquet writer is
 deterministic, so they equal the files of that release's own build and publication).
 """
@@ -46,7 +48,7 @@ from medcalc_maintained.core.versions import full_tag, resolve_tag, rules, short
 from medcalc_maintained.release.layout import FEED, data_file
 from medcalc_maintained.release.markdown import md_table
 from medcalc_maintained.release.plan import Release, Releases
-from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing, write_parquet
+from medcalc_maintained.release.tables import INPUTS, Tables, is_missing, row_keys, write_parquet
 
 FEED_FILE = FEED
 FEED_FORMAT = 2  # the newest format; a release's own is feed_format(version)
@@ -61,6 +63,8 @@ def feed_format(version: str) -> int:
 ITEM_COLUMNS = ("Calculator ID", "Patient Note", "Question", "Output Type", "Ground Truth Answer", "Lower Limit",
                 "Upper Limit")
 RECORD_COLUMNS = ("split", "uid", "old_value", "new_value", "decision", "label_status")  # a ledger record's decision
+# an input of config ``inputs`` (from INPUTS_CONFIG_FROM on): its value and what the note says of it
+INPUT_COLUMNS = ("value", "unit", "source", "verdict", "quote_in", "quote_start", "quote_end")
 CLASSES = {
     "first": "the first release: nothing to compare with",
     "identical": "every data file of the config is byte-identical to the previous release's",
@@ -80,16 +84,14 @@ LEDGER_COMMIT = (
     "resolve the tag on the target (`git ls-remote`, `HfApi.list_repo_refs`).")
 
 
-def _keys(frame: pd.DataFrame, config: str) -> list[str]:
-    if config == "corrections":
-        return [str(v) for v in frame["id"]]
-    return [f"{s}:{int(u)}" for s, u in zip(frame["split"], frame["uid"])]
+def _compared(config: str) -> tuple[str, ...]:
+    return RECORD_COLUMNS if config == "corrections" else INPUT_COLUMNS if config == INPUTS else ITEM_COLUMNS
 
 
 def _values(frame: pd.DataFrame, config: str) -> dict[str, tuple[str | None, ...]]:
-    cols = [c for c in (RECORD_COLUMNS if config == "corrections" else ITEM_COLUMNS) if c in frame.columns]
+    cols = [c for c in _compared(config) if c in frame.columns]
     texts = [[None if is_missing(v) else str(v) for v in frame[c]] for c in cols]
-    return dict(zip(_keys(frame, config), zip(*texts))) if cols else dict.fromkeys(_keys(frame, config), ())
+    return dict(zip(row_keys(frame, config), zip(*texts))) if cols else dict.fromkeys(row_keys(frame, config), ())
 
 
 def config_diff(before: pd.DataFrame, after: pd.DataFrame, config: str, same_bytes: bool) -> dict[str, Any]:
@@ -98,8 +100,8 @@ def config_diff(before: pd.DataFrame, after: pd.DataFrame, config: str, same_byt
     a, b = _values(before, config), _values(after, config)
     gone, new = set(a) - set(b), set(b) - set(a)
     changed = sorted(k for k in set(a) & set(b) if a[k] != b[k])
-    common_a = [k for k in _keys(before, config) if k in b]
-    common_b = [k for k in _keys(after, config) if k in a]
+    common_a = [k for k in row_keys(before, config) if k in b]
+    common_b = [k for k in row_keys(after, config) if k in a]
     if same_bytes:
         cls = "identical"
     elif gone or new:
@@ -156,11 +158,11 @@ def entry(plan: Releases, t: Tables, files: dict[str, str], prev: tuple[Tables, 
     rel = t.release
     configs: dict[str, Any] = {}
     calcs: list[dict[str, Any]] = []
-    for c in CONFIGS:
+    for c in t.configs:
         own = {f: files[f] for f in (data_file(c, s) for s in t.splits) if f in files}
         doc: dict[str, Any] = {"rows": {s: int(len(t.tables[c][s])) for s in t.splits}, "files": own}
-        if prev is None:
-            doc["class"] = "first"
+        if prev is None or c not in prev[0].configs:
+            doc["class"] = "first"  # the first release of the config: nothing to compare with
         else:
             before = prev[0].combined(c)
             same = bool(own) and all(prev[1].get(f) == h for f, h in own.items()) and set(own) == {
@@ -198,7 +200,8 @@ def release_feed(plan: Releases, known: dict[str, Tables], version: str, files: 
                              details))
     return {"format": feed_format(version), "name": plan.repo_id, "latest": version, "classes": CLASSES,
             "comparable_classes": list(COMPARABLE),
-            "compared_columns": {"rows": list(ITEM_COLUMNS), "corrections": list(RECORD_COLUMNS)},
+            "compared_columns": {"rows": list(ITEM_COLUMNS), "corrections": list(RECORD_COLUMNS),
+                                 **({INPUTS: list(INPUT_COLUMNS)} if rules(version).inputs_config else {})},
             "ledger_commit": LEDGER_COMMIT, "releases": entries}
 
 
@@ -218,7 +221,10 @@ def feed_table(doc: dict[str, Any]) -> str:
     cols = ", ".join(f"`{c}`" for c in doc["compared_columns"]["rows"])
     recs = ", ".join(f"`{c}`" for c in doc["compared_columns"]["corrections"])
     head = (f"The classes (rows matched by `split` and `Row Number` and compared on {cols}; records of "
-            f"`corrections` matched by `id` and compared on {recs}): "
+            f"`corrections` matched by `id` and compared on {recs}"
+            + ("; inputs of `inputs` matched by `split`, `Row Number` and `name` and compared on "
+               + ", ".join(f"`{c}`" for c in doc["compared_columns"][INPUTS]) if INPUTS in doc["compared_columns"] else "")
+            + "): "
             + "; ".join(f"`{k}`: {v}" for k, v in doc["classes"].items()) + ".")
     rows = []
     for e in doc["releases"]:

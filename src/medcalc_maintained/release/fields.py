@@ -26,7 +26,7 @@ from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
 from medcalc_maintained.core.versions import rules
 from medcalc_maintained.release.markdown import md_table
-from medcalc_maintained.release.tables import CONFIGS, Tables, is_missing
+from medcalc_maintained.release.tables import INPUTS, Tables, is_missing
 
 ROW_CONFIGS = ("default", "full", "original", "mini")
 NULL, EMPTY = "(null)", "(empty)"
@@ -225,15 +225,80 @@ def _counts(series: pd.Series) -> dict[str, int]:
     return out
 
 
+# config ``inputs`` (release/inputs_config.py): the input's fields; the row's are the row configs' (MEANINGS)
+INPUT_MEANINGS = {
+    "name": "the input, as the calculator declares it (calculators/definitions.yaml)",
+    "value": "the value the label's derivation uses, as JSON text (a number, text, or true/false); null where it "
+             "has none: an input neither upstream's extraction nor the record gives, or a measurement the note does "
+             "not print, which the definition reads as absent (`reason` says which)",
+    "unit": "the value's unit (empty for a count, a score criterion or a category)",
+    "source": "where the value comes from",
+    "verdict": "what the note says of the value",
+    "convention": "true when the verdict rests on the definition's convention for an input the note does not "
+                  "mention (no quote)",
+    "used": "false for an input an `N/A` label's derivation does not use (it decides nothing)",
+    "quote_in": "what the quote's offsets index",
+    "quote_start": "the quote's first character in the `Patient Note` (or `Question`: `quote_in`), from 0",
+    "quote_end": "one past the quote's last character: `Patient Note[quote_start:quote_end]` is `quote_text`",
+    "quote_text": "the quote: for `supports`, the text that states the value; for `contradicts`, the text that "
+                  "states `note_value`",
+    "note_value": "for `contradicts`, the note's other value, as JSON text",
+    "rule": "the evidence verifier's rule that decided the verdict",
+    "reason": "the verifier's reason, in words",
+    "declared": "what a recorded input declares of its reading (`timepoint`, `unit_reading`), as JSON text",
+    "Evidence Status": "the row's verdict over its inputs (as in `full`)",
+}
+INPUT_VALUES = {
+    "source": {"upstream": "upstream's GPT-4 extraction (`Relevant Entities`)",
+               "recorded": "the input the row's ledger record recorded (a reviewer's reading, with its quote)",
+               "default": "not in the extraction: the definition's value for an input the note does not mention"},
+    "verdict": {"supports": "a quote the evidence verifier accepts states the value (or the note's silence, by the "
+                            "definition's convention: `convention`)",
+                "contradicts": "the note states another value (`note_value`, with its quote)",
+                "not_addressed": "no quote the verifier accepts states the value or another one"},
+    "quote_in": {"note": "the `Patient Note`", "question": "the `Question` (the steroid conversion's target steroid)",
+                 NULL: "no quote"},
+}
+
+
+def inputs_table(t: Tables) -> str:
+    """Every column of config ``inputs``: its meaning and its values in this release."""
+    frame = t.combined(INPUTS)
+    rows = []
+    for col in t.tables[INPUTS][t.splits[0]].columns:
+        counts = _counts(frame[col]) if col in INPUT_VALUES or col in ("convention", "used") else {}
+        if col in INPUT_VALUES:
+            values = "; ".join(f"{_shown(v)} ({counts.get(v, 0):,}): {m}" for v, m in INPUT_VALUES[col].items())
+        elif counts:
+            values = ", ".join(f"{_shown(v)} ({n:,})" for v, n in sorted(counts.items()))
+        else:
+            values = ""
+        rows.append([f"`{col}`", INPUT_MEANINGS.get(col) or MEANINGS.get(col, ""), values])
+    return md_table(["field", "meaning", "values in this release (inputs)"], rows)
+
+
+def inputs_summary(inputs: pd.DataFrame) -> str:
+    """Config ``inputs`` in one clause: its inputs and rows, by verdict and by source."""
+    rows = len(set(zip(inputs["split"].astype(str), inputs["uid"].astype(int))))
+    verdicts = inputs["verdict"].astype(str).value_counts()
+    sources = inputs["source"].astype(str).value_counts()
+    quoted = int(inputs["quote_text"].notna().sum())
+    return (f"{len(inputs):,} inputs of {rows:,} rows: {int(verdicts.get('supports', 0)):,} supported, "
+            f"{int(verdicts.get('contradicts', 0)):,} contradicted by the note, {int(verdicts.get('not_addressed', 0)):,} "
+            f"not addressed; {quoted:,} with a quote; {int(sources.get('upstream', 0)):,} values from upstream's "
+            f"extraction, {int(sources.get('recorded', 0)):,} recorded by a reviewer, {int(sources.get('default', 0)):,} "
+            "the definition's value for an input the note does not mention")
+
+
 def _shown(value: str) -> str:
     return value if value in (NULL, EMPTY) else f"`{value}`"
 
 
 def check_values(t: Tables) -> None:
     """Refuse a release that holds a value of an enumerated column the card does not document."""
-    for c in CONFIGS:
+    for c in t.configs:
         frame = t.combined(c)
-        for col, declared in VALUES.items():
+        for col, declared in (INPUT_VALUES if c == INPUTS else VALUES).items():
             if col in frame.columns:
                 unknown = sorted(set(_counts(frame[col])) - set(declared))
                 if unknown:
@@ -292,6 +357,8 @@ def calculators_table(t: Tables) -> str:
 def columns_text(t: Tables, config: str) -> str:
     """A config's columns: the upstream columns it has and the others, by name."""
     cols = list(t.tables[config][t.splits[0]].columns)
+    if config == INPUTS:
+        return f"{len(cols)} columns: the row and one of its inputs (below)"
     upstream = [c for c in cols if c in UPSTREAM_COLUMNS]
     extra = [c for c in cols if c not in UPSTREAM_COLUMNS]
     if len(upstream) < len(UPSTREAM_COLUMNS):
@@ -309,4 +376,5 @@ def card_fields(t: Tables) -> dict[str, str]:
     check_values(t)
     return {"fields_table": fields_table(t), "corrections_fields_table": corrections_table(t),
             "calculators_table": calculators_table(t),
-            **{f"{c}_columns": columns_text(t, c) for c in CONFIGS}}
+            **({"inputs_fields_table": inputs_table(t)} if INPUTS in t.configs else {}),
+            **{f"{c}_columns": columns_text(t, c) for c in t.configs}}

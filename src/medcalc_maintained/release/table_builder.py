@@ -41,11 +41,10 @@ from medcalc_maintained.ledger import apply
 from medcalc_maintained.ledger.derivation import row_derivations
 from medcalc_maintained.ledger.published import load_published
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import explanations, mini, proposals, row_evidence
+from medcalc_maintained.release import explanations, inputs_config, mini, proposals, row_evidence
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release
 from medcalc_maintained.release.tables import (
-    CONFIGS,
     CORRECTION_COLUMNS,
     DEFAULT_COLUMNS,
     DERIVATION,
@@ -53,6 +52,7 @@ from medcalc_maintained.release.tables import (
     DERIVATION_STATUS,
     SOURCE_COLUMN,
     Tables,
+    configs_of,
     is_missing,
     shown_path,
     stored_state,
@@ -220,7 +220,7 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
             row_evidence.columns(project, maintained, instances, records, published.evidence if published else None)
     upstream = instances.sort_values(["split", "uid"], kind="stable").reset_index(drop=True)
     splits = sorted(str(s) for s in upstream["split"].unique())
-    tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}
+    tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in configs_of(release.version)}
     for s in splits:
         full = maintained[maintained["split"] == s].reset_index(drop=True)
         default = full if release.default_rows == "all" else full[full["Label Status"].map(in_default)]
@@ -230,6 +230,8 @@ def build_tables(project: Project, release: Release, releases_path: Path | None 
         tables["corrections"][s] = typed_frame(corrections[corrections["split"] == s])
         tables["mini"][s] = typed_frame(mini.select(tables["default"][s], s, project.mini_per_calculator,
                                                       release.version))
+        if inputs_config.NAME in tables:
+            tables[inputs_config.NAME][s] = typed_frame(inputs_config.table(tables["full"][s]))
     return Tables(release, splits, tables, corrections, project.mini_per_calculator)
 
 

@@ -7,8 +7,10 @@ row per ledger record of the releases up to this one, with its ``change_severity
 stratified subset of ``default``, :mod:`medcalc_maintained.release.mini`). ``full`` carries ``Change
 Severity`` (original -> maintained label, ``L0`` when unchanged). ``default``, ``full`` and ``mini``
 carry the explanation that matches their label and its ``Explanation Source``
-(:mod:`medcalc_maintained.release.explanations`). Every release has every config; a config
-without rows (``corrections`` and ``mini`` of the 1.0.0 baseline) is a parquet file with no rows.
+(:mod:`medcalc_maintained.release.explanations`). Releases from ``INPUTS_CONFIG_FROM`` on add ``inputs``
+(one row per input of every verified row: :mod:`medcalc_maintained.release.inputs_config`);
+:func:`configs_of` gives a release's configs. A release has each of its configs; a config without
+rows (``corrections`` and ``mini`` of the 1.0.0 baseline) is a parquet file with no rows.
 
 This module is what a *reader* of a release imports: the column layout and types
 (:func:`typed_frame`), the in-memory :class:`Tables`, the fingerprint of a release's inputs
@@ -45,7 +47,9 @@ from medcalc_maintained.project import Project
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.plan import Release, Releases
 
-CONFIGS = ("default", "full", "original", "corrections", "mini")
+CONFIGS = ("default", "full", "original", "corrections", "mini")  # every release's
+INPUTS = "inputs"  # from INPUTS_CONFIG_FROM on (release/inputs_config.py)
+ALL_CONFIGS = CONFIGS + (INPUTS,)
 DERIVATION_STATUS, DERIVATION = "Derivation Status", "Derivation"  # full, from DERIVATIONS_FROM on
 SOURCE_COLUMN = "Explanation Source"  # which explanation a row carries (:mod:`.explanations`)
 DEFAULT_COLUMNS = UPSTREAM_COLUMNS + ["Label Status", SOURCE_COLUMN]
@@ -58,11 +62,32 @@ CORRECTION_COLUMNS = [
 # the derivation of each record, in ``corrections`` from DERIVATIONS_FROM on
 DERIVATION_RECORD_COLUMNS = ["definition", "inputs", "override_reason", "justification", "adjudicated_value",
                              "adjudicated_definition", "reconstruction"]
+# config ``inputs`` (from INPUTS_CONFIG_FROM on, release/inputs_config.py): the row, then one of its inputs in
+# the shape of stage ``certify``'s table (ledger/evidence_rows.py: COLUMNS)
+INPUT_ROW_COLUMNS = ["Row Number", "Calculator ID", "Calculator Name", "Label Status", "Evidence Status"]
+INPUT_COLUMNS = INPUT_ROW_COLUMNS + ["name", "value", "unit", "source", "verdict", "convention", "quote_start",
+                                     "quote_end", "quote_text", "quote_in", "note_value", "rule", "reason", "declared",
+                                     "used"]
 INT_COLUMNS = {"uid", "calculator_id", "Row Number", "Calculator ID"}  # integers, as upstream publishes them
-BOOL_COLUMNS = {"blinded"}
-TABLES_FORMAT = 3  # bump when the stored tables' layout or content rules change
+NULLABLE_INT_COLUMNS = {"quote_start", "quote_end"}  # inputs: a quote's offsets, null without a quote
+BOOL_COLUMNS = {"blinded", "convention", "used"}
+TABLES_FORMAT = 4  # bump when the stored tables' layout or content rules change
 STATE_FILE = "state.json"
 REFRESH = "dvc repro release-tables"  # the command that writes current tables (or `medcalc-maintained release tables`)
+
+
+def configs_of(version: str) -> tuple[str, ...]:
+    """The configs of release ``version``: :data:`CONFIGS`, and ``inputs`` from ``INPUTS_CONFIG_FROM`` on."""
+    return ALL_CONFIGS if rules(version).inputs_config else CONFIGS
+
+
+def row_keys(frame: pd.DataFrame, config: str) -> list[str]:
+    """Each row's identity in ``config``: a record's ``id`` in ``corrections``, ``split:uid:name`` in
+    ``inputs`` (an input of a row), else ``split:uid``."""
+    if config == "corrections":
+        return [str(v) for v in frame["id"]]
+    keys = [f"{s}:{int(u)}" for s, u in zip(frame["split"], frame["uid"])]
+    return [f"{k}:{n}" for k, n in zip(keys, frame["name"])] if config == INPUTS else keys
 
 
 # --------------------------------------------------------------------------------------------
@@ -81,6 +106,8 @@ def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
         values = df[c].tolist()
         if c in INT_COLUMNS:
             out[c] = pd.array([int(v) for v in values], dtype="int64")
+        elif c in NULLABLE_INT_COLUMNS:
+            out[c] = pd.array([None if is_missing(v) else int(v) for v in values], dtype="Int64")
         elif c in BOOL_COLUMNS:
             out[c] = pd.array([None if is_missing(v) else bool(v) for v in values], dtype="boolean")
         else:
@@ -91,7 +118,8 @@ def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
 def arrow_table(df: pd.DataFrame) -> pa.Table:
     """A frame as an Arrow table with fixed types (string, int64, bool)."""
     typed = typed_frame(df)
-    fields = [pa.field(c, pa.int64() if c in INT_COLUMNS else pa.bool_() if c in BOOL_COLUMNS else pa.string())
+    fields = [pa.field(c, pa.int64() if c in INT_COLUMNS | NULLABLE_INT_COLUMNS else pa.bool_() if c in BOOL_COLUMNS
+                       else pa.string())
               for c in typed.columns]
     return pa.Table.from_pandas(typed, schema=pa.schema(fields), preserve_index=False)
 
@@ -120,30 +148,35 @@ class Tables:
     records: pd.DataFrame  # the released ledger records (all decisions), in the corrections layout
     mini_per_calculator: int = 10  # the rows per calculator rule the mini config was selected with
 
+    @property
+    def configs(self) -> tuple[str, ...]:
+        """This release's configs (:func:`configs_of`)."""
+        return configs_of(self.release.version)
+
     def rows(self) -> dict[str, dict[str, int]]:
         return {c: {s: int(len(df)) for s, df in by.items()} for c, by in self.tables.items()}
 
     def published(self) -> dict[str, list[str]]:
-        """The (config, splits) that get a parquet file: every config and split, so every release
-        has the same configs; a split without rows (``corrections`` and ``mini`` of the 1.0.0
-        baseline) is a parquet file with the config's columns and no rows."""
-        return {c: list(self.splits) for c in CONFIGS}
+        """The (config, splits) that get a parquet file: every config of the release and every split;
+        a split without rows (``corrections`` and ``mini`` of the 1.0.0 baseline) is a parquet file
+        with the config's columns and no rows."""
+        return {c: list(self.splits) for c in self.configs}
 
     def identities(self) -> dict[str, dict[str, dict[str, str]]]:
-        """Every config's rows by identity (``split:uid``; a record's ``id`` in ``corrections``), each
-        row a short sha256 per column value: two releases' config is unchanged only when its rows
-        and their values (on the columns both have) are equal."""
+        """Every config's rows by identity (:func:`row_keys`), each row a short sha256 per column
+        value: two releases' config is unchanged only when its rows and their values (on the columns
+        both have) are equal."""
         out: dict[str, dict[str, dict[str, str]]] = {}
-        for c in CONFIGS:
+        for c in self.configs:
             frame = self.combined(c)
-            keys = frame["id"].astype(str) if c == "corrections" else frame["split"].astype(str) + ":" + frame["uid"].astype(str)
+            keys = row_keys(frame, c)
             out[c] = {k: {x: hashlib.sha256(("\x00" if is_missing(v) else str(v)).encode()).hexdigest()[:16]
                           for x, v in r.items()} for k, r in zip(keys, row_dicts(frame))}
         return out
 
     def empty_configs(self) -> list[str]:
         """The configs without any row in this release."""
-        return [c for c in CONFIGS if not any(len(self.tables[c][s]) for s in self.splits)]
+        return [c for c in self.configs if not any(len(self.tables[c][s]) for s in self.splits)]
 
     def combined(self, config: str) -> pd.DataFrame:
         """One config with every split in one frame; ``split`` and ``uid`` (from ``Row Number``)
@@ -214,7 +247,7 @@ def write_release_tables(project: Project, t: Tables, fingerprint: str, state: d
     version = t.release.version
     written = []
     configs = {}
-    for c in CONFIGS:
+    for c in t.configs:
         frame = t.combined(c)
         original = list(t.tables[c][t.splits[0]].columns) if t.splits else list(frame.columns)
         configs[c] = {"columns": original, "added": [x for x in frame.columns if x not in original]}
@@ -242,7 +275,7 @@ def _state(project: Project, release: Release) -> tuple[dict[str, Any] | None, s
         return None, ("are stale: the upstream instances, the ledger files (their records of a release: a pending "
                       "record without one does not count), the release's entry in releases.yaml, "
                       "release.mini_per_calculator or the check findings changed since they were written")
-    if not all(project.release_table(release.version, c).is_file() for c in CONFIGS):
+    if not all(project.release_table(release.version, c).is_file() for c in configs_of(release.version)):
         return None, "are incomplete (a config's parquet file is missing)"
     return doc, ""
 
@@ -267,9 +300,9 @@ def require_current(project: Project, release: Release) -> dict[str, Any]:
 def tables_from_files(project: Project, release: Release, doc: dict[str, Any]) -> Tables:
     """The :class:`Tables` of ``release`` from the stage's files (``doc``: its current state, :func:`stored_state`)."""
     splits = list(doc["splits"])
-    tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in CONFIGS}
+    tables: dict[str, dict[str, pd.DataFrame]] = {c: {} for c in configs_of(release.version)}
     records = pd.DataFrame()
-    for c in CONFIGS:
+    for c in tables:
         frame = typed_frame(pq.read_table(project.release_table(release.version, c)).to_pandas())
         columns = doc["configs"][c]["columns"]
         for s in splits:
@@ -285,9 +318,10 @@ def load_config(project: Project, version: str, config: str = "full") -> pd.Data
     frame with ``split`` and ``uid`` columns, as ``release build`` publishes it: read from stage
     ``release-tables``; a :class:`DataError` saying to run :data:`REFRESH` when its files are
     missing or stale (the ledger is never applied here)."""
-    if config not in CONFIGS:
-        raise DataError("config", f"{config!r} is not one of {', '.join(CONFIGS)}")
     plan: Releases = follow.plan_for(project)
     release = plan.get(version)
+    if config not in configs_of(release.version):
+        raise DataError("config", f"{config!r} is not a config of release {release.version} "
+                                  f"(one of {', '.join(configs_of(release.version))})")
     require_current(project, release)
     return typed_frame(pq.read_table(project.release_table(release.version, config)).to_pandas())

@@ -8,7 +8,8 @@ must be that release's for its row, so the readers read against the labels a use
 Writes to ``report.grader_check.out``: ``rates.csv`` (one row per grader and stratum), ``verdicts.csv``
 (every output's reference grade and each grader's verdict), ``rates.png`` (the rates with their
 intervals, per answer type), ``report.json`` (the readers' agreement, the strata, the rates, each
-grader's share of gold answers right) and ``metrics.json`` (the overall rates).
+grader's share of gold answers right) and ``metrics.json`` (the outputs read, the readers' kappa and
+``ours``'s overall false-positive and false-negative rates; every grader's rates are in ``rates.csv``).
 """
 
 from __future__ import annotations
