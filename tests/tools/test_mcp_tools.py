@@ -96,6 +96,39 @@ def test_grading_three_hand_made_traces(tmp_path, real_maintained):
     assert report.rows.set_index("uid").loc[487, "tool_value"] == "5"
 
 
+def test_the_tool_track_grades_inputs_against_certified_inputs_where_a_row_has_them(tmp_path, real_maintained):
+    """uid 487, anion gap: upstream's entities give chloride 104 mmol/L. With a certified chloride of 114
+    (made up here, so the two references disagree) the same trace's chloride 114 is right; uid 61 has no
+    certified input and keeps upstream's entities; the summary names both references and their rows."""
+    import pandas as pd
+
+    from medcalc_maintained.scoring.tool_calls import grade_file
+
+    rows = real_maintained[real_maintained["split"] == "test"]
+    traces = [{"uid": 487, "calls": [{"tool": "anion_gap", "arguments": {
+        "Sodium": {"value": 139, "unit": "mEq/L"}, "Chloride": {"value": 114, "unit": "mmol/L"},
+        "Bicarbonate": {"value": 20, "unit": "mmol/L"}}}], "answer": "5"},
+              {"uid": 61, "calls": [{"tool": "mean_arterial_pressure_map", "arguments": {
+                  "Systolic Blood Pressure": {"value": 150, "unit": "mm Hg"},
+                  "Diastolic Blood Pressure": {"value": 80, "unit": "mm Hg"}}}], "answer": "103.3"}]
+    path = tmp_path / "traces.jsonl"
+    path.write_text("\n".join(json.dumps(t) for t in traces) + "\n")
+    inputs = pd.DataFrame([{"uid": 487, "name": n, "value": v, "unit": "mmol/L", "verdict": "supports", "used": True}
+                           for n, v in (("Sodium", "139"), ("Chloride", "114"), ("Bicarbonate", "20"))]
+                          + [{"uid": 487, "name": "Albumin", "value": "3.1", "unit": "g/dL", "verdict": "contradicts",
+                              "used": True}])
+    upstream = grade_file(path, rows)
+    certified = grade_file(path, rows, inputs)
+    by = lambda r: r.inputs.set_index(["uid", "input"])["status"].to_dict()  # noqa: E731
+    assert by(upstream)[(487, "Chloride")] == "wrong" and by(certified)[(487, "Chloride")] == "correct"
+    assert by(certified)[(61, "Systolic Blood Pressure")] == "wrong"  # upstream's 140: no certified input for 61
+    assert certified.rows.set_index("uid")["input_reference"].to_dict() == {487: "certified", 61: "upstream"}
+    assert (487, "Albumin") not in by(certified)  # a contradicted input certifies nothing
+    assert certified.summary()["input_reference"] == (
+        "certified inputs of the release (config `inputs`) for 1 row(s); upstream Relevant Entities (v1.0 GPT-4 "
+        "extraction) for 1 row(s) without certified inputs")
+
+
 def test_tool_descriptions_name_the_declared_definition_version():
     import yaml
 

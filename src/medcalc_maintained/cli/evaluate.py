@@ -86,6 +86,8 @@ def print_report(report, compliance=None, *, to: Console | None = None) -> None:
         out.print(comp)
     if len(report.decomposition):
         _print_decomposition(report, out)
+    if report.steps is not None:
+        _print_steps(report.steps, out)
     for note in report.notes:
         out.print(f"[dim]{escape(note)}[/]")
 
@@ -99,6 +101,33 @@ def _print_abstention(report, out: Console) -> None:
                       str(r["answerable_rows"]), share(r["refused_answerable"], r["answerable_rows"]),
                       "n/a" if r["accuracy_answerable"] != r["accuracy_answerable"] else f"{r['accuracy_answerable']:.1%}")
     out.print(table)
+
+
+def _print_steps(steps, out: Console) -> None:
+    """The step-wise breakdown (evaluate/regrade --steps): per label set (a column each, so it fits 80
+    columns), the right answers, those reached from wrong inputs and each class of wrong answer; then the
+    blocks that could not be read, by kind."""
+    names = list(steps.summaries)
+    table = _table("how the answers were reached (--steps; steps.csv)", ("answers",), tuple(names))
+    lines = [("step-graded rows", lambda s: str(s["rows"])), ("right", lambda s: str(s["classes"]["right"])),
+             ("  of them from wrong inputs", lambda s: f"{s['right_from_wrong_inputs']} "
+              f"({share(s['right_from_wrong_inputs'], s['right_with_readable_inputs'])})"),
+             ("wrong: extraction", lambda s: str(s["classes"]["extraction"])),
+             ("wrong: arithmetic", lambda s: str(s["classes"]["arithmetic"])),
+             ("wrong: both", lambda s: str(s["classes"]["both"])),
+             ("wrong: format (answer or <inputs>)", lambda s: str(s["classes"]["format"])),
+             ("wrong: N/A given or withheld", lambda s: str(s["classes"]["abstention"])),
+             ("wrong: unjudged", lambda s: str(s["classes"]["unjudged"]))]
+    for label, cell in lines:
+        table.add_row(label, *(cell(steps.summaries[n]) for n in names))
+    out.print(table)
+    for name, s in steps.summaries.items():
+        b = s["block_problems"]
+        out.print(f"[dim]{escape(name)}: accuracy {share(s['accuracy'], 1)}, counting a right answer only from right "
+                  f"inputs {share(s['accuracy_from_right_inputs'], 1)}; <inputs> blocks: {b['absent']} absent, "
+                  f"{b['not_json']} not JSON, {b['no_declared_input']} naming no declared input, {b['bad_unit']} with a "
+                  f"unit the input cannot have; {s['rows_without_certified_inputs']} row(s) without a certified input "
+                  "not step-graded; per calculator: steps_calculators.csv, steps.png[/]")
 
 
 def _print_compliance(compliance, out: Console) -> None:
@@ -135,7 +164,9 @@ def print_evaluation(run) -> None:
     """`evaluate`'s tables and the files it wrote (also `compare example`'s)."""
     print_report(run.report)
     console.print(f"wrote {run.out_dir}/: evaluation.json, per_calculator.csv, per_status.csv, graded.csv, "
-                  "flips.csv, skipped.csv, abstention.csv, accuracy.png")
+                  "flips.csv, skipped.csv, abstention.csv, accuracy.png"
+                  + ("; steps.csv, steps_inputs.csv, steps_calculators.csv, steps.png" if run.report.steps is not None
+                     else ""))
 
 
 def evaluate_command(
@@ -147,6 +178,7 @@ def evaluate_command(
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
     n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
     grader: Optional[list[str]] = typer.Option(None, "--grader", help="A grading rule; repeat it: ours (default), upstream (MedCalc-Bench's check_correctness), helm (HELM's MedCalcBenchMetric, with its category defect), opencompass, inspect and lm-eval (the tools' stock tag matchers). With several, each label version is scored once per grader, and with two or more versions the change due to labels and the change due to grading are reported separately."),
+    steps: bool = typer.Option(False, "--steps", help="Also grade how each output got there (prompt variant stepwise asks for an <inputs> JSON block before the answer): each stated input against the release's certified inputs, the answer against the calculator on the model's own stated inputs, and every wrong answer classed as extraction, arithmetic, both, format or abstention (steps*.csv, steps.png). Needs a release from 2.4.0 on among --against (config inputs)."),
     max_line_bytes: Optional[int] = typer.Option(None, "--max-line-bytes", help="Longest prediction line (JSONL) or field (CSV) accepted; a longer one is refused with exit 2 naming file and line (default: params compare.evaluate.max_line_bytes, 1 MiB)."),
 ) -> None:
     """Grade PREDICTIONS under each label version: per version on the rows it labels that have a
@@ -194,7 +226,8 @@ def evaluate_command(
 
     try:
         run = stage.evaluate(guarded(out), predictions, against, out_dir=out, seed=seed, n_boot=n_boot,
-                             subset=subset, max_line_bytes=max_line_bytes, force=force, graders=grader)
+                             subset=subset, max_line_bytes=max_line_bytes, force=force, graders=grader,
+                             steps=steps)
     except (DataError, ValueError) as exc:
         fail(exc)
     print_evaluation(run)

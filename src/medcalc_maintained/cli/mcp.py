@@ -45,15 +45,22 @@ def evaluate_tools_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Write the report as JSON to this file."),
 ) -> None:
     """Grade agents' tool-call traces: answer accuracy, calculator selection accuracy, input
-    accuracy per input (against the row's upstream `Relevant Entities`, unit-normalised) and the
-    share of answers equal to the tool's own output."""
+    accuracy per input (unit-normalised, against the row's certified inputs where the release has
+    them, config `inputs` from 2.4.0, else upstream's `Relevant Entities`; the summary says which) and
+    the share of answers equal to the tool's own output."""
     from medcalc_maintained.core.atomic import write_text_atomic
-    from medcalc_maintained.release.tables import load_config
+    from medcalc_maintained.release import upstream as follow
+    from medcalc_maintained.release.tables import INPUTS, configs_of, load_config
     from medcalc_maintained.scoring import tool_calls
 
     try:
-        rows = load_config(guarded(out), against, "full")
-        report = tool_calls.grade_file(traces, rows[rows["split"].astype(str) == split])
+        project = guarded(out)
+        rows = load_config(project, against, "full")
+        version = follow.plan_for(project).get(against).version
+        inputs = load_config(project, against, INPUTS) if INPUTS in configs_of(version) else None
+        rows, inputs = rows[rows["split"].astype(str) == split], (None if inputs is None else
+                                                                  inputs[inputs["split"].astype(str) == split])
+        report = tool_calls.grade_file(traces, rows, inputs)
     except DataError as exc:
         fail(exc)
     doc = report.to_dict()

@@ -26,6 +26,7 @@ def regrade_command(
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out that holds an earlier regrade (only its files)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Bootstrap seed (default: params compare.evaluate.seed)."),
     n_boot: Optional[int] = typer.Option(None, "--n-boot", help="Bootstrap resamples (default: params compare.evaluate.n_boot)."),
+    steps: bool = typer.Option(False, "--steps", help="Also grade how each output got there, as `evaluate --steps` does: the inputs its <inputs> block states against the release's certified inputs, its answer against the calculator on its own stated inputs (needs a release from 2.4.0 on among --against)."),
 ) -> None:
     """Re-grade a harness's saved RESULTS: first reproduce the score the harness recorded, then
     re-score the same outputs under each release and grader, as `evaluate` does.
@@ -64,7 +65,7 @@ def regrade_command(
     try:
         project = guarded(out)
         report, where = regrade(project, results, against, out_dir=out or new_run_dir(project.evaluation_runs), graders=grader,
-                                fmt=fmt, force=force, seed=seed, n_boot=n_boot)
+                                fmt=fmt, force=force, seed=seed, n_boot=n_boot, steps=steps)
     except (DataError, ValueError) as exc:
         fail(exc)
     for rep in report.reproductions:

@@ -116,6 +116,8 @@ class EvaluationReport:
     decomposition: pd.DataFrame = field(default_factory=pd.DataFrame)
     # refusals apart from accuracy: on N/A rows and on answerable rows (evaluate_tables.abstention)
     abstention: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # with --steps: extraction, arithmetic and final answer per row (scoring/steps_report.py)
+    steps: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         def records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -124,6 +126,8 @@ class EvaluationReport:
         extra: dict[str, Any] = {}
         if self.graders != ["ours"]:
             extra = {"graders": self.graders, "decomposition": records(self.decomposition)}
+        if self.steps is not None:
+            extra["steps"] = self.steps.summaries
         return {
             "n_predictions": self.n_predictions,
             "label_sets": self.sources,
@@ -140,9 +144,11 @@ class EvaluationReport:
     #: every file :meth:`write` may write, and those it always writes (what ``evaluate --force``
     #: may replace: ``core/out_dirs.py: check_replace``)
     FILES = frozenset({"evaluation.json", "per_calculator.csv", "per_status.csv", "graded.csv", "flips.csv",
-                       "skipped.csv", "abstention.csv", "decomposition.csv", "accuracy.png"})
+                       "skipped.csv", "abstention.csv", "decomposition.csv", "accuracy.png", "steps.csv",
+                       "steps_inputs.csv", "steps_calculators.csv", "steps.png"})
     # abstention.csv is always written now, but an evaluation made before it existed is still one
-    ALWAYS = FILES - {"decomposition.csv", "abstention.csv"}
+    ALWAYS = FILES - {"decomposition.csv", "abstention.csv", "steps.csv", "steps_inputs.csv", "steps_calculators.csv",
+                      "steps.png"}
 
     def write(self, out_dir: os.PathLike | str) -> dict[str, Path]:
         """``evaluation.json``, the CSV tables (``per_calculator``, ``per_status``, ``graded``,
@@ -155,6 +161,9 @@ class EvaluationReport:
         if len(self.decomposition):
             paths["decomposition"] = write_csv_for_people(out / "decomposition.csv", self.decomposition)
         paths["plot"] = plot_report(self, out / "accuracy.png")
+        if self.steps is not None:
+            for p in self.steps.write(out):
+                paths[p.stem] = p
         return paths
 
 
@@ -170,7 +179,7 @@ def _label_sets(sources) -> tuple[dict[str, pd.DataFrame], dict[str, frozenset[i
 def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot: int, seed: int,
              out_dir: os.PathLike | str | None = None, subset: frozenset[int] | None = None,
              max_line_bytes: int | None = None, notes: list[str] | None = None,
-             graders: list[str] | None = None) -> EvaluationReport:
+             graders: list[str] | None = None, steps: bool = False) -> EvaluationReport:
     """Grade the predictions under every label set; see the module doc for the rules.
 
     ``subset`` restricts every set to those uids (``--subset``); ``n_boot`` and ``seed`` are
@@ -178,7 +187,8 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
     ``["ours"]``): the rules of :mod:`medcalc_maintained.grading.graders`; with any other than ours
     alone, each label set is scored once per grader as ``NAME [GRADER]``, and with two or more
     label sets and graders the change due to labels and the change due to grading are reported
-    separately (:attr:`EvaluationReport.decomposition`)."""
+    separately (:attr:`EvaluationReport.decomposition`). ``steps`` (``--steps``): also grade how each
+    output got there under every release that has certified inputs (:mod:`.steps_report`)."""
     from medcalc_maintained.scoring import evaluate_tables as tab
 
     if not sources:
@@ -212,6 +222,7 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
         notes.extend(_helm_defect_notes(sets, cells, versions, graded))
     decomposition = (tab.decomposition(common, cells, versions, graders, rng, n_boot)
                      if len(versions) > 1 and len(graders) > 1 else pd.DataFrame())
+    step_report = _steps(preds, sources, subset, notes) if steps else None
     return _finish(EvaluationReport(
         accuracy=acc, common=tab.common_accuracy(common, names, rng, n_boot),
         comparisons=tab.comparisons(common, names, rng, n_boot),
@@ -220,7 +231,28 @@ def evaluate(predictions: os.PathLike | str | dict[int, str], sources, *, n_boot
         flips=tab.flips(common, names), abstention=tab.abstention(graded, names, rng, n_boot), graded=graded,
         skipped=skipped, n_predictions=len(preds),
         n_common=len(uids), seed=seed, n_boot=n_boot, sources=origins, notes=notes, graders=graders,
-        decomposition=decomposition), out_dir)
+        decomposition=decomposition, steps=step_report), out_dir)
+
+
+def _steps(preds: dict[int, str], sources, subset: frozenset[int] | None, notes: list[str]):
+    """The step-wise report under every source with certified inputs (config ``inputs``); a ``ValueError``
+    when none has them."""
+    from medcalc_maintained.release.tables import INPUTS
+    from medcalc_maintained.scoring.steps_report import step_report
+
+    given = [] if isinstance(sources, dict) else list(sources)
+    with_inputs = {s.name: (s.labels, s.read_config(INPUTS)) for s in given
+                   if s.read_config is not None and INPUTS in s.config_names}
+    if not with_inputs:
+        raise ValueError("--steps needs a label set with certified inputs: a release from 2.4.0 on (its config "
+                         "`inputs`), e.g. --against 2.4.0 or --against build/release; "
+                         f"given: {', '.join(s.name for s in given) or 'label files only'}")
+    without = [s.name for s in given if s.name not in with_inputs]
+    if without:
+        notes.append(f"steps: not graded under {', '.join(without)} (no certified inputs: releases before 2.4.0, "
+                     "label files)")
+    kept = preds if subset is None else {u: o for u, o in preds.items() if u in subset}
+    return step_report(kept, with_inputs)
 
 
 def _check_graders(graders: list[str] | None) -> list[str]:

@@ -338,7 +338,7 @@ class RegradeReport:
 
 
 def regrade_results(results: list[Results], sources, *, n_boot: int, seed: int,
-                    graders: list[str] | None = None) -> RegradeReport:
+                    graders: list[str] | None = None, steps: bool = False) -> RegradeReport:
     """Identify, reproduce and re-score ``results`` (read) under the label ``sources`` (``--against``)."""
     ref = reference_rows(sources)
     uids = identify(results, ref)
@@ -346,7 +346,7 @@ def regrade_results(results: list[Results], sources, *, n_boot: int, seed: int,
     graders = graders or list(dict.fromkeys(["ours", *(r.rule for r in results if r.rule)]))
     notes = [n for r in results for n in r.notes]
     preds = {uid: row.output for uid, (row, _) in sorted(uids.items())}
-    report = evaluate(preds, sources, n_boot=n_boot, seed=seed, notes=notes, graders=graders)
+    report = evaluate(preds, sources, n_boot=n_boot, seed=seed, notes=notes, graders=graders, steps=steps)
     inputs = [{"path": str(r.path), "format": r.format, "harness": r.harness, "rows": len(r.rows),
                "metric": r.metric, "rule": r.rule, "recorded": r.recorded, "recorded_from": r.recorded_from}
               for r in results]
@@ -400,7 +400,7 @@ def default_against(project) -> list[str]:
 
 def regrade(project, paths: list[Path], against: list[str] | None, *, out_dir: Path, graders: list[str] | None = None,
             fmt: str | None = None, force: bool = False, seed: int | None = None, n_boot: int | None = None,
-            max_line_bytes: int | None = None) -> tuple[RegradeReport, Path]:
+            max_line_bytes: int | None = None, steps: bool = False) -> tuple[RegradeReport, Path]:
     """The ``regrade`` command: read ``paths``, reproduce, re-score under ``against`` (default
     :func:`default_against`) and ``graders`` (default ``ours`` and each harness's own rule), and write
     ``out_dir`` whole. Seed, resamples and the line limit default to ``compare.evaluate``."""
@@ -413,5 +413,5 @@ def regrade(project, paths: list[Path], against: list[str] | None, *, out_dir: P
     limit = params["max_line_bytes"] if max_line_bytes is None else max_line_bytes
     results = [read_results(p, fmt, max_line_bytes=limit) for p in paths]
     report = regrade_results(results, sources, n_boot=params["n_boot"] if n_boot is None else n_boot,
-                             seed=params["seed"] if seed is None else seed, graders=graders)
+                             seed=params["seed"] if seed is None else seed, graders=graders, steps=steps)
     return report, write_regrade(report, out_dir, force=force)

@@ -8,12 +8,14 @@ Traces file: JSON Lines, one object per row ``{"uid": int, "calls": [{"tool": st
   the package's one extraction rule and MedCalc-Bench's grading of :mod:`core.answers`);
 * **selection**: the *last* calculator call (``list_calculators`` and ``lookup_instance`` are
   not selections) names the row's calculator; no calculator call is a wrong selection;
-* **inputs** (only when the selection is right): every input of the row's reference entities is
-  compared with the argument of that call: quantities in canonical units (:mod:`core.units`)
-  within :data:`INPUT_RTOL`, numbers the same, criteria the same boolean (an omitted criterion is
-  absent), categorical values and dates the same text. The reference is the row's upstream
-  ``Relevant Entities`` (GPT-4 extractions of v1.0): the ledger stores no verified inputs today,
-  so this measures agreement with upstream's extraction, not with verified truth;
+* **inputs** (only when the selection is right): every input of the row's reference is compared
+  with the argument of that call (:func:`medcalc_maintained.grading.steps.input_matches`: quantities in
+  canonical units within ``INPUT_RTOL``, numbers the same, criteria the same boolean (an omitted
+  criterion is absent), categorical values and dates the same text). The reference is the row's
+  *certified* inputs where the release has them (config ``inputs``, from 2.4.0: the inputs its
+  derivation uses that a quote of the note supports, :func:`~medcalc_maintained.grading.steps.
+  certified_reference`), else upstream's ``Relevant Entities`` (GPT-4's extraction of v1.0); each
+  row says which (``input_reference``: ``certified`` or ``upstream``);
 * **tool output**: the answer equals the value the tool returns for that call (recomputed here
   with the same code), at the precision the answer is written in.
 """
@@ -23,21 +25,20 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Mapping
 
 import pandas as pd
 
-from medcalc_maintained.calculators.base import Inputs
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
-from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import graded_answer, parse_model_answer, same_value
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.readers import read_jsonl
 from medcalc_maintained.core.rows import parse_entities
 from medcalc_maintained.grading.grade import grade_output
+from medcalc_maintained.grading.steps import input_matches
+from medcalc_maintained.grading.steps import lookup as _lookup
 from medcalc_maintained.tools import calculator_tools as T
 
-INPUT_RTOL = 0.01  # relative tolerance of a numeric input (rounding in unit conversions)
 ROW_COLUMNS = ("uid", "calculator_id", "Relevant Entities", "Ground Truth Answer", "Lower Limit",
                "Upper Limit", "Output Type")
 
@@ -65,51 +66,6 @@ def read_traces(path: os.PathLike | str) -> list[dict[str, Any]]:
     if not out:
         raise DataError(path, "no traces in the file")
     return out
-
-
-def _lookup(d: dict[str, Any], spec: InputSpec) -> tuple[bool, Any]:
-    lowered = {str(k).strip().lower(): k for k in d}
-    for name in (spec.name, *spec.aliases):
-        k = name if name in d else lowered.get(name.lower())
-        if k is not None and d[k] is not None:
-            return True, d[k]
-    return False, None
-
-
-def _canonical(spec: InputSpec, v: Any) -> float | None:
-    x = Inputs({"v": v})
-    if spec.accessor == "quantity":
-        if isinstance(v, dict) and {"value", "unit"} <= set(v):
-            x = Inputs({"v": [v["value"], v["unit"]]})
-        return x.quantity("v", cast(str, spec.kind))  # a quantity names its kind
-    return x.number("v")
-
-
-def _close(a: float | None, b: float | None) -> bool:
-    return a is not None and b is not None and abs(a - b) <= INPUT_RTOL * max(abs(a), abs(b)) + 1e-12
-
-
-def input_matches(spec: InputSpec, reference: Any, given: Any, present: bool) -> str:
-    """``correct``, ``wrong`` or ``missing`` for one input."""
-    if spec.accessor == "flag":
-        ref = Inputs({"v": reference}).flag("v")
-        got = Inputs({"v": given}).flag("v") if present else False
-        return "correct" if ref == got else ("missing" if not present else "wrong")
-    if not present:
-        return "missing"
-    if spec.accessor in ("quantity", "number"):
-        return "correct" if _close(_canonical(spec, reference), _canonical(spec, given)) else "wrong"
-    if spec.accessor == "steroid_dose":
-        ref_dose = reference if isinstance(reference, list) else []
-        got_dose: Any = [given.get("name"), given.get("dose"), given.get("unit")] if isinstance(given, dict) else given
-        try:
-            same = (str(ref_dose[0]).lower() == str(got_dose[0]).lower()
-                    and _close(U.to_canonical("drug_mass", float(ref_dose[1]), str(ref_dose[2])),
-                               U.to_canonical("drug_mass", float(got_dose[1]), str(got_dose[2]))))
-        except (TypeError, ValueError, IndexError):
-            same = False
-        return "correct" if same else "wrong"
-    return "correct" if str(reference).strip().lower() == str(given).strip().lower() else "wrong"
 
 
 def _opioid_specs(entities: dict[str, Any]) -> list[InputSpec]:
@@ -183,8 +139,17 @@ class ToolCallReport:
             "n_inputs_graded": int(len(i)),
             "answer_equals_tool_output": float(with_output["equals_tool_output"].mean()) if len(with_output) else None,
             "n_with_tool_output": int(len(with_output)),
-            "input_reference": "upstream Relevant Entities (v1.0 GPT-4 extraction; no verified inputs in the ledger)",
+            "input_reference": self.reference_text(),
         }
+
+    def reference_text(self) -> str:
+        """Which reference the inputs were graded against, in words (rows by reference)."""
+        n: dict[Any, int] = dict(self.rows["input_reference"].value_counts()) if len(self.rows) else {}
+        cert, up = int(n.get("certified", 0)), int(n.get("upstream", 0))
+        parts = ([f"certified inputs of the release (config `inputs`) for {cert} row(s)"] if cert else []) + \
+                ([f"upstream Relevant Entities (v1.0 GPT-4 extraction) for {up} row(s) without certified inputs"]
+                 if up else [])
+        return "; ".join(parts) or "none"
 
     def per_input(self) -> pd.DataFrame:
         if self.inputs.empty:
@@ -208,8 +173,10 @@ class ToolCallReport:
                 f"answers equal to the tool's output: {pct(s['answer_equals_tool_output'])} of {s['n_with_tool_output']}"]
 
 
-def grade(traces: list[dict[str, Any]], rows: pd.DataFrame) -> ToolCallReport:
-    """Grade ``traces`` against release rows (a ``full`` config of one split)."""
+def grade(traces: list[dict[str, Any]], rows: pd.DataFrame,
+          certified: Mapping[int, dict[str, Any]] | None = None) -> ToolCallReport:
+    """Grade ``traces`` against release rows (a ``full`` config of one split); ``certified``: the rows'
+    certified inputs by uid (:func:`certified_inputs`), the inputs' reference where a row has any."""
     missing = [c for c in ROW_COLUMNS if c not in rows.columns]
     if missing:
         raise DataError("label rows", f"missing column(s) {missing}")
@@ -223,16 +190,28 @@ def grade(traces: list[dict[str, Any]], rows: pd.DataFrame) -> ToolCallReport:
         target, otype = int(row["calculator_id"]), str(row["Output Type"])
         tool_value = _tool_value(cid, args)
         answer = str(t["answer"])
+        reference = (certified or {}).get(int(t["uid"])) or None
         out_rows.append({
             "uid": t["uid"], "calculator_id": target, "selected": cid, "selection_correct": cid == target,
             "answer_status": grade_output(answer, str(row["Ground Truth Answer"]), str(row["Lower Limit"]),
                                           str(row["Upper Limit"]), otype),
-            "tool_value": tool_value, "equals_tool_output": equals_tool_output(answer, tool_value, otype)})
+            "tool_value": tool_value, "equals_tool_output": equals_tool_output(answer, tool_value, otype),
+            "input_reference": "certified" if reference else "upstream"})
         if cid == target:
-            for rec in grade_inputs(target, parse_entities(str(row["Relevant Entities"])), args):
+            ref = reference if reference else parse_entities(str(row["Relevant Entities"]))
+            for rec in grade_inputs(target, ref, args):
                 out_inputs.append({"uid": t["uid"], "calculator_id": target, **rec})
     return ToolCallReport(pd.DataFrame(out_rows), pd.DataFrame(out_inputs, columns=["uid", "calculator_id", "input", "status"]))
 
 
-def grade_file(path: os.PathLike | str, rows: pd.DataFrame) -> ToolCallReport:
-    return grade(read_traces(path), rows)
+def certified_inputs(inputs: pd.DataFrame | None) -> dict[int, dict[str, Any]]:
+    """The certified inputs of every row of a release's config ``inputs`` (one split), by uid."""
+    from medcalc_maintained.core.rows import row_dicts
+    from medcalc_maintained.grading.steps import certified_by_row
+
+    return {} if inputs is None or inputs.empty else certified_by_row(row_dicts(inputs))
+
+
+def grade_file(path: os.PathLike | str, rows: pd.DataFrame, inputs: pd.DataFrame | None = None) -> ToolCallReport:
+    """:func:`grade` of a traces file; ``inputs``: the release's config ``inputs`` of the same split, if it has one."""
+    return grade(read_traces(path), rows, certified_inputs(inputs))

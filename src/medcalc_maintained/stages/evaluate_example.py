@@ -106,13 +106,14 @@ def headline(evaluation: dict) -> dict:
 def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir: Path | None = None,
              seed: int | None = None, n_boot: int | None = None, subset: str | None = None,
              max_line_bytes: int | None = None, force: bool = False, stage: bool = False,
-             graders: list[str] | None = None) -> EvaluationRun:
+             graders: list[str] | None = None, steps: bool = False) -> EvaluationRun:
     """``evaluate``: grade ``predictions`` under each ``--against`` item (see
     :func:`medcalc_maintained.scoring.labels.resolve_against`), restricted to config ``subset``.
 
     Seed, resamples and line limit default to ``compare.evaluate``. The command writes a new
     directory (:func:`write_run`, default :func:`new_run_dir`); the stage (``stage=True``) writes
-    its DVC outputs in ``project.evaluation_dir``. ``graders``: ``--grader`` (default ours)."""
+    its DVC outputs in ``project.evaluation_dir``. ``graders``: ``--grader`` (default ours); ``steps``:
+    ``--steps`` (the step-wise breakdown, scoring/steps_report.py)."""
     params = project.section("compare.evaluate")
     if out_dir and not stage:
         check_run_dir(Path(out_dir), force)  # before any grading
@@ -121,7 +122,7 @@ def evaluate(project: Project, predictions: Path, against: list[str], *, out_dir
     report = grade(predictions, sources, seed=params["seed"] if seed is None else seed,
                    n_boot=params["n_boot"] if n_boot is None else n_boot, subset=uids, notes=notes,
                    max_line_bytes=params["max_line_bytes"] if max_line_bytes is None else max_line_bytes,
-                   graders=graders)
+                   graders=graders, steps=steps)
     if stage:
         out = Path(out_dir) if out_dir else project.evaluation_dir
         report.write(out)

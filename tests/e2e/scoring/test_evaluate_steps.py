@@ -1,0 +1,65 @@
+"""`evaluate --steps` and `regrade --steps` on the real release tables (2.4.0's config `inputs`): the same
+outputs give the same step-wise numbers through both commands; a release without certified inputs is
+refused by name. The per-row rules are tested in tests/grading/test_steps.py."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from medcalc_maintained.cli import app
+from tests.scoring.test_evaluate_graders import runner
+
+RIGHT = {"sex": "Male", "age": [87, "years"], "weight": [48, "kg"], "height": [163, "cm"],
+         "creatinine": [1.4, "mg/dL"]}
+
+
+def _out(inputs, answer: str) -> str:
+    return f"<inputs>{json.dumps(inputs)}</inputs>\n<answer>{answer}</answer>"
+
+
+def test_evaluate_and_regrade_give_the_same_steps_of_real_rows(tables_root, tmp_path, monkeypatch):
+    """Cockcroft-Gault uid 1 (87-year-old man, 48 kg, 163 cm, creatinine 1.4 mg/dL: 25.238 mL/min) answered
+    right, with a misread weight carried through (45 kg: 53 x 45 / 100.8 = 23.66), with right inputs and
+    the creatinine left out of the arithmetic (53 x 48 / 72 = 35.3), and without a block."""
+    monkeypatch.setenv("MEDCALC_ROOT", str(tables_root))
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release.tables import load_config
+
+    inputs = load_config(Project.load(tables_root), "2.4.0", "inputs")
+    assert sorted(inputs.loc[inputs["uid"] == 1, "name"]) == sorted(RIGHT)
+    preds = tmp_path / "preds.jsonl"
+    outs = {}
+    for variant, text in (("right", _out(RIGHT, "25.24")), ("extraction", _out({**RIGHT, "weight": [45, "kg"]}, "23.66")),
+                          ("arithmetic", _out(RIGHT, "35.3")), ("format", "CrCl is about 25 <answer>30</answer>")):
+        preds.write_text(json.dumps({"uid": 1, "output": text}) + "\n")
+        ev = tmp_path / f"ev-{variant}"
+        res = runner.invoke(app, ["evaluate", str(preds), "--against", "2.4.0", "--steps", "--out", str(ev),
+                                  "--n-boot", "200"])
+        assert res.exit_code == 0, res.output
+        rg = tmp_path / f"rg-{variant}"
+        res = runner.invoke(app, ["regrade", str(preds), "--format", "jsonl", "--against", "2.4.0", "--steps",
+                                  "--out", str(rg), "--n-boot", "200"])
+        assert res.exit_code == 0, res.output
+        a, b = (pd.read_csv(d / "steps.csv", dtype=str, keep_default_na=False) for d in (ev, rg))
+        pd.testing.assert_frame_equal(a, b)
+        assert json.loads((ev / "evaluation.json").read_text())["steps"] == \
+            json.loads((rg / "evaluation.json").read_text())["steps"]
+        outs[variant] = a.iloc[0]
+    assert {k: r["error_class"] for k, r in outs.items()} == {"right": "right", "extraction": "extraction",
+                                                              "arithmetic": "arithmetic", "format": "format"}
+    assert outs["format"]["block"] == "absent" and outs["arithmetic"]["calculator_value"] == "25.238"
+    wrong = pd.read_csv(tmp_path / "ev-extraction" / "steps_inputs.csv").set_index("input")["status"]
+    assert wrong["weight"] == "wrong" and (wrong.drop("weight") == "correct").all()
+    assert (tmp_path / "ev-right" / "steps.png").stat().st_size > 0
+
+
+def test_steps_need_a_release_with_certified_inputs(tables_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDCALC_ROOT", str(tables_root))
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"uid": 1, "output": _out(RIGHT, "25.24")}) + "\n")
+    res = runner.invoke(app, ["evaluate", str(preds), "--against", "2.3.2", "--steps", "--out", str(tmp_path / "ev")])
+    assert res.exit_code != 0
+    assert "--steps needs a label set with certified inputs" in " ".join(res.output.split())
+    assert not (tmp_path / "ev").exists()
