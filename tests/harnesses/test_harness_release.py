@@ -122,7 +122,7 @@ def test_the_lm_eval_task_directory_of_a_local_release(release, tmp_path):
     assert body["generation_kwargs"] == {"until": [], "do_sample": False, "temperature": 0.0,
                                          "max_gen_toks": MAX_NEW_TOKENS}
     assert body["metadata"]["release"] == "2.2.0" and body["metadata"]["release_tag"] == "v2.2.0"
-    assert len(files) == 4
+    assert len(files) == 7  # three configs x two prompt variants, and utils.py
     hub = write_task_dir(tmp_path / "hub", "v2.0")[1].read_text()
     assert f"dataset_path: \"{DATASET}\"" in hub and "  revision: v2.0" in hub
     with pytest.raises(DataError, match="is not a release directory"):

@@ -39,6 +39,7 @@ RESOURCES = {
     "calculators.thresholds": ["calculators/thresholds.yaml"],
     "ledger.records": ["schemas/correction.schema.json"],
     "quality.checks.rules": ["quality/checks/rules.yaml"],
+    "grading.prompts": ["grading/stepwise_inputs.json"],
     "verifiers.prompts": ["prompts/audit_system.txt", "prompts/audit_user.txt",
                           "prompts/relabel_system.txt", "prompts/relabel_user.txt"],
     "project": ["defaults.yaml"],

@@ -35,7 +35,9 @@ from medcalc_maintained.core.answers import graded_answer, is_correct, limits, p
 from medcalc_maintained.grading.grade import grade
 
 INPUT_RTOL = 0.01  # relative tolerance of a numeric input (rounding in unit conversions)
-BLOCK = re.compile(r"<inputs>\s*(.*?)\s*</inputs>", re.S | re.I)
+# a block: the text between an opening tag and the next closing one, with no opening tag inside (prose that
+# names "<inputs>" before the block does not swallow it)
+BLOCK = re.compile(r"<inputs>((?:(?!<inputs>).)*?)</inputs>", re.S | re.I)
 # what a stated block can be: read (``ok``), or why nothing can be read from it
 BLOCK_STATES = ("ok", "absent", "not_json", "no_declared_input")
 BLOCK_PROBLEMS = ("absent", "not_json", "no_declared_input", "bad_unit")
@@ -124,7 +126,7 @@ def stated_inputs(output: str) -> tuple[str, dict[str, Any] | None]:
     if not found:
         return "absent", None
     try:
-        doc = json.loads(found[-1])
+        doc = json.loads(found[-1].strip())
     except ValueError:
         return "not_json", None
     return ("ok", doc) if isinstance(doc, dict) else ("not_json", None)

@@ -11,7 +11,9 @@ into a :class:`Release`, which every adapter records in its task metadata.
 
 Every adapter sends the same two chat messages (:func:`prompt_messages`: the system prompt and the
 user turn of :func:`medcalc_maintained.grading.prompts.build_prompt`) through its harness's chat path
-and asks for the same greedy decoding with the same budget (:data:`DECODING`).
+and asks for the same greedy decoding with the same budget (:data:`DECODING`). Each offers the prompt
+variants of :data:`~medcalc_maintained.grading.prompts.VARIANTS` by name (``default``; ``stepwise``, which
+also asks for the inputs used in an ``<inputs>`` block, graded by ``evaluate --steps``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.versions import full_tag, resolve_tag
 from medcalc_maintained.grading.graders import grader
-from medcalc_maintained.grading.prompts import SYSTEM_PROMPT, build_prompt
+from medcalc_maintained.grading.prompts import VARIANTS, build_prompt
+from medcalc_maintained.grading.prompts import system_prompt as variant_system_prompt
 
 DATASET = "org/medcalc-maintained"
 CONFIGS = ("default", "full", "mini")
@@ -183,25 +186,35 @@ def check_files(release: Release, config: str) -> list[Path]:
     return out
 
 
-def prompt_messages(row: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The chat messages of one dataset row: the system prompt, then the note and the question."""
-    return build_prompt(str(row["Patient Note"]), str(row["Question"]))
+def variant_metadata(variant: str) -> dict[str, str]:
+    """What a task records of its prompt variant: nothing for ``default`` (a task of the default prompt
+    reads as it did before variants), ``{"prompt_variant": NAME}`` otherwise."""
+    if variant not in VARIANTS:
+        raise ValueError(f"prompt variant {variant!r} is not one of {', '.join(VARIANTS)}")
+    return {} if variant == "default" else {"prompt_variant": variant}
 
 
-def system_prompt() -> str:
-    """The system message every adapter sends (the same for every row)."""
-    return SYSTEM_PROMPT
+def prompt_messages(row: Mapping[str, Any], variant: str = "default") -> list[dict[str, str]]:
+    """The chat messages of one dataset row: the variant's system prompt, then the note and the
+    question (``stepwise``: and the names of its calculator's inputs)."""
+    return build_prompt(str(row["Patient Note"]), str(row["Question"]), variant,
+                        int(row["Calculator ID"]) if variant == "stepwise" else None)
 
 
-def user_prompt(row: Mapping[str, Any]) -> str:
+def system_prompt(variant: str = "default") -> str:
+    """The system message every adapter sends (the same for every row of a variant)."""
+    return variant_system_prompt(variant)
+
+
+def user_prompt(row: Mapping[str, Any], variant: str = "default") -> str:
     """The user turn of one row (note and question)."""
-    return prompt_messages(row)[1]["content"]
+    return prompt_messages(row, variant)[1]["content"]
 
 
-def prompt_text(row: Mapping[str, Any]) -> str:
+def prompt_text(row: Mapping[str, Any], variant: str = "default") -> str:
     """The two messages joined as plain text: only for a HELM run spec that is not a chat run (every
     documented command sends :func:`prompt_messages`)."""
-    return "\n\n".join(m["content"] for m in prompt_messages(row)) + "\n"
+    return "\n\n".join(m["content"] for m in prompt_messages(row, variant)) + "\n"
 
 
 def label_fields(row: Mapping[str, Any]) -> dict[str, str]:

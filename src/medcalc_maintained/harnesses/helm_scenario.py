@@ -44,6 +44,7 @@ from medcalc_maintained.harnesses.common import (
     prompt_messages,
     prompt_text,
     resolve_release,
+    variant_metadata,
 )
 
 SCENARIO_CLASS = f"{__name__}.MedCalcMaintainedScenario"
@@ -102,15 +103,16 @@ def _build() -> dict[str, type]:
         tags = ["question_answering", "medicine", "calculation"]
 
         def __init__(self, dataset_path: str = DATASET, revision: str | None = None, config: str = "default",
-                     limit: int | None = None):
+                     limit: int | None = None, prompt: str = "default"):
             super().__init__()
+            variant_metadata(prompt)  # a known variant
             self.release = resolve_release(None, revision or None, dataset=dataset_path)
-            self.dataset_path, self.revision, self.config = dataset_path, revision, config
+            self.dataset_path, self.revision, self.config, self.prompt = dataset_path, revision, config, prompt
             self.limit = check_limit(limit)
 
         def get_instances(self, output_path: str) -> list:
             rows = load_rows(self.config, self.release)[:self.limit]
-            return [Instance(input=Input(text=prompt_text(r), messages=prompt_messages(r)),
+            return [Instance(input=Input(text=prompt_text(r, self.prompt), messages=prompt_messages(r, self.prompt)),
                              references=[Reference(Output(text=str(r["Ground Truth Answer"])), tags=[CORRECT_TAG])],
                              split=TEST_SPLIT, id=f"uid{int(r['Row Number'])}", extra_data=label_fields(r))
                     for r in rows]

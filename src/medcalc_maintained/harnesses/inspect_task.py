@@ -39,6 +39,7 @@ from medcalc_maintained.harnesses.common import (
     load_rows,
     prompt_messages,
     resolve_release,
+    variant_metadata,
 )
 from medcalc_maintained.harnesses.registry import task_version
 
@@ -46,11 +47,11 @@ from medcalc_maintained.harnesses.registry import task_version
 TASK_VERSION = task_version("inspect")
 
 
-def to_sample(row: dict[str, Any]) -> Sample:
-    """One dataset row as an Inspect sample: chat input, the label as target, the grading columns
-    as metadata, the row number as id."""
+def to_sample(row: dict[str, Any], prompt: str = "default") -> Sample:
+    """One dataset row as an Inspect sample: chat input (prompt variant ``prompt``), the label as target,
+    the grading columns as metadata, the row number as id."""
     roles = {"system": ChatMessageSystem, "user": ChatMessageUser}
-    messages = [roles[m["role"]](content=m["content"]) for m in prompt_messages(row)]
+    messages = [roles[m["role"]](content=m["content"]) for m in prompt_messages(row, prompt)]
     return Sample(id=int(row["Row Number"]), input=messages, target=str(row["Ground Truth Answer"]),
                   metadata=label_fields(row))
 
@@ -91,12 +92,14 @@ def medcalc_scorer():
 
 @task
 def medcalc_maintained(release: str | None = None, revision: str | None = None, config: str = "default",
-                       dataset: str = DATASET) -> Task:
+                       dataset: str = DATASET, prompt: str = "default") -> Task:
     """MedCalc-Bench with the maintained labels of one release, config ``config``: ``release`` a
     local directory built by ``release build`` (``build/release`` after ``make run``), or ``dataset``
-    on the Hub at tag ``revision``."""
+    on the Hub at tag ``revision``; ``prompt`` the prompt variant (``default``, ``stepwise``: ``-T
+    prompt=stepwise``)."""
+    extra = variant_metadata(prompt)
     rel = resolve_release(release, revision, dataset=dataset)
     rows = load_rows(config, rel)
-    data = MemoryDataset([to_sample(r) for r in rows], name=f"medcalc-maintained:{config}@{rel.version}")
+    data = MemoryDataset([to_sample(r, prompt) for r in rows], name=f"medcalc-maintained:{config}@{rel.version}")
     return Task(dataset=data, solver=greedy_generate(), scorer=medcalc_scorer(), config=generate_config(),
-                version=TASK_VERSION, metadata={**rel.metadata(), "config": config})
+                version=TASK_VERSION, metadata={**rel.metadata(), "config": config, **extra})

@@ -1,8 +1,10 @@
 """lm-evaluation-harness task directory for one release (extra ``lm-eval``).
 
 :func:`write_task_dir` writes one task YAML per config (``medcalc_maintained`` = ``default``,
-``medcalc_maintained_full``, ``medcalc_maintained_mini``) and a ``utils.py`` whose hooks are the
-functions below. Each YAML loads the release from a local directory built by ``release build``
+``medcalc_maintained_full``, ``medcalc_maintained_mini``), one per config of the ``stepwise`` prompt
+variant (the same names + ``_stepwise``: the system prompt also asks for an ``<inputs>`` block, the user
+turn names the calculator's inputs; ``evaluate --steps`` / ``regrade --steps`` grade them) and a
+``utils.py`` whose hooks are the functions below. Each YAML loads the release from a local directory built by ``release build``
 (``dataset_path: /abs/build/release``, checked again when lm-eval loads the task: same version,
 same file digests) or from the Hub at a tag (``dataset_kwargs: {revision: TAG}``), and records the
 release, its tag and its source under ``metadata``.
@@ -33,6 +35,7 @@ from typing import Any
 from medcalc_maintained.core.atomic import write_dir
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.out_dirs import check_replace
+from medcalc_maintained.grading.prompts import VARIANTS
 from medcalc_maintained.harnesses.common import (
     CONFIGS,
     DATASET,
@@ -46,10 +49,12 @@ from medcalc_maintained.harnesses.common import (
     resolve_release,
     system_prompt,
     user_prompt,
+    variant_metadata,
 )
 from medcalc_maintained.harnesses.registry import task_version
 
 TASKS = {"default": "medcalc_maintained", "full": "medcalc_maintained_full", "mini": "medcalc_maintained_mini"}
+STEPWISE_TASKS = {c: f"{t}_stepwise" for c, t in TASKS.items()}  # prompt variant stepwise
 # the task's version as lm-eval reports it (the harness table's; 2 from the chat prompt and the shared decoding on)
 TASK_VERSION = float(task_version("lm-eval"))
 NEEDS_CHAT = ("the medcalc-maintained tasks send a system and a user message through the model's chat "
@@ -61,7 +66,7 @@ UTILS = '''"""Hooks of the medcalc-maintained lm-evaluation-harness tasks (writt
 `medcalc-maintained harness lm-eval`; needs the medcalc-maintained package installed)."""
 
 from medcalc_maintained.harnesses.lm_eval_task import (  # noqa: F401
-    MedCalcMaintainedTask, doc_to_target, doc_to_text, process_results)
+    MedCalcMaintainedTask, doc_to_target, doc_to_text, doc_to_text_stepwise, process_results)
 '''
 
 
@@ -81,6 +86,11 @@ def doc_to_text(doc: dict[str, Any]) -> str:
     return user_prompt(doc)
 
 
+def doc_to_text_stepwise(doc: dict[str, Any]) -> str:
+    """The user turn of one row in the ``stepwise`` variant: note, question and the calculator's inputs."""
+    return user_prompt(doc, "stepwise")
+
+
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The released label of one row (shown in lm-eval's logged samples)."""
     return str(doc["Ground Truth Answer"])
@@ -96,7 +106,8 @@ def check_task_config(config: dict[str, Any]) -> None:
     """At load time: the YAML's system prompt is this package's, and a local release directory still
     holds the release (and the files) the YAML was written for."""
     where = f"task {config.get('task')!r}"
-    if config.get("description") != system_prompt():
+    variant = str((config.get("metadata") or {}).get("prompt_variant") or "default")
+    if variant not in VARIANTS or config.get("description") != system_prompt(variant):
         raise DataError(where, "its description is not this package's system prompt: rewrite the task directory "
                         "with `medcalc-maintained harness lm-eval --force`", field="description")
     meta = config.get("metadata") or {}
@@ -135,25 +146,26 @@ def _build_task_class() -> type:
     return MedCalcMaintainedTask
 
 
-def task_yaml(config: str, release: Release) -> str:
-    """The YAML of the task of ``config`` of ``release``."""
+def task_yaml(config: str, release: Release, variant: str = "default") -> str:
+    """The YAML of the task of ``config`` of ``release`` with prompt variant ``variant``."""
     source = [f"dataset_path: {json.dumps(release.path)}", f"dataset_name: {config}"]
     if release.revision is not None:
         source += ["dataset_kwargs:", f"  revision: {release.revision}"]
     else:  # a local directory: read from its files, never from `datasets`' cache of an earlier build
         source += ["dataset_kwargs:", *(f"  {k}: {v}" for k, v in LOCAL_LOAD.items())]
-    meta = {"version": TASK_VERSION, **release.metadata(), "config": config}
+    meta = {"version": TASK_VERSION, **release.metadata(), "config": config, **variant_metadata(variant)}
+    stepwise = variant == "stepwise"
     return "\n".join([
         f"# medcalc-maintained {release.version} ({release.source}), config {config}",
         "# written by `medcalc-maintained harness lm-eval`; run lm_eval with --apply_chat_template (required)",
-        f"task: {TASKS[config]}",
+        f"task: {(STEPWISE_TASKS if stepwise else TASKS)[config]}",
         "class: !function utils.MedCalcMaintainedTask",
         *source,
         "output_type: generate_until",
         "test_split: test",
         "num_fewshot: 0",
-        f"description: {json.dumps(system_prompt())}",
-        "doc_to_text: !function utils.doc_to_text",
+        f"description: {json.dumps(system_prompt(variant))}",
+        f"doc_to_text: !function utils.{'doc_to_text_stepwise' if stepwise else 'doc_to_text'}",
         "doc_to_target: !function utils.doc_to_target",
         "process_results: !function utils.process_results",
         "generation_kwargs:",
@@ -179,16 +191,19 @@ def write_task_dir(out: os.PathLike | str, revision: str | None = None, *, relea
     it is an earlier task directory (its four files and lm_eval's ``__pycache__``, nothing else:
     ``core/out_dirs.py: check_replace``). Returns the files."""
     out = Path(out)
-    names = {*(f"{TASKS[c]}.yaml" for c in CONFIGS), "utils.py"}
+    required = {*(f"{TASKS[c]}.yaml" for c in CONFIGS), "utils.py"}
+    names = required | {f"{STEPWISE_TASKS[c]}.yaml" for c in CONFIGS}
     # --force replaces only an earlier task directory: these files and lm_eval's bytecode of utils.py,
-    # checked before the release is read and again at the moment of the swap
-    check = functools.partial(check_replace, command="harness lm-eval", writes=names, required=names, force=force,
+    # checked before the release is read and again at the moment of the swap (one written before the
+    # stepwise tasks existed has only the default ones)
+    check = functools.partial(check_replace, command="harness lm-eval", writes=names, required=required, force=force,
                               caches={"__pycache__": ".pyc"})
     check(out)
     rel = resolve_release(None if release is None else str(release), revision, dataset=dataset)
     for config in CONFIGS:
         check_files(rel, config)
     files = {f"{TASKS[c]}.yaml": task_yaml(c, rel) for c in CONFIGS}
+    files.update({f"{STEPWISE_TASKS[c]}.yaml": task_yaml(c, rel, "stepwise") for c in CONFIGS})
     files["utils.py"] = UTILS
     write_dir(out, files, check=check)
     return [out / name for name in sorted(files)]

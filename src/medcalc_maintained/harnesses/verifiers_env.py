@@ -40,16 +40,17 @@ from medcalc_maintained.harnesses.common import (
     load_rows,
     prompt_messages,
     resolve_release,
+    variant_metadata,
 )
 
 # verifiers finds an environment by importing the module its id names (``-`` read as ``_``)
 ENV_ID = __name__
 
 
-def to_example(row: dict[str, Any]) -> dict[str, Any]:
-    """One dataset row as a verifiers example: chat prompt, the label as ``answer``, the grading
-    columns as ``info``."""
-    return {"prompt": prompt_messages(row), "answer": str(row["Ground Truth Answer"]), "info": label_fields(row),
+def to_example(row: dict[str, Any], prompt: str = "default") -> dict[str, Any]:
+    """One dataset row as a verifiers example: chat prompt (variant ``prompt``), the label as ``answer``,
+    the grading columns as ``info``."""
+    return {"prompt": prompt_messages(row, prompt), "answer": str(row["Ground Truth Answer"]), "info": label_fields(row),
             "task": "medcalc-maintained"}
 
 
@@ -86,11 +87,13 @@ class MedCalcEnv(vf.SingleTurnEnv):
 
 def load_environment(release: str | None = None, revision: str | None = None, config: str = "default",
                      lam: float = DEFAULT_LAMBDA, dataset: str = DATASET, release_version: str | None = None,
-                     **kwargs: Any) -> vf.Environment:
+                     prompt: str = "default", **kwargs: Any) -> vf.Environment:
     """MedCalc-Bench with the maintained labels of one release (``release`` a local directory, or
     ``dataset`` at tag ``revision``), config ``config``, as a single-turn environment (its rows are
     the evaluation dataset; ``kwargs`` go to ``vf.SingleTurnEnv``). ``release_version``, when given,
-    must be the version the release holds (verifiers passes it back when it reloads the environment)."""
+    must be the version the release holds (verifiers passes it back when it reloads the environment);
+    ``prompt`` the prompt variant (``default``, ``stepwise``: ``-a '{"prompt": "stepwise"}'``)."""
+    extra = variant_metadata(prompt)
     rel = resolve_release(release, revision, dataset=dataset)
     if release_version is not None and release_version != rel.version:
         raise ValueError(f"{rel.source} holds release {rel.version}, not {release_version} (the release this "
@@ -98,10 +101,11 @@ def load_environment(release: str | None = None, revision: str | None = None, co
     rows = load_rows(config, rel)
     if not rows:
         raise ValueError(f"config {config!r} of release {rel.version} ({rel.source}) has no rows")
-    dataset_ = Dataset.from_list([to_example(r) for r in rows])
+    dataset_ = Dataset.from_list([to_example(r, prompt) for r in rows])
     parser = vf.XMLParser(["answer"], answer_field="answer")
     kwargs.setdefault("sampling_args", sampling_args())
     where = {"release": rel.path} if rel.local else {"revision": rel.revision, "dataset": rel.path}
     return MedCalcEnv(eval_dataset=dataset_, parser=parser, rubric=make_rubric(parser, lam),
                       env_id=ENV_ID,
-                      env_args={**where, "config": config, "lam": lam, "release_version": rel.version}, **kwargs)
+                      env_args={**where, "config": config, "lam": lam, "release_version": rel.version,
+                                **({"prompt": prompt} if extra else {})}, **kwargs)

@@ -75,8 +75,9 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Com
     return proc, time.perf_counter() - start
 
 
-def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str]) -> tuple[dict, float]:
-    """{row: (rendered prompt, output)} of lm-eval's logged samples, and its wall time."""
+def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str],
+                 task: str = "medcalc_maintained_mini") -> tuple[dict, float]:
+    """{row: (rendered prompt, output)} of lm-eval's logged samples of ``task``, and its wall time."""
     proc, _ = run([str(EXE / "medcalc-maintained"), "harness", "lm-eval", "--release", str(release),
                    "--out", str(tmp / "tasks")], env, tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -85,11 +86,11 @@ def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str]) -> 
     (tmp / "models").mkdir(exist_ok=True)
     (tmp / "models" / "smollm2").symlink_to(model.resolve(), target_is_directory=True)
     proc, seconds = run([str(EXE / "lm_eval"), "--model", "hf", "--model_args", "pretrained=models/smollm2,dtype=float32",
-                         "--include_path", str(tmp / "tasks"), "--tasks", "medcalc_maintained_mini",
+                         "--include_path", str(tmp / "tasks"), "--tasks", task,
                          "--apply_chat_template", "--limit", str(ROWS), "--gen_kwargs", f"max_gen_toks={BUDGET}",
                          "--batch_size", "1", "--log_samples", "--output_path", str(tmp / "lm-eval-out")], env, tmp)
     assert proc.returncode == 0, proc.stderr[-6000:]
-    (samples,) = (tmp / "lm-eval-out").rglob("samples_medcalc_maintained_mini_*.jsonl")
+    (samples,) = (tmp / "lm-eval-out").rglob(f"samples_{task}_*.jsonl")
     got = {}
     for line in samples.read_text().splitlines():
         s = json.loads(line)
@@ -105,12 +106,13 @@ def inspect_command(release: Path, model: Path, tmp: Path, *extra: str) -> list[
             "--display", "none", *extra]
 
 
-def inspect_rows(release: Path, model: Path, tmp: Path, env: dict[str, str]) -> tuple[dict, float]:
+def inspect_rows(release: Path, model: Path, tmp: Path, env: dict[str, str], *extra: str) -> tuple[dict, float]:
     """{row: (prompt rendered from the messages Inspect gave the model, output)}, and the wall time."""
     from inspect_ai.log import list_eval_logs, read_eval_log
     from transformers import AutoTokenizer
 
-    proc, seconds = run(inspect_command(release, model, tmp, "-M", "do_sample=false", "--limit", str(ROWS)), env, tmp)
+    proc, seconds = run(inspect_command(release, model, tmp, "-M", "do_sample=false", "--limit", str(ROWS), *extra),
+                        env, tmp)
     assert proc.returncode == 0, proc.stderr[-6000:]
     (info,) = list_eval_logs(str(tmp / "inspect-logs"))
     log = read_eval_log(info.name, resolve_attachments=True)  # (long message texts are stored as attachments)
@@ -151,19 +153,21 @@ def rendered(model_dir: Path, messages: list[dict]) -> str:
                                                                        add_generation_prompt=True)
 
 
-def assert_same_as_lm_eval(name: str, got: dict, lm: dict, rows: list[dict], model_dir: Path) -> None:
-    """Each row's rendered prompt is our two messages through the model's chat template, as lm-eval's,
-    and the greedy output is lm-eval's text."""
-    from medcalc_maintained.grading.prompts import SYSTEM_PROMPT
+def assert_same_as_lm_eval(name: str, got: dict, lm: dict, rows: list[dict], model_dir: Path,
+                           variant: str = "default") -> None:
+    """Each row's rendered prompt is our two messages (of prompt ``variant``) through the model's chat
+    template, as lm-eval's, and the greedy output is lm-eval's text."""
+    from medcalc_maintained.grading.prompts import system_prompt
     from medcalc_maintained.harnesses.common import prompt_messages
 
     assert sorted(got) == sorted(lm) == sorted(int(r["Row Number"]) for r in rows), name
     for row in rows:
         uid = int(row["Row Number"])
-        ours = rendered(model_dir, prompt_messages(row))
+        ours = rendered(model_dir, prompt_messages(row, variant))
         # (a) the same string reaches the model: our system message (not the model's default one), then the user turn
         assert got[uid][0] == lm[uid][0] == ours, (name, uid)
-        assert ours.startswith(f"<|im_start|>system\n{SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\nPatient note:\n")
+        assert ours.startswith(f"<|im_start|>system\n{system_prompt(variant)}<|im_end|>\n<|im_start|>user\n"
+                               "Patient note:\n")
         # (b) the same greedy output
         assert got[uid][1] == lm[uid][1], (name, uid, got[uid][1], lm[uid][1])
         assert lm[uid][1].strip(), uid
@@ -241,6 +245,37 @@ def serve(model: Path, port: int, env: dict[str, str], log: Path) -> subprocess.
             time.sleep(1)
     proc.kill()
     raise AssertionError(f"transformers serve did not answer in 600 s: {log.read_text()[-3000:]}")
+
+
+def test_the_stepwise_prompt_reaches_the_model_the_same_through_lm_eval_and_inspect_and_regrades_the_same(
+        release_dir, model_dir, tmp_path, capsys, request):
+    """Prompt variant stepwise (issue 49, item 2): the same rendered request and greedy output through lm-eval's
+    `medcalc_maintained_mini_stepwise` task and Inspect's `-T prompt=stepwise`, each naming the row's calculator
+    inputs; `regrade --steps` of either saved result gives the same step-wise numbers."""
+    pytest.importorskip("lm_eval")
+    pytest.importorskip("inspect_ai")
+    if not (release_dir / "data" / "inputs").is_dir():
+        pytest.skip(f"{release_dir} is a release before 2.4.0 (no config inputs to grade the steps against)")
+    env = offline_env(tmp_path)
+    lm, lm_seconds = lm_eval_rows(release_dir, model_dir, tmp_path, env, "medcalc_maintained_mini_stepwise")
+    ins, ins_seconds = inspect_rows(release_dir, model_dir, tmp_path, env, "-T", "prompt=stepwise")
+    rows = first_rows(release_dir)
+    assert_same_as_lm_eval("inspect stepwise", ins, lm, rows, model_dir, "stepwise")
+    for row in rows:
+        assert "Inputs of this calculator (the names for <inputs>):" in lm[int(row["Row Number"])][0]
+    (samples,) = (tmp_path / "lm-eval-out").rglob("samples_medcalc_maintained_mini_stepwise_*.jsonl")
+    (log,) = (tmp_path / "inspect-logs").glob("*.eval")
+    steps = {}
+    for name, results in (("lm-eval", samples), ("inspect", log)):
+        out = tmp_path / f"regrade-steps-{name}"
+        r = cli(ROOT, "regrade", str(results), "--against", str(release_dir), "--steps", "--out", str(out))
+        assert r.exit_code == 0, r.output
+        steps[name] = (out / "steps.csv").read_text(encoding="utf-8")
+        assert len(steps[name].splitlines()) >= 2, steps[name]  # a header and at least one step-graded row
+    assert steps["lm-eval"] == steps["inspect"]
+    with capsys.disabled():
+        print(f"\nstepwise prompt, {ROWS} rows x {BUDGET} tokens: lm-eval {lm_seconds:.1f} s, inspect {ins_seconds:.1f} s; "
+              f"steps.csv:\n{steps['lm-eval']}")
 
 
 def test_verifiers_through_an_openai_server_decodes_as_lm_eval(release_dir, model_dir, lm_run, tmp_path, capsys,

@@ -31,28 +31,27 @@ def test_next_version_of_the_working_tree(tmp_path, instances):
     assert r.exit_code == 0 and "next version: 2.2.0 (minor)" in r.output and "Evidence Status" in r.output, r.output
     write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
                                             entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor")])
-    # after 2.3.0 the card of the next release serves a Hub visitor (core/versions.CARD_VISITOR_FROM): a patch
+    # after 2.3.0, 2.3.1 and 2.3.2 (card-only patches) the next release ships config inputs
+    # (core/versions.INPUTS_CONFIG_FROM): a new config, a minor release whatever the card does
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.3.1 (patch)" in r.output and "the dataset card changed" in r.output, \
-        r.output
-    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
-                                            entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor"),
-                                            entry("2.3.1", "patch")])
-    # after 2.3.1 the card of the next release reports the graders' error rates (core/versions.CARD_GRADERS_FROM)
-    r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.3.2 (patch)" in r.output and "the dataset card changed" in r.output, \
+    assert r.exit_code == 0 and "next version: 2.4.0 (minor)" in r.output and "config 'inputs' added" in r.output, \
         r.output
     write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
                                             entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor"),
                                             entry("2.3.1", "patch"), entry("2.3.2", "patch")])
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 1 and "nothing changed since 2.3.2" in r.output, r.output
-    assert build.next_release(Project.load(root)) == build.NextVersion("2.3.2", None, None, [])  # the library call
+    assert r.exit_code == 0 and "next version: 2.4.0 (minor) after 2.3.2" in r.output, r.output
+    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
+                                            entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor"),
+                                            entry("2.3.1", "patch"), entry("2.3.2", "patch"), entry("2.4.0", "minor")])
+    r = invoke(root, "release", "next-version")
+    assert r.exit_code == 1 and "nothing changed since 2.4.0" in r.output, r.output
+    assert build.next_release(Project.load(root)) == build.NextVersion("2.4.0", None, None, [])  # the library call
     # an unreleased accepted correction of another row -> minor
     (root / "data" / "corrections" / "more.yaml").write_text(ledger.dump(
         [rec(id="T-0002", uid=2, release=None, old_value="38", new_value="40")], root))
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 0 and "next version: 2.4.0 (minor)" in r.output, r.output
+    assert r.exit_code == 0 and "next version: 2.5.0 (minor)" in r.output, r.output
 
 
 def test_draft_build_previews_the_next_release_and_cannot_be_published(tmp_path, instances):

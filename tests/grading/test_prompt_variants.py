@@ -1,0 +1,102 @@
+"""Prompt variant ``stepwise`` (grading/prompts.py): the default prompt unchanged, the stepwise one asking for
+the inputs under the names the calculator declares, and every harness adapter offering it by name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from medcalc_maintained.calculators.inputs import declared_inputs
+from medcalc_maintained.grading import prompts
+from medcalc_maintained.grading import stepwise_inputs as generator
+from medcalc_maintained.grading.steps import stated_inputs
+
+NOTE, QUESTION = "An 87-year-old man, weight 48 kg.", "What is the patient's Creatinine Clearance?"
+
+
+def test_the_committed_input_names_are_the_calculators_declarations():
+    assert prompts.INPUTS_FILE.read_text(encoding="utf-8") == generator.text(), \
+        "stepwise_inputs.json is stale: run `python -m medcalc_maintained.grading.stepwise_inputs`"
+
+
+def test_the_default_prompt_is_the_one_every_harness_sent_before_variants():
+    assert prompts.build_prompt(NOTE, QUESTION) == [
+        {"role": "system", "content": prompts.SYSTEM_PROMPT},
+        {"role": "user", "content": f"Patient note:\n{NOTE}\n\nQuestion: {QUESTION}"}]
+
+
+def test_the_stepwise_prompt_names_each_input_and_its_example_is_a_block_the_grader_reads():
+    system, user = prompts.build_prompt(NOTE, QUESTION, "stepwise", 2)
+    assert system["content"].startswith(prompts.SYSTEM_PROMPT) and "<inputs>" in system["content"]
+    assert user["content"].startswith(f"Patient note:\n{NOTE}\n\nQuestion: {QUESTION}\n\nInputs of this calculator")
+    listed = [line[2:].split(":")[0] for line in user["content"].splitlines() if line.startswith("- ")]
+    assert listed == [s.name for s in declared_inputs(2)] == ["sex", "age", "weight", "height", "creatinine"]
+    assert "- creatinine: [value, unit] in mg/dl (or mmol/l, umol/l)" in user["content"]
+    state, example = stated_inputs(system["content"])
+    assert state == "ok" and example == {"age": [67, "years"], "creatinine": [1.2, "mg/dL"], "hypertension": True}
+
+
+def test_spellings_of_one_input_share_a_line():
+    lines = json.loads(prompts.INPUTS_FILE.read_text())["calculators"]["4"]  # CHA2DS2-VASc
+    assert "Congestive Heart Faliure / Congestive Heart Failure: true or false" in lines
+    assert not any(line.startswith("Congestive heart failure") for line in lines)  # the same name but for case
+
+
+def test_an_unknown_variant_or_a_stepwise_prompt_without_its_calculator_is_refused():
+    with pytest.raises(ValueError, match="not one of default, stepwise"):
+        prompts.build_prompt(NOTE, QUESTION, "cot")
+    with pytest.raises(ValueError, match="give its calculator_id"):
+        prompts.build_prompt(NOTE, QUESTION, "stepwise")
+    with pytest.raises(ValueError, match="declares no inputs"):
+        prompts.build_prompt(NOTE, QUESTION, "stepwise", 999)
+
+
+def test_the_lm_eval_task_dir_has_a_stepwise_task_per_config(tmp_path):
+    from medcalc_maintained.harnesses.lm_eval_task import check_task_config, write_task_dir
+
+    out = tmp_path / "tasks"
+    names = sorted(p.name for p in write_task_dir(out, "v2.4"))
+    assert names == sorted(["medcalc_maintained.yaml", "medcalc_maintained_full.yaml", "medcalc_maintained_mini.yaml",
+                            "medcalc_maintained_stepwise.yaml", "medcalc_maintained_full_stepwise.yaml",
+                            "medcalc_maintained_mini_stepwise.yaml", "utils.py"])
+    class loader(yaml.SafeLoader):  # noqa: N801 - reads lm-eval's `!function` tags as text, here only
+        pass
+
+    loader.add_constructor("!function", lambda ld, node: ld.construct_scalar(node))
+    step = yaml.load((out / "medcalc_maintained_mini_stepwise.yaml").read_text(), Loader=loader)
+    plain = yaml.load((out / "medcalc_maintained_mini.yaml").read_text(), Loader=loader)
+    assert step["description"] == prompts.STEPWISE_SYSTEM_PROMPT and plain["description"] == prompts.SYSTEM_PROMPT
+    assert step["doc_to_text"] == "utils.doc_to_text_stepwise" and plain["doc_to_text"] == "utils.doc_to_text"
+    assert step["metadata"]["prompt_variant"] == "stepwise" and "prompt_variant" not in plain["metadata"]
+    check_task_config({**step, "dataset_path": ""})  # a Hub task: the description is the variant's
+    with pytest.raises(Exception, match="not this package's system prompt"):
+        check_task_config({**step, "description": prompts.SYSTEM_PROMPT, "dataset_path": ""})
+
+
+def test_every_adapter_refuses_an_unknown_variant_by_name():
+    from medcalc_maintained.harnesses.common import variant_metadata
+
+    assert variant_metadata("default") == {} and variant_metadata("stepwise") == {"prompt_variant": "stepwise"}
+    with pytest.raises(ValueError, match="prompt variant 'cot'"):
+        variant_metadata("cot")
+
+
+ROW = {"Row Number": 1, "Calculator ID": 2, "Patient Note": NOTE, "Question": QUESTION, "Calculator Name": "CrCl",
+       "Category": "lab", "Output Type": "decimal", "Ground Truth Answer": "25.238", "Lower Limit": "23.976",
+       "Upper Limit": "26.5", "Label Status": "confirmed"}
+
+
+def test_inspect_and_verifiers_send_the_stepwise_messages_when_asked():
+    want = prompts.build_prompt(NOTE, QUESTION, "stepwise", 2)
+    pytest.importorskip("inspect_ai")
+    from medcalc_maintained.harnesses.inspect_task import to_sample
+
+    sample = to_sample(ROW, "stepwise")
+    assert [(m.role, m.content) for m in sample.input] == [(m["role"], m["content"]) for m in want]
+    assert [m.content for m in to_sample(ROW).input] == [m["content"] for m in prompts.build_prompt(NOTE, QUESTION)]
+    pytest.importorskip("verifiers")
+    from medcalc_maintained.harnesses.verifiers_env import to_example
+
+    assert to_example(ROW, "stepwise")["prompt"] == want
