@@ -38,10 +38,14 @@ def test_the_stepwise_prompt_names_each_input_and_its_example_is_a_block_the_gra
     assert state == "ok" and example == {"age": [67, "years"], "creatinine": [1.2, "mg/dL"], "hypertension": True}
 
 
-def test_spellings_of_one_input_share_a_line():
-    lines = json.loads(prompts.INPUTS_FILE.read_text())["calculators"]["4"]  # CHA2DS2-VASc
-    assert "Congestive Heart Faliure / Congestive Heart Failure: true or false" in lines
-    assert not any(line.startswith("Congestive heart failure") for line in lines)  # the same name but for case
+def test_names_the_calculator_reads_as_one_criterion_share_a_line():
+    """CHA2DS2-VASc's code (calculators/scores_cardio.py) reads `_any(x, "Congestive Heart Faliure",
+    "Congestive Heart Failure", "Congestive heart failure")` and `_any(x, "Hypertension history", "Hypertension")`:
+    one line each; HAS-BLED's renal and liver criteria, similar in wording, are two."""
+    lines = json.loads(prompts.INPUTS_FILE.read_text())["calculators"]
+    assert "Congestive Heart Faliure / Congestive Heart Failure / Congestive heart failure: true or false" in lines["4"]
+    assert "Hypertension history / Hypertension: true or false" in lines["4"]
+    assert sum(line.startswith(("Renal disease criteria", "Liver disease criteria")) for line in lines["25"]) == 2
 
 
 def test_an_unknown_variant_or_a_stepwise_prompt_without_its_calculator_is_refused():

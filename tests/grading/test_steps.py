@@ -106,3 +106,75 @@ def test_only_supported_used_inputs_are_certified():
             {"name": "sex", "value": '"Male"', "unit": None, "verdict": "supports", "used": False},
             {"name": "Race", "value": None, "unit": None, "verdict": "supports", "used": True}]
     assert certified_reference(rows) == {"age": [60, "years"], "Race": None}
+
+
+def test_a_summary_of_several_rows_counts_right_answers_from_wrong_inputs_only_where_the_block_is_readable(
+        row_and_reference):
+    from medcalc_maintained.scoring.steps_report import summarize
+
+    row, ref = row_and_reference
+    good = grade_steps(row, _out(RIGHT, "25.24"), ref)[0]
+    bad_unit = grade_steps(row, _out({**RIGHT, "age": [87, "mg/dL"]}, "25.24"), ref)[0]
+    lucky = grade_steps(row, _out({**RIGHT, "height": [150, "cm"]}, "25.238"), ref)[0]
+    assert not bad_unit["right_from_wrong_inputs"] and lucky["right_from_wrong_inputs"]
+    s = summarize([good, bad_unit, lucky])
+    # three right answers; one from an unreadable block, one from a wrong height: one of three from right inputs
+    assert s["accuracy"] == 1.0 and s["right_with_readable_inputs"] == 2 and s["right_from_wrong_inputs"] == 1
+    assert s["accuracy_from_right_inputs"] == pytest.approx(1 / 3) and s["share_right_from_wrong_inputs"] == 0.5
+
+
+def test_a_wrong_input_that_leaves_the_calculator_nothing_to_compute_is_an_extraction_error(row_and_reference):
+    row, ref = row_and_reference
+    stated = {k: v for k, v in RIGHT.items() if k != "creatinine"}
+    rec, inputs = grade_steps(row, _out(stated, "40"), ref)
+    assert rec["arithmetic"] is None and rec["error_class"] == "extraction"
+    assert [i["status"] for i in inputs if i["input"] == "creatinine"] == ["missing"]
+
+
+def test_sex_abbreviations_read_as_the_certified_value(row_and_reference):
+    row, ref = row_and_reference
+    for said in ("m", "man", "MALE"):
+        rec, _ = grade_steps(row, _out({**RIGHT, "sex": said}, "25.24"), ref)
+        assert rec["inputs_correct"] == 5, said
+    rec, _ = grade_steps(row, _out({**RIGHT, "sex": "f"}, "21.45"), ref)  # 25.238 x 0.85: a woman's clearance
+    assert rec["error_class"] == "extraction" and rec["inputs_wrong"] == 1
+
+
+def test_names_the_calculator_reads_as_one_criterion_are_graded_as_one():
+    """CHA2DS2-VASc (calculator 4) counts `Hypertension history` or `Hypertension` once: a certified
+    `Hypertension history` stated as `Hypertension` is right; HAS-BLED's renal and liver criteria stay apart."""
+    row = {"Calculator ID": 4, "Output Type": "integer", "Ground Truth Answer": "3", "Lower Limit": "3",
+           "Upper Limit": "3"}
+    ref = {"age": [70, "years"], "sex": "Female", "Hypertension history": True, "Stroke": None}
+    stated = {"age": [70, "years"], "sex": "Female", "Hypertension": True}
+    rec, inputs = grade_steps(row, _out(stated, "3"), ref)  # 1 (age 65-74) + 1 (female) + 1 (hypertension)
+    by = {i["input"]: i["status"] for i in inputs}
+    assert by["Hypertension history / Hypertension"] == "correct" and rec["error_class"] == "right"
+    assert by["Stroke / Transient Ischemic Attacks History / Thromboembolism history"] == "correct"  # absent, unsaid
+    lines = json.loads(prompts_file().read_text())["calculators"]
+    assert "Renal disease criteria for the HAS-BLED rule: true or false" in lines["25"]
+    assert "Liver disease criteria for the HAS-BLED rule: true or false" in lines["25"]
+
+
+def prompts_file():
+    from medcalc_maintained.grading.prompts import INPUTS_FILE
+
+    return INPUTS_FILE
+
+
+def test_a_ph_or_a_temperature_is_compared_on_an_absolute_scale():
+    from medcalc_maintained.calculators.inputs import InputSpec
+    from medcalc_maintained.grading.steps import input_matches
+
+    ph = InputSpec("pH", "number")
+    assert input_matches(ph, 7.29, 7.22, True) == "wrong"  # within 1%, but another APACHE II band
+    assert input_matches(ph, 7.29, 7.292, True) == "correct"
+    temp = InputSpec("Temperature", "quantity", "temperature")
+    assert input_matches(temp, [38.5, "degc"], [101.3, "degf"], True) == "correct"  # 38.5 °C
+    assert input_matches(temp, [38.5, "degc"], [38.2, "degc"], True) == "wrong"
+
+
+def test_no_output_is_graded_never_a_crash(row_and_reference):
+    row, ref = row_and_reference
+    rec, _ = grade_steps(row, None, ref)  # type: ignore[arg-type]
+    assert rec["error_class"] == "format" and rec["block"] == "absent"

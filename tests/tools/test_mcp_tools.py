@@ -163,3 +163,24 @@ def test_an_overflowing_result_is_a_tool_error_naming_the_inputs():
                                             "height": {"value": 0.001, "unit": "cm"}}, None)
     assert r.is_error and "'weight'" in r.content[0].text and "'height'" in r.content[0].text
     assert "not a finite number" in r.content[0].text
+
+
+def test_the_mme_tool_track_keeps_upstreams_per_drug_entities(tmp_path, real_maintained):
+    """uid 990, MME (hydromorphone 60 mg x1, tapentadol 30 mg x3, oxymorphone 10 mg x3 per day): a call with
+    exactly those doses is right on every input, with or without the release's certified (one-list) input."""
+    import pandas as pd
+
+    from medcalc_maintained.scoring.tool_calls import grade_file
+    from medcalc_maintained.tools.calculator_tools import tool_name
+
+    rows = real_maintained[real_maintained["split"] == "test"]
+    doses = [("HYDROmorphone", 60, 1), ("Tapentadol", 30, 3), ("OxyMORphone", 10, 3)]
+    call = {"tool": tool_name(49), "arguments": {"opioids": [
+        {"drug": d, "dose": {"value": v, "unit": "mg"}, "doses_per_day": n} for d, v, n in doses]}}
+    path = tmp_path / "traces.jsonl"
+    path.write_text(json.dumps({"uid": 990, "calls": [call], "answer": "426"}) + "\n")
+    inputs = pd.DataFrame([{"uid": 990, "name": "opioids", "value": json.dumps([[d, v, "mg", n] for d, v, n in doses]),
+                            "unit": None, "verdict": "supports", "used": True}])
+    for report in (grade_file(path, rows), grade_file(path, rows, inputs)):
+        assert len(report.inputs) == 6 and (report.inputs["status"] == "correct").all()
+        assert report.rows["input_reference"].tolist() == ["upstream"]

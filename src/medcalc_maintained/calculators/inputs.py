@@ -182,6 +182,45 @@ def declared_inputs(calculator_id: int) -> tuple[InputSpec, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=None)
+def _either_or_lists(calculator_id: int) -> tuple[tuple[str, ...], ...]:
+    """The either/or lists of a calculator's own code: the string arguments of each ``_any(x, "A", "B", ...)``
+    call in its function (any one present and true counts the criterion once)."""
+    import ast
+    import inspect
+    import textwrap
+
+    from medcalc_maintained.calculators import load_all
+
+    fn = load_all()[int(calculator_id)].fn
+    out: list[tuple[str, ...]] = []
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn)))):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            names = tuple(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+            if name == "_any" and len(names) >= 2 and names not in out:
+                out.append(names)
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def spelling_groups(calculator_id: int) -> tuple[tuple[str, ...], ...]:
+    """The declared inputs of a calculator that its code reads as one criterion, in declaration order:
+    each either/or list of its function (spellings of one entity, ``Congestive Heart Faliure`` / ``Congestive
+    Heart Failure``, or findings that score the criterion once, ``Stroke`` / ``Transient Ischemic Attacks
+    History``), and names equal but for case."""
+    lists = _either_or_lists(calculator_id) if calculator_id not in STRUCTURED else ()
+    groups: list[list[str]] = []
+    for n in (s.name for s in declared_inputs(calculator_id)):
+        mine = {n.lower()} | {x.lower() for lst in lists if n in lst for x in lst}
+        group = next((g for g in groups if any(m.lower() in mine for m in g)), None)
+        if group is None:
+            groups.append([n])
+        else:
+            group.append(n)
+    return tuple(tuple(g) for g in groups if len(g) > 1)
+
+
 def spec_by_name(calculator_id: int) -> dict[str, InputSpec]:
     """``{entity key or alias: spec}`` of one calculator (aliases compared case-insensitively by callers)."""
     out: dict[str, InputSpec] = {}

@@ -7,9 +7,14 @@ date as text. For one row and its certified inputs (config ``inputs`` of a relea
 note verdict is ``supports``, :func:`certified_reference`), :func:`grade_steps` reports
 
 * **extraction**: each certified input against the stated one (:func:`input_matches`: quantities in
-  canonical units within :data:`INPUT_RTOL`, criteria as booleans (an unstated criterion is absent),
-  choices and dates as text): ``correct``, ``wrong`` or ``missing``; a stated name that is none of the
-  calculator's declared inputs is ``extra``, and a quantity whose unit its kind cannot have is ``bad_unit``;
+  canonical units within the tolerance of their kind (:func:`tolerance`), criteria as booleans (an unstated
+  criterion is absent), choices and dates as text, ``m``/``man`` read as ``Male`` and ``f``/``woman`` as
+  ``Female``): ``correct``, ``wrong`` or ``missing``; a stated name that is none of the calculator's
+  declared inputs is ``extra``, and a quantity whose unit its kind cannot have is ``bad_unit``. Names the
+  calculator reads as one criterion (``calculators/inputs.py: spelling_groups``: ``Hypertension history`` /
+  ``Hypertension``) are graded as one input, true when any is. The MME's drug list (``opioids``) is not
+  compared: its certified form is a list whose order and spelling vary, and the calculator reads per-drug
+  entities;
 * **arithmetic**: whether the answer is right for the model's *own* stated inputs: the reference
   calculator applied to them gives a value, and the answer is graded against that value with the
   output type's rule (decimals within 5%, integers rounded, dates the same day); ``None`` when the
@@ -29,12 +34,16 @@ from typing import Any, Iterable, Mapping, cast
 
 from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators.base import Inputs
-from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
+from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs, spelling_groups
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import graded_answer, is_correct, limits, parse_model_answer
 from medcalc_maintained.grading.grade import grade
 
 INPUT_RTOL = 0.01  # relative tolerance of a numeric input (rounding in unit conversions)
+# inputs whose readings differ by less than 1% yet mean another band: an absolute tolerance (canonical unit)
+ABSOLUTE_TOLERANCE = {"temperature": 0.1, "pH": 0.005}
+SEX = {"m": "male", "man": "male", "male": "male", "f": "female", "woman": "female", "female": "female"}
+UNGRADED = ("opioid_list",)  # accessors whose certified value is not compared (see the module)
 # a block: the text between an opening tag and the next closing one, with no opening tag inside (prose that
 # names "<inputs>" before the block does not swallow it)
 BLOCK = re.compile(r"<inputs>((?:(?!<inputs>).)*?)</inputs>", re.S | re.I)
@@ -49,8 +58,9 @@ CLASSES = {
     "both": "an input stated wrong and the answer not what the calculator gives from the stated inputs",
     "format": "no answer the grader can read, or no readable inputs block to tell extraction from arithmetic",
     "abstention": "an N/A label answered with a value, or an answerable row refused",
-    "unjudged": "the stated inputs are right, the calculator computes nothing from them or the answer is right "
-                "for them, yet the answer is wrong (a label no recorded derivation reproduces)",
+    "unjudged": "every certified input stated right and the answer right for the stated inputs (or nothing "
+                "computes from them), yet wrong: the label rests on an input the note does not certify "
+                "(contradicted or not addressed: the row's evidence_status says which) or on another definition",
 }
 
 
@@ -78,8 +88,24 @@ def canonical(spec: InputSpec, v: Any) -> float | None:
     return x.number("v")
 
 
-def _close(a: float | None, b: float | None) -> bool:
-    return a is not None and b is not None and abs(a - b) <= INPUT_RTOL * max(abs(a), abs(b)) + 1e-12
+def tolerance(spec: InputSpec) -> tuple[str, float]:
+    """``("abs", t)`` or ``("rel", t)``: how close a stated number must be to the certified one (canonical
+    unit): 0.1 °C for a temperature, 0.005 for a pH (7.22 and 7.29 are other bands), else 1%."""
+    key = spec.kind if spec.accessor == "quantity" and spec.kind in ABSOLUTE_TOLERANCE else spec.name
+    return ("abs", ABSOLUTE_TOLERANCE[key]) if key in ABSOLUTE_TOLERANCE else ("rel", INPUT_RTOL)
+
+
+def _close(a: float | None, b: float | None, tol: tuple[str, float] = ("rel", INPUT_RTOL)) -> bool:
+    if a is None or b is None:
+        return False
+    if tol[0] == "abs":
+        return abs(a - b) <= tol[1] + 1e-12
+    return abs(a - b) <= tol[1] * max(abs(a), abs(b)) + 1e-12
+
+
+def _text(v: Any) -> str:
+    t = str(v).strip().lower()
+    return SEX.get(t, t)
 
 
 def input_matches(spec: InputSpec, reference: Any, given: Any, present: bool) -> str:
@@ -91,7 +117,7 @@ def input_matches(spec: InputSpec, reference: Any, given: Any, present: bool) ->
     if not present:
         return "missing"
     if spec.accessor in ("quantity", "number"):
-        return "correct" if _close(canonical(spec, reference), canonical(spec, given)) else "wrong"
+        return "correct" if _close(canonical(spec, reference), canonical(spec, given), tolerance(spec)) else "wrong"
     if spec.accessor == "steroid_dose":
         ref_dose = reference if isinstance(reference, list) else []
         got_dose: Any = [given.get("name"), given.get("dose"), given.get("unit")] if isinstance(given, dict) else given
@@ -102,7 +128,7 @@ def input_matches(spec: InputSpec, reference: Any, given: Any, present: bool) ->
         except (TypeError, ValueError, IndexError):
             same = False
         return "correct" if same else "wrong"
-    return "correct" if str(reference).strip().lower() == str(given).strip().lower() else "wrong"
+    return "correct" if _text(reference) == _text(given) else "wrong"
 
 
 def bad_unit(spec: InputSpec, given: Any) -> bool:
@@ -154,6 +180,20 @@ def certified_by_row(rows: Iterable[Mapping[str, Any]]) -> dict[int, dict[str, A
     return {u: certified_reference(rs) for u, rs in sorted(by.items())}
 
 
+def _criteria(cid: int, specs: list[InputSpec]) -> list[list[InputSpec]]:
+    """The declared inputs grouped as the calculator reads them (``spelling_groups``), in declaration order."""
+    by_name = {s.name: s for s in specs}
+    groups = {n: g for g in spelling_groups(cid) for n in g}
+    out: list[list[InputSpec]] = []
+    done: set[str] = set()
+    for s in specs:
+        if s.name not in done:
+            names = groups.get(s.name, (s.name,))
+            done.update(names)
+            out.append([by_name[n] for n in names if n in by_name])
+    return out
+
+
 # ---- one row ---------------------------------------------------------------------------------------
 
 def _arithmetic(cid: int, stated: dict[str, Any], answer: str, otype: str) -> tuple[bool | None, str | None]:
@@ -171,6 +211,7 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
     (``Calculator ID``, ``Output Type``, label and limits), ``reference`` its certified inputs
     (:func:`certified_reference`)."""
     cid, otype = int(row["Calculator ID"]), str(row["Output Type"])
+    output = output if isinstance(output, str) else ""  # no output: graded as an unreadable one, never a crash
     status, parsed = grade(output, str(row["Ground Truth Answer"]), str(row["Lower Limit"]),
                            str(row["Upper Limit"]), otype)
     state, stated = stated_inputs(output)
@@ -180,7 +221,7 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
     units_bad = False
     if stated is not None:
         for name, value in stated.items():
-            spec = next((s for s in specs if name.strip().lower() in (s.name.lower(), *(a.lower() for a in s.aliases))),
+            spec = next((s for s in specs if str(name).strip().lower() in (s.name.lower(), *(a.lower() for a in s.aliases))),
                         None)
             if spec is None:
                 inputs.append({"input": name, "status": "extra", "certified": None, "stated": value})
@@ -193,16 +234,24 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
         if not known and not units_bad:
             state = "no_declared_input"
     if state == "ok":
-        for spec in specs:
-            has_ref, ref = lookup(reference, spec)
-            if not has_ref and spec.accessor != "flag":
-                continue
-            if not has_ref and spec.name not in reference:
-                continue  # a criterion the release certifies nothing of
-            present, got = lookup(known, spec)
-            if any(i["input"] == spec.name for i in inputs):
-                continue  # stated with an impossible unit: counted above
-            inputs.append({"input": spec.name, "status": input_matches(spec, ref, got, present), "certified": ref,
+        bad = {i["input"] for i in inputs if i["status"] == "bad_unit"}
+        for group in _criteria(cid, specs):
+            spec, label = group[0], " / ".join(s.name for s in group)
+            if spec.accessor in UNGRADED or any(s.name in bad for s in group):
+                continue  # not compared (see the module), or stated with an impossible unit: counted above
+            refs = [lookup(reference, s) for s in group]
+            certified_names = [s.name for s in group if s.name in reference or lookup(reference, s)[0]]
+            if not certified_names or (not any(h for h, _ in refs) and spec.accessor != "flag"):
+                continue  # nothing certified of it (a flag certified absent is null: compared as false)
+            gots = [lookup(known, s) for s in group]
+            present = any(h for h, _ in gots)
+            if spec.accessor == "flag":
+                ref: Any = any(Inputs({"v": v}).flag("v") for h, v in refs if h)
+                got: Any = any(Inputs({"v": v}).flag("v") for h, v in gots if h)
+            else:
+                ref = next(v for h, v in refs if h)
+                got = next((v for h, v in gots if h), None)
+            inputs.append({"input": label, "status": input_matches(spec, ref, got, present), "certified": ref,
                            "stated": got if present else None})
     extraction_ok = state == "ok" and not units_bad and all(i["status"] in ("correct", "extra") for i in inputs)
     arithmetic, calc_value = (None, None)
@@ -218,7 +267,7 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
     elif state != "ok" or units_bad:
         cls = "format"
     elif not extraction_ok:
-        cls = "extraction" if arithmetic else "both"
+        cls = "both" if arithmetic is False else "extraction"  # None: nothing computes from the stated inputs
     elif arithmetic is False:
         cls = "arithmetic"
     else:
@@ -226,7 +275,7 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
     counts = {s: sum(i["status"] == s for i in inputs) for s in INPUT_STATUSES}
     record = {"answer_status": status, "block": state, "bad_unit": units_bad, **{f"inputs_{k}": v for k, v in counts.items()},
               "arithmetic": arithmetic, "calculator_value": calc_value, "error_class": cls,
-              "right_from_wrong_inputs": status == "correct" and state == "ok" and not extraction_ok}
+              "right_from_wrong_inputs": status == "correct" and state == "ok" and not units_bad and not extraction_ok}
     return record, inputs
 
 

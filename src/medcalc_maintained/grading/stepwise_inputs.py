@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import sys
-from difflib import SequenceMatcher
 
 from medcalc_maintained.calculators import load_all
-from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs
+from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs, spelling_groups
 from medcalc_maintained.grading.prompts import INPUTS_FILE
 
 SHOWN_OPTIONS = 8
@@ -34,24 +33,20 @@ def form(spec: InputSpec) -> str:
     return "as written in the note"
 
 
-def _same_input(a: InputSpec, b: InputSpec) -> bool:
-    """Two declared spellings of one input (upstream's entity keys vary: ``Congestive Heart Faliure``,
-    ``Congestive heart failure``): the same accessor, and the same name but for case or a letter or two."""
-    return a.accessor == b.accessor and (a.name.lower() == b.name.lower() or
-                                         SequenceMatcher(None, a.name.lower(), b.name.lower()).ratio() >= 0.9)
-
-
 def lines(calculator_id: int) -> list[str]:
-    """One line per input of a calculator, in declaration order: its spellings (any is graded as the
-    input, case-insensitively) and the form of its value."""
-    groups: list[list[InputSpec]] = []
+    """One line per input of a calculator, in declaration order: the names its code reads as one criterion
+    (``calculators/inputs.py: spelling_groups``; any of them is graded as that criterion) and the form of
+    its value."""
+    groups = {n: g for g in spelling_groups(calculator_id) for n in g}
+    out: list[str] = []
+    done: set[str] = set()
     for spec in declared_inputs(calculator_id):
-        group = next((g for g in groups if _same_input(g[0], spec)), None)
-        if group is None:
-            groups.append([spec])
-        elif spec.name.lower() not in {s.name.lower() for s in group}:
-            group.append(spec)
-    return [" / ".join(s.name for s in g) + f": {form(g[0])}" for g in groups]
+        if spec.name in done:
+            continue
+        names = groups.get(spec.name, (spec.name,))
+        done.update(names)
+        out.append(" / ".join(names) + f": {form(spec)}")
+    return out
 
 
 def table() -> dict[str, list[str]]:

@@ -64,7 +64,7 @@ ITEM_COLUMNS = ("Calculator ID", "Patient Note", "Question", "Output Type", "Gro
                 "Upper Limit")
 RECORD_COLUMNS = ("split", "uid", "old_value", "new_value", "decision", "label_status")  # a ledger record's decision
 # an input of config ``inputs`` (from INPUTS_CONFIG_FROM on): its value and what the note says of it
-INPUT_COLUMNS = ("value", "unit", "source", "verdict", "quote_in", "quote_start", "quote_end")
+INPUT_COLUMNS = ("value", "unit", "source", "verdict", "quote_in", "quote_start", "quote_end", "note_value", "used")
 CLASSES = {
     "first": "the first release: nothing to compare with",
     "identical": "every data file of the config is byte-identical to the previous release's",

@@ -241,7 +241,7 @@ INPUT_MEANINGS = {
     "quote_start": "the quote's first character in the `Patient Note` (or `Question`: `quote_in`), from 0",
     "quote_end": "one past the quote's last character: `Patient Note[quote_start:quote_end]` is `quote_text`",
     "quote_text": "the quote: for `supports`, the text that states the value; for `contradicts`, the text that "
-                  "states `note_value`",
+                  "states `note_value` (none where the definition's convention decides: `convention`)",
     "note_value": "for `contradicts`, the note's other value, as JSON text",
     "rule": "the evidence verifier's rule that decided the verdict",
     "reason": "the verifier's reason, in words",
@@ -254,7 +254,9 @@ INPUT_VALUES = {
                "default": "not in the extraction: the definition's value for an input the note does not mention"},
     "verdict": {"supports": "a quote the evidence verifier accepts states the value (or the note's silence, by the "
                             "definition's convention: `convention`)",
-                "contradicts": "the note states another value (`note_value`, with its quote)",
+                "contradicts": "the note states another value (`note_value`, with its quote), or never states a "
+                               "criterion the derivation counts present (absent by the definition's convention: "
+                               "`convention`, no quote)",
                 "not_addressed": "no quote the verifier accepts states the value or another one"},
     "quote_in": {"note": "the `Patient Note`", "question": "the `Question` (the steroid conversion's target steroid)",
                  NULL: "no quote"},
@@ -287,7 +289,7 @@ def inputs_summary(inputs: pd.DataFrame) -> str:
             f"{int(verdicts.get('contradicts', 0)):,} contradicted by the note, {int(verdicts.get('not_addressed', 0)):,} "
             f"not addressed; {quoted:,} with a quote; {int(sources.get('upstream', 0)):,} values from upstream's "
             f"extraction, {int(sources.get('recorded', 0)):,} recorded by a reviewer, {int(sources.get('default', 0)):,} "
-            "the definition's value for an input the note does not mention")
+            "absent from both (the definition's value for an unmentioned input)")
 
 
 def _shown(value: str) -> str:

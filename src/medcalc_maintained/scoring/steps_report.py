@@ -4,7 +4,9 @@ For every row of a release that has certified inputs (its config ``inputs``, fro
 :func:`medcalc_maintained.grading.steps.grade_steps` reads the inputs the output states and grades extraction,
 arithmetic and the final answer; this module gathers the rows into tables:
 
-``steps.csv``              one row per label set and graded row: answer status, the block's state, input counts
+``steps.csv``              one row per label set and graded row: the row's ``Evidence Status`` (a label whose
+                           input the note contradicts is graded on its certified inputs only), answer status,
+                           the block's state, input counts
                            (correct, wrong, missing, extra, bad unit), whether the answer is right for the stated
                            inputs, the calculator's value on them, the error class
 ``steps_inputs.csv``       one row per label set, row and input: its status, the certified and the stated value
@@ -61,7 +63,9 @@ def _share(k: int, n: int) -> float | None:
 def grade_label_set(name: str, predictions: Mapping[int, str], labels: pd.DataFrame,
                     inputs: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """The step records of one label set (``labels``: its rows with ``uid``; ``inputs``: its config ``inputs``)."""
-    references = certified_by_row(row_dicts(inputs))
+    rows_of_inputs = row_dicts(inputs)
+    references = certified_by_row(rows_of_inputs)
+    evidence = {int(r["uid"]): r.get("Evidence Status") for r in rows_of_inputs}
     rows: list[dict[str, Any]] = []
     inputs_out: list[dict[str, Any]] = []
     no_reference = 0
@@ -75,7 +79,7 @@ def grade_label_set(name: str, predictions: Mapping[int, str], labels: pd.DataFr
             continue
         rec, ins = grade_steps(r, predictions[uid], reference)
         rows.append({"label_set": name, "uid": uid, "calculator_id": int(r["Calculator ID"]),
-                     "calculator": str(r.get("Calculator Name") or ""), **rec})
+                     "calculator": str(r.get("Calculator Name") or ""), "evidence_status": evidence.get(uid), **rec})
         inputs_out += [{"label_set": name, "uid": uid, "calculator_id": int(r["Calculator ID"]), **i,
                         "certified": None if i["certified"] is None else str(i["certified"]),
                         "stated": None if i["stated"] is None else str(i["stated"])} for i in ins]
@@ -153,7 +157,8 @@ def plot(calculators: pd.DataFrame, path: os.PathLike | str) -> Path:
     ax.set_yticks(list(ys), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of the calculator's rows (rows graded in parentheses)")
+    ax.set_xlabel("extraction: share of rows with a readable block; arithmetic: of rows the calculator "
+                  "computes from (rows graded in parentheses)", fontsize=7)
     ax.set_title("Where wrong answers come from, per calculator")
     ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()

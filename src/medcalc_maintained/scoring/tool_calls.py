@@ -15,7 +15,8 @@ Traces file: JSON Lines, one object per row ``{"uid": int, "calls": [{"tool": st
   *certified* inputs where the release has them (config ``inputs``, from 2.4.0: the inputs its
   derivation uses that a quote of the note supports, :func:`~medcalc_maintained.grading.steps.
   certified_reference`), else upstream's ``Relevant Entities`` (GPT-4's extraction of v1.0); each
-  row says which (``input_reference``: ``certified`` or ``upstream``);
+  row says which (``input_reference``: ``certified`` or ``upstream``; the MME's rows are graded against
+  upstream's per-drug entities, which its tool's arguments are built into);
 * **tool output**: the answer equals the value the tool returns for that call (recomputed here
   with the same code), at the precision the answer is written in.
 """
@@ -190,7 +191,8 @@ def grade(traces: list[dict[str, Any]], rows: pd.DataFrame,
         target, otype = int(row["calculator_id"]), str(row["Output Type"])
         tool_value = _tool_value(cid, args)
         answer = str(t["answer"])
-        reference = (certified or {}).get(int(t["uid"])) or None
+        # the MME's tool takes per-drug doses, which upstream's entities hold; its certified input is one list
+        reference = None if target == 49 else (certified or {}).get(int(t["uid"])) or None
         out_rows.append({
             "uid": t["uid"], "calculator_id": target, "selected": cid, "selection_correct": cid == target,
             "answer_status": grade_output(answer, str(row["Ground Truth Answer"]), str(row["Lower Limit"]),

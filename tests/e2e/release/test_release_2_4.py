@@ -19,11 +19,19 @@ from tests.support.release_support import cli
 LOADER = r"""
 import sys
 import datasets
-root, cache, out = sys.argv[1], sys.argv[2], sys.argv[3]
+root, cache, out, snippet = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 for config in ("inputs", "full"):
     ds = datasets.load_dataset(root, config, split="test", cache_dir=cache)
     print(config, ds.features["quote_start"].dtype if config == "inputs" else "", len(ds))
     ds.to_parquet(f"{out}/{config}.parquet")
+
+
+def load_dataset(repo, config, revision):  # the card's calls, answered by the built directory
+    return datasets.load_dataset(root, config, cache_dir=cache)
+
+
+exec(open(snippet).read())  # the card's own example, as written
+print("card example ran")
 """
 
 
@@ -46,10 +54,16 @@ def test_2_4_ships_the_certified_inputs_as_a_config_that_loads_and_is_checked(re
                HF_HUB_DISABLE_TELEMETRY="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1")
     loaded = tmp_path / "loaded"
     loaded.mkdir()
-    proc = subprocess.run([sys.executable, "-c", LOADER, str(out), str(tmp_path / "cache"), str(loaded)],
+    card = (out / "README.md").read_text(encoding="utf-8")
+    example = card.split("The `inputs` config is what each verified label")[1].split("```python\n")[1].split("```")[0]
+    assert 'load_dataset("org/medcalc-maintained", "inputs", revision="v2.4.0")' in example
+    (tmp_path / "example.py").write_text(example, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-c", LOADER, str(out), str(tmp_path / "cache"), str(loaded),
+                           str(tmp_path / "example.py")],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "inputs int64" in proc.stdout  # a quote's offsets are integers, null without a quote
+    assert "card example ran" in proc.stdout
     inputs = pd.read_parquet(loaded / "inputs.parquet", dtype_backend="numpy_nullable")
     full = pd.read_parquet(loaded / "full.parquet").set_index("Row Number")
 
@@ -72,9 +86,7 @@ def test_2_4_ships_the_certified_inputs_as_a_config_that_loads_and_is_checked(re
     assert json.loads(cg.at["age", "value"]) == 87 and json.loads(cg.at["weight", "value"]) == 48.0
     assert cg.at["weight", "unit"] == "kg" and cg.at["weight", "verdict"] == "supports"
 
-    card = (out / "README.md").read_text(encoding="utf-8")
     assert f"{len(inputs):,} inputs of {len(docs):,} rows" in card
-    assert 'load_dataset("org/medcalc-maintained", "inputs", revision="v2.4.0")' in card
 
     val = cli(copy, "validate", "--no-docs", str(out))
     assert val.exit_code == 0, val.output
