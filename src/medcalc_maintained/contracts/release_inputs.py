@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from medcalc_maintained.contracts.release_content import cell_text
 from medcalc_maintained.contracts.release_evidence import completeness
 from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.core.versions import rules
@@ -37,12 +38,8 @@ COLUMNS = ["split", "uid", "name", "row_known", "matches_evidence", "quote_is_te
 FIELDS = ("unit", "source", "verdict", "rule", "reason", "quote_in")  # compared as text with the document's
 
 
-def _text(v: Any) -> str | None:
-    return None if is_missing(v) else str(v)
-
-
 def _json(v: Any) -> tuple[bool, Any]:
-    text = _text(v)
+    text = cell_text(v)
     if text is None:
         return True, None
     try:
@@ -70,9 +67,9 @@ def _differs(r: Mapping[str, Any], d: Mapping[str, Any]) -> str | None:
                             **{f: d.get(f) for f in FIELDS}}
     got: dict[str, Any] = {"value": _json(r.get("value"))[1], "note_value": _json(r.get("note_value"))[1],
                            "quote_start": _int(r.get("quote_start")), "quote_end": _int(r.get("quote_end")),
-                           "quote_text": _text(r.get("quote_text")), "convention": _bool(r.get("convention"), False),
+                           "quote_text": cell_text(r.get("quote_text")), "convention": _bool(r.get("convention"), False),
                            "used": _bool(r.get("used"), True), "declared": _json(r.get("declared"))[1],
-                           **{f: _text(r.get(f)) for f in FIELDS}}
+                           **{f: cell_text(r.get(f)) for f in FIELDS}}
     for f in ("rule", "reason"):
         want[f] = want[f] or ""
         got[f] = got[f] or ""
@@ -80,12 +77,12 @@ def _differs(r: Mapping[str, Any], d: Mapping[str, Any]) -> str | None:
 
 
 def _quote_problem(r: Mapping[str, Any], row: Mapping[str, Any]) -> str | None:
-    parts = [_int(r.get("quote_start")), _int(r.get("quote_end")), _text(r.get("quote_text"))]
+    parts = [_int(r.get("quote_start")), _int(r.get("quote_end")), cell_text(r.get("quote_text"))]
     if all(p is None for p in parts):
         return None
     if any(p is None for p in parts):
         return "quote_start, quote_end and quote_text are not all present"
-    source = _text(row.get("Question" if r.get("quote_in") == "question" else "Patient Note")) or ""
+    source = cell_text(row.get("Question" if r.get("quote_in") == "question" else "Patient Note")) or ""
     start, end, text = parts
     if source[start:end] != text:  # type: ignore[index]
         return f"quote_text is not the {'question' if r.get('quote_in') == 'question' else 'note'}'s text at {start}:{end}"
@@ -102,7 +99,7 @@ def _evidence(row: Mapping[str, Any]) -> list[dict[str, Any]] | None:
 
 def _as_document(r: Mapping[str, Any]) -> dict[str, Any]:
     """A config row as the input document :func:`completeness` reads (name, value, source, used)."""
-    return {"name": _text(r.get("name")), "value": _json(r.get("value"))[1], "source": _text(r.get("source")),
+    return {"name": cell_text(r.get("name")), "value": _json(r.get("value"))[1], "source": cell_text(r.get("source")),
             "used": _bool(r.get("used"), True)}
 
 
@@ -115,7 +112,7 @@ def inputs_view(full: pd.DataFrame, inputs: pd.DataFrame | None, version: Any) -
                               f"release {version} ships config inputs, which releases before 2.4.0 do not have"}],
                             columns=COLUMNS).fillna({c: False for c in COLUMNS[3:-1]})
     full_rows = {(str(r["split"]), int(r["uid"])): r for r in row_dicts(full)} if not full.empty else {}
-    verified = {k: r for k, r in full_rows.items() if _text(r.get("Evidence")) is not None}
+    verified = {k: r for k, r in full_rows.items() if cell_text(r.get("Evidence")) is not None}
     config = row_dicts(inputs) if inputs is not None and not inputs.empty else []
     by_row: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in config:
@@ -125,29 +122,29 @@ def inputs_view(full: pd.DataFrame, inputs: pd.DataFrame | None, version: Any) -
         row, listed = verified.get(key), by_row.get(key, [])
         docs = _evidence(row) if row is not None else None
         names = [str(i.get("name")) for i in docs or []]
-        order_ok = [_text(r.get("name")) for r in listed] == names
+        order_ok = [cell_text(r.get("name")) for r in listed] == names
         listed_problem = None
         if row is not None and docs is not None:
             listed_problem = completeness(int(row["Calculator ID"]), row, [_as_document(r) for r in listed])
         for r in listed:
             problems = []
-            known = row is not None and all(_text(r.get(c)) == _text(row.get(c)) for c in INPUT_ROW_COLUMNS)
+            known = row is not None and all(cell_text(r.get(c)) == cell_text(row.get(c)) for c in INPUT_ROW_COLUMNS)
             if not known:
                 problems.append("not a verified row of full, or the row's columns differ from full's")
-            doc = next((d for d in docs or [] if str(d.get("name")) == _text(r.get("name"))), None)
+            doc = next((d for d in docs or [] if str(d.get("name")) == cell_text(r.get("name"))), None)
             differs = "not an input of the row's Evidence" if doc is None else _differs(r, doc)
             if differs is None and not order_ok:
-                differs = f"the row's inputs {[_text(x.get('name')) for x in listed]} are not its Evidence's {names}"
+                differs = f"the row's inputs {[cell_text(x.get('name')) for x in listed]} are not its Evidence's {names}"
             problems += [differs] if differs else []
             quote = _quote_problem(r, row) if row is not None else None
             problems += [quote] if quote else []
             is_json = _json(r.get("value"))[0]  # null: the derivation uses no value (an unmentioned criterion)
             problems += [] if is_json else ["value is not JSON text"]
             problems += [listed_problem] if listed_problem else []
-            out.append({"split": key[0], "uid": key[1], "name": _text(r.get("name")), "row_known": known,
+            out.append({"split": key[0], "uid": key[1], "name": cell_text(r.get("name")), "row_known": known,
                         "matches_evidence": differs is None, "quote_is_text": quote is None, "value_is_json": is_json,
                         "derivation_listed": listed_problem is None, "inputs_problem": "; ".join(problems) or None})
-        have = {_text(r.get("name")) for r in listed}
+        have = {cell_text(r.get("name")) for r in listed}
         for n in names:
             if n not in have:
                 out.append({"split": key[0], "uid": key[1], "name": n, "row_known": True, "matches_evidence": False,

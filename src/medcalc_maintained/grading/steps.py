@@ -36,7 +36,7 @@ from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators.base import Inputs
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs, spelling_groups
 from medcalc_maintained.core import units as U
-from medcalc_maintained.core.answers import graded_answer, is_correct, limits, parse_model_answer
+from medcalc_maintained.core.answers import Answer, is_correct, limits
 from medcalc_maintained.grading.grade import grade
 
 INPUT_RTOL = 0.01  # relative tolerance of a numeric input (rounding in unit conversions)
@@ -48,7 +48,6 @@ UNGRADED = ("opioid_list",)  # accessors whose certified value is not compared (
 # names "<inputs>" before the block does not swallow it)
 BLOCK = re.compile(r"<inputs>((?:(?!<inputs>).)*?)</inputs>", re.S | re.I)
 # what a stated block can be: read (``ok``), or why nothing can be read from it
-BLOCK_STATES = ("ok", "absent", "not_json", "no_declared_input")
 BLOCK_PROBLEMS = ("absent", "not_json", "no_declared_input", "bad_unit")
 INPUT_STATUSES = ("correct", "wrong", "missing", "extra", "bad_unit")
 CLASSES = {
@@ -196,14 +195,14 @@ def _criteria(cid: int, specs: list[InputSpec]) -> list[list[InputSpec]]:
 
 # ---- one row ---------------------------------------------------------------------------------------
 
-def _arithmetic(cid: int, stated: dict[str, Any], answer: str, otype: str) -> tuple[bool | None, str | None]:
-    """Whether ``answer`` is right for the calculator's value on ``stated`` (``None``: it computes nothing)."""
+def _arithmetic(cid: int, stated: dict[str, Any], parsed: Answer, otype: str) -> tuple[bool | None, str | None]:
+    """Whether the model's answer (``parsed``, as :func:`grade` read it) is right for the calculator's
+    value on ``stated`` (``None``: it computes nothing)."""
     result = compute(cid, {k: _pair(v) for k, v in stated.items()})
     if not result.computable:
         return None, None
     lo, hi = limits(result.value, otype)
-    parsed = parse_model_answer(graded_answer(answer), otype)
-    return (parsed is not None and is_correct(parsed, result.value, lo, hi, otype)), result.value
+    return is_correct(parsed, result.value, lo, hi, otype), result.value
 
 
 def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -256,7 +255,7 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
     extraction_ok = state == "ok" and not units_bad and all(i["status"] in ("correct", "extra") for i in inputs)
     arithmetic, calc_value = (None, None)
     if state == "ok" and not units_bad and parsed is not None and not parsed.is_abstain:
-        arithmetic, calc_value = _arithmetic(cid, known, output, otype)
+        arithmetic, calc_value = _arithmetic(cid, known, parsed, otype)
     label_na = str(row["Ground Truth Answer"]).strip().upper() == "N/A"
     if status == "correct":
         cls = "right"
