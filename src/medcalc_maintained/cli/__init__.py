@@ -10,6 +10,7 @@ import typer
 
 from medcalc_maintained.cli import (
     compare,
+    conformance,
     dvc_deps,
     evaluate,
     harness,
@@ -47,6 +48,6 @@ def _root() -> None:
 
 
 for _module in (pipeline, llm, ledger, review, release, compare, evaluate, regrade, model, mcp, upstream, harness,
-                lock, dvc_deps):
+                conformance, lock, dvc_deps):
     _module.register(app)
 guard_commands(app)  # a full disk ends any command with one line naming the file, exit 1

@@ -3,6 +3,7 @@ the ``report`` group, ``validate`` and ``summary``."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -192,6 +193,32 @@ def physician_agreement(
         table.add_row(name, f"{s['agree']}/{s['rows']}", f"[{s['agree_ci95'][0]:.0f}, {s['agree_ci95'][1]:.0f}]",
                       f"{s['smape']:.1f}", f"[{s['smape_ci95'][0]:.1f}, {s['smape_ci95'][1]:.1f}]", str(s["smape_rows"]))
     console.print(table)
+
+
+@report_app.command("errata")
+def errata(
+    out: Optional[Path] = typer.Option(None, help="Output folder (default: params.report.errata.out): errata.json, "
+                                       "errata.md and vectors.json."),
+) -> None:
+    """Hold every implementation of report.errata.implementations (the PyPI medcalc-bench 1.7.0,
+    MedCalc-Bench-Verified's recorded answers) to the conformance vectors and compare it with the
+    declared definitions on the v1.0 entities of all rows; each difference is an erratum with its
+    failing cases, its consequence on v1.0 labels and its adjudicated status (docs/conformance.md).
+    Refuses, writing nothing, while an erratum is not adjudicated in conformance/errata.yaml."""
+    from medcalc_maintained.stages import errata as stage
+
+    try:
+        reports, target = stage.run(guarded(out), out=out)
+    except (DataError, ValueError) as exc:
+        fail(exc)
+    for rep in reports:
+        statuses = Counter(e.status for e in rep.errata)
+        console.print(f"{rep.implementation}: {rep.vector_cases_passed}/{rep.vector_cases} vector cases pass; "
+                      f"{len(rep.errata)} errata (" + ", ".join(f"{n} {s}" for s, n in statuses.most_common())
+                      + f"); {sum(e.rows_differ for e in rep.errata)} v1.0 rows differ, "
+                      f"{sum(e.rows_label_follows_implementation for e in rep.errata)} of whose labels are its answer",
+                      highlight=False, soft_wrap=True)
+    console.print(f"errata: {target}", highlight=False, soft_wrap=True)
 
 
 @report_app.command("grader-check")

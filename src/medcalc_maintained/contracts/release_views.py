@@ -21,6 +21,8 @@ columns or rows:
                     ``severity_consistent``, ``severity_matches`` (:mod:`.severity_views`)
 ``inputs``          every input of config ``inputs`` (releases from 2.4.0 on) read against ``full`` and the
                     notes (:mod:`.release_inputs`)
+``conformance``     the conformance vectors and errata (releases from 2.4.1 on), read back and checked against
+                    each other and against the reference calculators (:mod:`.release_conformance`)
 ``instances@default`` the ``default`` rows as an instance view (the provenance columns that the
                     config does not carry come from ``full``): schema and label invariants
 """
@@ -35,8 +37,14 @@ from typing import Any, Mapping
 import pandas as pd
 import pyarrow.parquet as pq
 
+from medcalc_maintained.contracts import (
+    release_conformance,
+    release_evidence,
+    release_feed,
+    release_inputs,
+    severity_views,
+)
 from medcalc_maintained.contracts import release_content as rc
-from medcalc_maintained.contracts import release_evidence, release_feed, release_inputs, severity_views
 from medcalc_maintained.core.labels import in_default
 from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.rows import row_dicts
@@ -62,6 +70,7 @@ ID_COLUMNS = {
     "evidence": ["split", "uid"],
     "inputs": ["split", "uid", "name"],
     "proposals": ["split", "uid", "field"],
+    "conformance": ["path"],
     "card_features": ["config"],
     "croissant": ["item"],
     "feed": ["item"],
@@ -132,7 +141,7 @@ def files_view(root: Path, manifest: dict[str, Any]) -> pd.DataFrame:
         exists = rel in present
         rows.append({"path": rel, "in_manifest": rel in listed, "exists": exists,
                      "sha256_matches": exists and rel in listed and sha256_file(Path(root) / rel) == listed[rel],
-                     "known_file": layout.known_file(rel, _configs(manifest))})
+                     "known_file": layout.known_file(rel, _configs(manifest), manifest.get("version"))})
     return pd.DataFrame(rows, columns=["path", "in_manifest", "exists", "sha256_matches", "known_file"])
 
 
@@ -304,6 +313,8 @@ def content_views(data: ReleaseData, frozen: Mapping[str, Any] | None = None, ev
         "inputs": release_inputs.inputs_view(data.config("full"), data.configs.get(INPUTS),
                                              data.manifest.get("version")),
         "proposals": rc.proposals_view(data.config("full"), data.manifest.get("version")),
+        release_conformance.VIEW: release_conformance.conformance_view(data.root, data.config("full"),
+                                                                       data.manifest.get("version")),
         "card_features": rc.card_features_view(data.root, data.columns, data.manifest.get("rows")),
         "croissant": rc.croissant_view(data.root, manifest_listing(data.manifest), data.columns),
         "feed": release_feed.feed_view(data.root, data.manifest, manifest_listing(data.manifest)),

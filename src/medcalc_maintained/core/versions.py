@@ -52,6 +52,10 @@ CARD_GRADERS_FROM = "2.3.2"
 # From this release on, the release ships config ``inputs``: one row per input of every verified row, the
 # ``Evidence`` documents of ``full`` as a table (``release/inputs_config.py``), checked by contract ``inputs``.
 INPUTS_CONFIG_FROM = "2.4.0"
+# From this release on, the release ships the calculators' conformance vectors and the errata of other
+# implementations (``conformance/vectors.json``, ``conformance/errata.json``, ``conformance/errata.md``: stage
+# ``errata``), checked by contract ``conformance``, and the card says what they found (``<!-- if conformance -->``).
+CONFORMANCE_FROM = "2.4.1"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -78,12 +82,14 @@ class ReleaseRules:
     feed_details: bool = False      # FEED_DETAILS_FROM
     card_graders: bool = False      # CARD_GRADERS_FROM
     inputs_config: bool = False     # INPUTS_CONFIG_FROM
+    conformance: bool = False       # CONFORMANCE_FROM
 
 
 FIRST = {"derivations": DERIVATIONS_FROM, "evidence_gate": EVIDENCE_FROM, "interleaved_mini": MINI_INTERLEAVED_FROM,
          "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM, "card_lead": CARD_LEAD_FROM,
          "card_visitor": CARD_VISITOR_FROM, "feed_details": FEED_DETAILS_FROM,
-         "card_graders": CARD_GRADERS_FROM, "inputs_config": INPUTS_CONFIG_FROM}  # each rule -> the release that introduced it
+         "card_graders": CARD_GRADERS_FROM, "inputs_config": INPUTS_CONFIG_FROM,
+         "conformance": CONFORMANCE_FROM}  # each rule -> the release that introduced it
 
 
 def rules(version: object) -> ReleaseRules:

@@ -29,7 +29,8 @@ DVC_FILE = "dvc.yaml"
 SRC_VAR = "${src}"
 COMMAND = "make deps"  # = medcalc-maintained dvc-deps
 
-# Data files of the package and the module that reads each (its source names the file).
+# Data files of the package and the module that reads each (its source names the file); an entry
+# ending in "/" is a folder of them, standing for every file under it.
 RESOURCES = {
     "calculators.base": ["calculators/plausibility.yaml"],
     "calculators.policy": ["calculators/definitions.yaml"],
@@ -40,6 +41,10 @@ RESOURCES = {
     "ledger.records": ["schemas/correction.schema.json"],
     "quality.checks.rules": ["quality/checks/rules.yaml"],
     "grading.prompts": ["grading/stepwise_inputs.json"],
+    "conformance.vectors": ["conformance/vectors/"],          # a folder: every file under it
+    "conformance.medcalc_bench": ["conformance/medcalc_bench.yaml"],
+    "conformance.errata": ["conformance/errata.yaml"],
+    "conformance.recorded": ["conformance/recorded/"],
     "verifiers.prompts": ["prompts/audit_system.txt", "prompts/audit_user.txt",
                           "prompts/relabel_system.txt", "prompts/relabel_user.txt"],
     "project": ["defaults.yaml"],
@@ -89,7 +94,11 @@ def run_files(src: Path, stage: str) -> set[str]:
         path = module_file(src, mod)
         if path is not None and not docstring_only(path):
             files.add(path.relative_to(src).as_posix())
-        files.update(RESOURCES.get(mod.removeprefix(f"{PACKAGE}."), ()))
+        for resource in RESOURCES.get(mod.removeprefix(f"{PACKAGE}."), ()):
+            if resource.endswith("/"):
+                files.update(f for f in package_files(src) if f.startswith(resource))
+            else:
+                files.add(resource)
     return files - set(OMITTED)
 
 

@@ -31,7 +31,15 @@ from medcalc_maintained.core.errors import DataError, OutRefused
 from medcalc_maintained.core.readers import sha256_file
 from medcalc_maintained.core.versions import UNRELEASED, full_tag, rules
 from medcalc_maintained.project import Project
-from medcalc_maintained.release import deferred, feed, grader_rates, layout, score_shift, unverified_estimate
+from medcalc_maintained.release import (
+    conformance_files,
+    deferred,
+    feed,
+    grader_rates,
+    layout,
+    score_shift,
+    unverified_estimate,
+)
 from medcalc_maintained.release import upstream as follow
 from medcalc_maintained.release.card import render_card, render_changelog
 from medcalc_maintained.release.croissant import write_croissant
@@ -248,13 +256,17 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
         feed.write_feed(tmp, doc)
         say("writing croissant.json")
         write_croissant(t, plan, tmp)
+        if conformance_files.copy_into(project.errata_dir, tmp, rel.version):
+            say("copying the conformance vectors and errata")
         say("rendering the card and the changelog")
         estimates = unverified_estimate.read(project.unverified_estimate)
         opening = score_shift.banner(feed.latest_entry(doc), shift, score_shift.example_text(project))
         (tmp / CARD).write_text(render_card(template, project.card_template, t, plan, estimates,
                                             follow.quarantine_text(project, rel),
                                             {"score_shift": opening, "feed_table": feed.feed_table(doc),
-                                             "grader_check": grader_card_text(project, rel.version)}),
+                                             "grader_check": grader_card_text(project, rel.version),
+                                             "conformance": conformance_files.card_text(project.errata_dir,
+                                                                                        rel.version)}),
                                 encoding="utf-8")
         changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities, evidence)
         if draft:

@@ -35,6 +35,9 @@ CHANGELOG = "CHANGELOG.md"
 MANIFEST = "manifest.json"
 CROISSANT = "croissant.json"  # written by :mod:`~medcalc_maintained.release.croissant`
 FEED = "releases.json"  # the release feed, :mod:`~medcalc_maintained.release.feed`
+# the calculators' conformance vectors and the errata of other implementations (stage errata's files, copied)
+CONFORMANCE_DIR = "conformance"
+CONFORMANCE_FILES = (f"{CONFORMANCE_DIR}/vectors.json", f"{CONFORMANCE_DIR}/errata.json", f"{CONFORMANCE_DIR}/errata.md")
 MANIFEST_MAX_BYTES = 16 * 1024 * 1024  # a release's manifest is ~20 KB; a hostile-file bound
 #: the heading a draft's CHANGELOG.md opens with: what tells a draft by its content (a file the
 #: manifest's digests cover), whatever its manifest says
@@ -65,12 +68,17 @@ def config_of(rel: str) -> tuple[str, str] | None:
     return parts[1], (m["split"] if m else split_of(parts[2]))
 
 
-def known_file(rel: str, configs: tuple[str, ...]) -> bool:
+def known_file(rel: str, configs: tuple[str, ...], version: object = None) -> bool:
     """Whether ``rel`` (release-relative) is a file that ``release build`` writes and the release
-    contracts check: the card, the changelog, the Croissant metadata, the feed, or a data file of one
-    of ``configs``. ``manifest.json`` lists every other file, not itself."""
+    contracts check: the card, the changelog, the Croissant metadata, the feed, a data file of one
+    of ``configs``, or (releases from ``CONFORMANCE_FROM`` on) one of :data:`CONFORMANCE_FILES`.
+    ``manifest.json`` lists every other file, not itself."""
+    from medcalc_maintained.core.versions import rules
+
     if rel in (CARD, CHANGELOG, CROISSANT, FEED):
         return True
+    if rel in CONFORMANCE_FILES:
+        return rules(version).conformance
     found = config_of(rel)
     return found is not None and found[0] in configs
 

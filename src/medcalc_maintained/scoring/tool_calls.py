@@ -18,7 +18,8 @@ Traces file: JSON Lines, one object per row ``{"uid": int, "calls": [{"tool": st
   row says which (``input_reference``: ``certified`` or ``upstream``; the MME's rows are graded against
   upstream's per-drug entities, which its tool's arguments are built into);
 * **tool output**: the answer equals the value the tool returns for that call (recomputed here
-  with the same code), at the precision the answer is written in.
+  with the same code), at the precision the answer is written in; the summary names that
+  implementation and its conformance vectors passed (``tools_implementation``).
 """
 
 from __future__ import annotations
@@ -141,7 +142,22 @@ class ToolCallReport:
             "answer_equals_tool_output": float(with_output["equals_tool_output"].mean()) if len(with_output) else None,
             "n_with_tool_output": int(len(with_output)),
             "input_reference": self.reference_text(),
+            "tools_implementation": self.implementation_text(),
         }
+
+    def implementation_text(self) -> str:
+        """The implementation whose value ``equals_tool_output`` recomputes, with its conformance over
+        the calculators the traces selected."""
+        from medcalc_maintained.tools import calculator_tools as T
+
+        cids = sorted({int(c) for c in self.rows.get("selected", pd.Series(dtype=object)).dropna()}) \
+            if len(self.rows) else []
+        if not cids:
+            return "no calculator selected"
+        cs = [T.conformance(c) for c in cids]
+        return (f"{cs[0]['implementation']}: {sum(c['passed'] for c in cs)}/{sum(c['vectors'] for c in cs)} "
+                f"conformance vectors pass over the {len(cids)} calculator(s) selected "
+                f"(vectors sha256 {cs[0]['vectors_sha256'][:12]})")
 
     def reference_text(self) -> str:
         """Which reference the inputs were graded against, in words (rows by reference)."""
@@ -171,7 +187,8 @@ class ToolCallReport:
                 f"calculator selection accuracy: {pct(s['selection_accuracy'])}",
                 f"input accuracy: {pct(s['input_accuracy'])} of {s['n_inputs_graded']} inputs "
                 f"(reference: {s['input_reference']})",
-                f"answers equal to the tool's output: {pct(s['answer_equals_tool_output'])} of {s['n_with_tool_output']}"]
+                f"answers equal to the tool's output: {pct(s['answer_equals_tool_output'])} of {s['n_with_tool_output']}",
+                f"tools: {s['tools_implementation']}"]
 
 
 def grade(traces: list[dict[str, Any]], rows: pd.DataFrame,

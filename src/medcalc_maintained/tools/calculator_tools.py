@@ -8,7 +8,8 @@
 * :func:`call_calculator`: arguments -> entities -> :func:`medcalc_maintained.calculators.compute`,
   returning the value, the derivation steps (inputs as read and converted to canonical units, then
   the formula of the calculator's docstring; the calculators do not expose intermediate values)
-  and implausible-input warnings. A missing, unknown, ill-typed or impossible input raises
+  and implausible-input warnings, and which implementation answered with its conformance
+  (:func:`conformance`: the calculator's vectors passed, so a tool result traces to a checked formula). A missing, unknown, ill-typed or impossible input raises
   :class:`ToolInputError` naming the input, its expected unit and range: never a number.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any, cast
 
 from medcalc_maintained.calculators import compute, load_all
@@ -121,10 +123,37 @@ def definition_version(calculator_id: int) -> str:
     return f"{entry['version']}: {' '.join(str(entry['definition']).split())}" if entry else "not declared"
 
 
+@lru_cache(maxsize=None)
+def conformance(calculator_id: int) -> dict[str, Any]:
+    """Which implementation the tool serves and how it does on the calculator's conformance vectors
+    (:mod:`medcalc_maintained.conformance`): ``{"implementation", "vectors", "passed", "vectors_sha256"}``."""
+    from medcalc_maintained.conformance import load_vectors, resolve, run_vectors, vectors_digest
+
+    [result] = run_vectors(load_vectors([int(calculator_id)]), resolve("ours")).calculators
+    return {"implementation": f"medcalc_maintained.calculators (medcalc-maintained {_package_version()})",
+            "vectors": result.cases, "passed": result.passed, "vectors_sha256": vectors_digest()}
+
+
+def _package_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("medcalc-maintained")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def conformance_text(calculator_id: int) -> str:
+    c = conformance(calculator_id)
+    return (f"Implementation: {c['implementation']}; conformance: {c['passed']}/{c['vectors']} vectors pass "
+            f"(vectors sha256 {c['vectors_sha256'][:12]}, docs/conformance.md)")
+
+
 def describe(calculator_id: int) -> str:
     calc = load_all()[int(calculator_id)]
     return (f"{calc.name} (MedCalc-Bench calculator {calc.calculator_id}, output {calc.output_type}). "
             f"Definition version of the maintained labels: {definition_version(calculator_id)}. "
+            f"{conformance_text(calculator_id)}. "
             f"Definition and citation: {citation(calculator_id)}")
 
 
@@ -290,7 +319,7 @@ def call_calculator(calculator_id: int, arguments: dict[str, Any] | None) -> dic
     steps.append(f"result: {result.value}")
     return {"calculator_id": calc.calculator_id, "calculator": calc.name, "output_type": calc.output_type,
             "value": result.value, "steps": steps, "warnings": warnings, "citation": citation(calculator_id),
-            "definition_version": definition_version(calculator_id)}
+            "definition_version": definition_version(calculator_id), "conformance": conformance(calculator_id)}
 
 
 def _overflows(value: Any) -> bool:

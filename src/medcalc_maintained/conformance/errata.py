@@ -1,0 +1,230 @@
+"""Errata: where an implementation of the calculators departs from the declared definitions.
+
+For one implementation, each calculator is run on its conformance vectors and on the v1.0
+``Relevant Entities`` of every row of that calculator (the inputs upstream's labels were computed
+from), beside this package's calculators. A calculator with a failing vector or a v1.0 row where the
+two answers differ (beyond the vectors' tolerance, or one gives a result and the other none) is an
+erratum: the failing cases (inputs, expected vs got; wrong answers listed before cases with no result), the cited source, and its consequence on v1.0:
+rows that differ (and of them, rows where the implementation gives no result), rows whose v1.0 label is the implementation's answer rather than the definition's,
+and for those, the first maintained release whose label is the definition's (``fixed_in``).
+
+Each erratum's status comes from the adjudication file ``errata.yaml`` beside this module, written by
+a person who checked the cases against the cited source: ``fixed-in-ours`` (the implementation is
+wrong; our calculators and the labels of the releases named follow the source), ``definition-choice``
+(both follow a published definition; the policy's reason says why ours is declared), or ``open``.
+An erratum nobody has adjudicated is ``unreviewed`` and :func:`unreviewed` names it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from medcalc_maintained.calculators import compute, load_all
+from medcalc_maintained.conformance.base import Implementation, NoResult
+from medcalc_maintained.conformance.check import Report, agrees, run_vectors
+from medcalc_maintained.conformance.rows import V1Row
+from medcalc_maintained.conformance.vectors import Case, VectorFile
+from medcalc_maintained.core.errors import DataError
+
+STATUSES = ("fixed-in-ours", "definition-choice", "open", "unreviewed")
+REGISTRY_FILE = "errata.yaml"
+EXAMPLES = 3  # failing cases and differing rows kept per erratum
+
+
+@dataclass
+class Erratum:
+    implementation: str
+    calculator_id: int
+    calculator: str
+    follows: str
+    source: str
+    vectors_failed: int
+    vectors_no_result: int
+    vectors: int
+    failing_cases: list[dict[str, Any]]
+    rows: int
+    rows_differ: int
+    rows_no_result: int
+    rows_label_follows_implementation: int
+    fixed_in: dict[str, int]
+    differing_rows: list[dict[str, Any]]
+    status: str = "unreviewed"
+    reason: str = ""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.implementation, self.calculator_id
+
+
+@dataclass
+class ErrataReport:
+    implementation: str
+    describe: str
+    vectors_sha256: str
+    vector_cases: int
+    vector_cases_passed: int
+    errata: list[Erratum] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**{k: v for k, v in asdict(self).items() if k != "errata"},
+                "errata": [asdict(e) for e in self.errata]}
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[tuple[str, int], dict[str, str]]:
+    """The adjudications of ``errata.yaml``: (implementation, calculator id) -> status and reason."""
+    path = resources.files("medcalc_maintained.conformance") / REGISTRY_FILE
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    out: dict[tuple[str, int], dict[str, str]] = {}
+    for i, e in enumerate(doc.get("errata") or [], 1):
+        where = f"entry {i}"
+        if not isinstance(e, dict) or not {"implementation", "calculator_id", "status", "reason"} <= set(e):
+            raise DataError(str(path), f"{where}: an adjudication has implementation, calculator_id, status, reason")
+        if e["status"] not in STATUSES[:3]:
+            raise DataError(str(path), f"{where}: status {e['status']!r} is not one of {', '.join(STATUSES[:3])}",
+                            field="status")
+        if not str(e["reason"]).strip():
+            raise DataError(str(path), f"{where}: the reason is empty", field="reason")
+        key = (str(e["implementation"]), int(e["calculator_id"]))
+        if key in out:
+            raise DataError(str(path), f"{where}: {key} adjudicated twice", field="calculator_id")
+        out[key] = {"status": str(e["status"]), "reason": str(e["reason"]).strip()}
+    return out
+
+
+_WD = re.compile(r"(\d+)\D+(\d+)")
+
+
+def typed(text: str | None, kind: str) -> Any:
+    """Our calculator's answer text as a case's ``expected`` would carry it."""
+    if text is None or str(text).strip().upper() == "N/A":
+        return None
+    if kind == "weeks_days":
+        m = _WD.search(str(text))
+        return [int(m.group(1)), int(m.group(2))] if m else None
+    if kind == "date":
+        return str(text)
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return int(x) if kind == "integer" and x.is_integer() else x
+
+
+def _call(impl: Implementation, cid: int, entities: dict[str, Any]) -> tuple[Any, str]:
+    try:
+        got = impl.call(cid, entities)
+    except NoResult as exc:
+        return None, f"no result: {exc}"
+    except Exception as exc:  # the implementation under test may fail in any way; that is its answer
+        return None, f"raised {type(exc).__name__}: {exc}"
+    return got, ""
+
+
+def _same(a: Any, b: Any, kind: str) -> bool:
+    """Whether answer ``b`` agrees with ``a`` (either may be none) under the vectors' rule."""
+    if a is None or b is None:
+        return a is None and b is None
+    return agrees(Case("row", "", {}, a), kind, b)[0]
+
+
+def _plain(value: Any) -> Any:
+    return value if value is None or isinstance(value, (bool, int, float, str, list)) else str(value)
+
+
+def find_errata(impl: Implementation, vectors: list[VectorFile], rows: Iterable[V1Row], *,
+                release_labels: Mapping[str, Mapping[int, str]] | None = None, digest: str = "") -> ErrataReport:
+    """Every erratum of ``impl`` (see the module); ``release_labels`` maps each maintained release, in
+    release order, to its row number -> label (for ``fixed_in``)."""
+    report: Report = run_vectors(vectors, impl, digest=digest)
+    by_cid: dict[int, list[V1Row]] = {}
+    for r in rows:
+        by_cid.setdefault(r.calculator_id, []).append(r)
+    out = ErrataReport(impl.name, impl.describe, digest, sum(c.cases for c in report.calculators),
+                       sum(c.passed for c in report.calculators))
+    calcs = load_all()
+    adjudicated = registry()
+    for cr in report.calculators:
+        vf, kind = cr.vectors, cr.vectors.kind
+        failing = [{"case": r.case.id, "why": r.case.why, "inputs": r.case.inputs, "expected": r.case.expected,
+                    "got": _plain(r.got), "reason": r.reason} for r in cr.results if not r.ok]
+        failing.sort(key=lambda f: f["got"] is None)  # wrong answers first: they show the formula
+        differ, no_result, follows = 0, 0, 0
+        fixed: dict[str, int] = {}
+        examples: list[dict[str, Any]] = []
+        cid_rows = by_cid.get(vf.calculator_id, [])
+        for row in cid_rows:
+            ours = typed(compute(vf.calculator_id, row.entities).value, kind)
+            got, why = _call(impl, vf.calculator_id, row.entities)
+            if _same(ours, got, kind):
+                continue
+            differ += 1
+            no_result += got is None
+            label = typed(row.label, kind)
+            label_follows = got is not None and label is not None and _same(label, got, kind) \
+                and not _same(label, ours, kind)
+            if label_follows:
+                follows += 1
+                first = next((v for v, labels in (release_labels or {}).items()
+                              if _same(ours, typed(labels.get(row.row_number), kind), kind)), "not yet")
+                fixed[first] = fixed.get(first, 0) + 1
+            if len(examples) < EXAMPLES:
+                examples.append({"row_number": row.row_number, "definition": ours, "implementation": _plain(got),
+                                 "v1_label": row.label, **({"reason": why} if why else {})})
+        if not failing and not differ:
+            continue
+        order = [*(release_labels or {}), "not yet"]
+        fixed = {v: fixed[v] for v in order if v in fixed}
+        e = Erratum(impl.name, vf.calculator_id, calcs[vf.calculator_id].name, vf.follows, vf.source,
+                    len(failing), sum(f["got"] is None for f in failing), cr.cases, failing[:EXAMPLES], len(cid_rows),
+                    differ, no_result, follows, fixed, examples)
+        verdict = adjudicated.get(e.key)
+        if verdict:
+            e.status, e.reason = verdict["status"], verdict["reason"]
+        out.errata.append(e)
+    return out
+
+
+def unreviewed(report: ErrataReport) -> list[Erratum]:
+    """The errata of ``report`` that ``errata.yaml`` does not adjudicate."""
+    return [e for e in report.errata if e.status == "unreviewed"]
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(implementations: list[dict[str, Any]]) -> str:
+    """The errata as Markdown (``implementations``: :meth:`ErrataReport.as_dict` of each, as
+    ``errata.json`` holds them): per implementation its vector score, then one row per erratum."""
+    lines = ["# Calculator errata", "",
+             "Generated by stage `errata` (`medcalc-maintained report errata`); do not edit. Each implementation "
+             "is run on the conformance vectors (hand-checked cases from each calculator's cited source) and on the "
+             "v1.0 `Relevant Entities` of every row, beside this package's calculators. *Rows* counts v1.0 rows "
+             "where the two differ; *label* those whose v1.0 label is the implementation's answer; *fixed in* the "
+             "first release whose label follows the definition.", ""]
+    for rep in implementations:
+        lines += [f"## {rep['implementation']}", "", f"{rep['describe']}. Vectors: {rep['vector_cases_passed']} of "
+                  f"{rep['vector_cases']} cases pass; {len(rep['errata'])} errata.", ""]
+        if not rep["errata"]:
+            continue
+        lines += ["| id | calculator | vectors failed | first failing case: expected vs got | rows | label | fixed in "
+                  "| status | reason |", "|---|---|---|---|---|---|---|---|---|"]
+        for e in rep["errata"]:
+            first = e["failing_cases"][0] if e["failing_cases"] else None
+            shown = (f"{first['case']}: {json.dumps(first['expected'], ensure_ascii=False)} vs "
+                     f"{json.dumps(first['got'], ensure_ascii=False)}" if first else "")
+            fixed = ", ".join(f"{v} ({n})" for v, n in e["fixed_in"].items())
+            lines.append("| " + " | ".join(_cell(x) for x in (
+                e["calculator_id"], e["calculator"], f"{e['vectors_failed']}/{e['vectors']}", shown,
+                f"{e['rows_differ']}/{e['rows']}", e["rows_label_follows_implementation"], fixed, e["status"],
+                e["reason"])) + " |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

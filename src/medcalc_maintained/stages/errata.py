@@ -1,0 +1,84 @@
+"""Stage ``errata``: every implementation of ``report.errata.implementations`` held to the
+conformance vectors and compared with the declared definitions on the v1.0 entities of all rows
+(:mod:`medcalc_maintained.conformance.errata`).
+
+Reads the ingest stage's v1.0 rows and the ``full`` config of every release (release-tables), for
+the release whose label first follows the definition on a row whose v1.0 label carries an
+implementation's error. Writes to ``report.errata.out``: ``errata.json`` (per implementation: its
+vector score and every erratum with cases, consequence on v1.0 and adjudicated status),
+``errata.md`` (the same as a table people read; the release card and docs show it) and
+``vectors.json`` (every vector file in one document with its sha256, as the release ships it).
+Refuses, writing nothing, when an erratum has no adjudication in ``conformance/errata.yaml``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from medcalc_maintained.conformance import load_vectors, resolve, vectors_digest
+from medcalc_maintained.conformance.errata import REGISTRY_FILE, ErrataReport, find_errata, markdown, unreviewed
+from medcalc_maintained.conformance.rows import v1_rows
+from medcalc_maintained.conformance.vectors import VectorFile
+from medcalc_maintained.core.atomic import replace_files
+from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.readers import read_parquet
+from medcalc_maintained.project import Project
+from medcalc_maintained.release import upstream as follow
+from medcalc_maintained.release.tables import load_config
+
+
+def _labels(project: Project) -> dict[str, dict[int, str]]:
+    out = {}
+    for release in follow.plan_for(project).releases:
+        full = load_config(project, release.version, "full")
+        out[release.version] = {int(r): str(a) for r, a in zip(full["Row Number"], full["Ground Truth Answer"])}
+    return out
+
+
+def vectors_document(files: list[VectorFile], digest: str) -> dict[str, Any]:
+    """Every vector file as one JSON document (what the release ships as ``conformance/vectors.json``)."""
+    return {"vectors_sha256": digest, "calculators": [{
+        "calculator_id": f.calculator_id, "name": f.name, "follows": f.follows, "source": f.source,
+        "formula": f.formula, "output_type": f.output_type,
+        "cases": [{"id": c.id, "why": c.why, "inputs": c.inputs, "expected": c.expected,
+                   **({"work": c.work} if c.work else {}), **({"tolerance": c.tolerance} if c.tolerance is not None
+                                                             else {})} for c in f.cases]} for f in files]}
+
+
+def refuse_unadjudicated(reports: list[ErrataReport]) -> None:
+    """A :class:`DataError` naming every erratum ``errata.yaml`` does not adjudicate (none: nothing)."""
+    pending = [e for r in reports for e in unreviewed(r)]
+    if pending:
+        raise DataError(f"src/medcalc_maintained/conformance/{REGISTRY_FILE}",
+                        f"{len(pending)} erratum(s) not adjudicated: " + ", ".join(
+                            f"{e.implementation} calculator {e.calculator_id}" for e in pending)
+                        + "; check each against its cited source and add its status and reason; nothing written")
+
+
+def _writer(text: str) -> Callable[[Path], object]:
+    return lambda path: path.write_text(text, encoding="utf-8")
+
+
+def run(project: Project, *, out: Path | None = None) -> tuple[list[ErrataReport], Path]:
+    p = project.section("report.errata")
+    target = Path(out or project.root / p["out"])
+    rows = v1_rows(read_parquet(project.instances, "instances", "ingest"))
+    files, digest = load_vectors(), vectors_digest()
+    labels = _labels(project)
+    reports = []
+    for spec in p["implementations"]:
+        impl = resolve(str(spec))
+        try:
+            reports.append(find_errata(impl, files, rows, release_labels=labels, digest=digest))
+        finally:
+            impl.close()
+    refuse_unadjudicated(reports)
+    implementations = [r.as_dict() for r in reports]
+    doc = {"vectors_sha256": digest, "implementations": implementations}
+    texts = {"errata.json": json.dumps(doc, indent=1, ensure_ascii=False) + "\n",
+             "errata.md": markdown(implementations),
+             "vectors.json": json.dumps(vectors_document(files, digest), indent=1, ensure_ascii=False) + "\n"}
+    replace_files(target, {name: _writer(text) for name, text in texts.items()})
+    return reports, target
