@@ -9,11 +9,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from medcalc_maintained.cli import app
-from medcalc_maintained.conformance import agrees, load_vectors
+from medcalc_maintained.conformance import agrees, load_vectors, run_vectors
+from medcalc_maintained.conformance.base import Implementation, NoResult
 from medcalc_maintained.conformance.vectors import Case, parse_file
 from medcalc_maintained.core.errors import DataError
 
@@ -88,6 +90,7 @@ def test_a_file_named_for_another_calculator_is_refused(tmp_path):
 
 
 def _impl_module(tmp_path: Path, monkeypatch) -> str:
+    """A module in the current folder (found as `python -m` finds it, no PYTHONPATH)."""
     (tmp_path / "wrong_map.py").write_text(textwrap.dedent("""
         def calc(calculator_id, inputs):
             s, d = inputs["Systolic Blood Pressure"][0], inputs["Diastolic Blood Pressure"][0]
@@ -95,7 +98,8 @@ def _impl_module(tmp_path: Path, monkeypatch) -> str:
                 raise RuntimeError("no wide pulse pressures here")
             return (s + d) / 2          # the arithmetic mean: not MAP
     """))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     return "wrong_map:calc"
 
 
@@ -123,11 +127,12 @@ def test_cli_passes_ours_and_a_program_speaking_json_lines(tmp_path):
     prog = tmp_path / "prog.py"
     prog.write_text(textwrap.dedent("""
         import json, sys
+        print("calc server v1 ready", flush=True)          # a banner: skipped
         for line in sys.stdin:
             q = json.loads(line)
             s, d = q["inputs"]["Systolic Blood Pressure"][0], q["inputs"]["Diastolic Blood Pressure"][0]
             reply = {"value": round((s + 2 * d) / 3, 2)} if s < 140 else {"error": "too high for me"}
-            print(json.dumps(reply), flush=True)
+            print(json.dumps({"id": q["id"], **reply}), flush=True)
     """))
     r = CliRunner().invoke(app, ["conformance", "--impl", f"cmd:{sys.executable} {prog}", "--vectors", str(d)],
                            env={"COLUMNS": "200"})
@@ -136,8 +141,85 @@ def test_cli_passes_ours_and_a_program_speaking_json_lines(tmp_path):
     assert "1/2" in text and "first failing case b: expected 90, got null (no result: too high for me)" in text
 
 
-def test_cli_refuses_what_it_cannot_load(tmp_path):
+def test_a_program_that_hangs_is_stopped_and_one_that_dies_fails_the_rest(tmp_path):
+    from medcalc_maintained.conformance.implementations import _command
+
+    files = load_vectors(directory=_write(tmp_path, MAP_FILE.format(a=93.333)))
+    hang = tmp_path / "hang.py"
+    hang.write_text("import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
+    impl = _command(f"cmd:{sys.executable} {hang}", timeout=1.0)
+    try:
+        [c] = run_vectors(files, impl).calculators
+    finally:
+        impl.close()
+    assert c.passed == 0 and "no answer within 1 s" in c.results[0].reason and "stopped" in c.results[1].reason
+    dies = tmp_path / "dies.py"
+    dies.write_text("import json, sys\nq = json.loads(sys.stdin.readline())\n"
+                    "print(json.dumps({'id': q['id'], 'value': 93.333}), flush=True)\n")
+    impl = _command(f"cmd:{sys.executable} {dies}", timeout=10.0)
+    try:
+        [c] = run_vectors(files, impl).calculators
+    finally:
+        impl.close()
+    assert [r.ok for r in c.results] == [True, False] and "exited" in c.results[1].reason
+
+
+def test_an_exception_fails_even_a_case_whose_definition_gives_no_result(tmp_path):
+    text = MAP_FILE.format(a=93.333).replace("    expected: 90\n", "    expected: null\n")
+    files = load_vectors(directory=_write(tmp_path, text))
+
+    def raises(calculator_id, inputs):
+        raise TypeError("bad operand")
+
+    def refuses(calculator_id, inputs):
+        raise NoResult("cannot")
+
+    def numpy_answer(calculator_id, inputs):
+        return np.float32(93.3333) if inputs["Systolic Blood Pressure"][0] == 120 else None
+
+    assert [r.ok for r in run_vectors(files, Implementation("r", "r", raises)).calculators[0].results] == [False, False]
+    assert [r.ok for r in run_vectors(files, Implementation("n", "n", refuses)).calculators[0].results] == [False, True]
+    assert [r.ok for r in run_vectors(files, Implementation("np", "np", numpy_answer)).calculators[0].results] \
+        == [True, True]
+
+
+def test_a_release_vectors_json_runs_and_a_tampered_one_is_refused(tmp_path):
+    from medcalc_maintained.conformance.vectors import canonical, digest_of
+
+    files = load_vectors([5, 69])
+    path = tmp_path / "vectors.json"
+    path.write_text(json.dumps({"vectors_sha256": digest_of(files), "calculators": canonical(files)}))
+    again = load_vectors(directory=path)
+    assert [f.calculator_id for f in again] == [5, 69] and digest_of(again) == digest_of(files)
+    doc = json.loads(path.read_text())
+    doc["calculators"][0]["cases"][0]["expected"] = 1.0
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match="is not the sha256 of the vectors it holds"):
+        load_vectors(directory=path)
+
+
+@pytest.mark.parametrize("edit, words", [
+    (("    why: typical\n", "    why: typical\n    tolerence: 0.5\n"), "case a: unknown key(s) 'tolerence'"),
+    (("  - id: a\n", "  - id: 7\n"), "case #1: id is a text"),
+    (("cases:\n", "notes: x\ncases:\n"), "unknown key(s) 'notes'"),
+])
+def test_unknown_keys_and_numeric_ids_are_refused(tmp_path, edit, words):
+    d = _write(tmp_path, MAP_FILE.format(a=93.333).replace(*edit))
+    with pytest.raises(DataError) as exc:
+        parse_file(d / "5.yaml")
+    assert words in str(exc.value)
+
+
+def test_cli_refuses_what_it_cannot_load(tmp_path, monkeypatch):
     d = _write(tmp_path, MAP_FILE.format(a=93.333))
+    (tmp_path / "broken_impl.py").write_text("raise RuntimeError('half-installed')\n")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["conformance", "--impl", "broken_impl:f", "--vectors", str(d)])
+    assert r.exit_code == 2 and "cannot import 'broken_impl': RuntimeError: half-installed" in r.output
+    r = CliRunner().invoke(app, ["conformance", "--vectors", str(tmp_path / "no-such-folder")])
+    assert r.exit_code == 2 and "no such folder of vector files" in r.output
+    r = CliRunner().invoke(app, ["conformance", "--vectors", str(tmp_path)])  # a folder without vector files
+    assert r.exit_code == 2 and "holds no vector file" in r.output
     r = CliRunner().invoke(app, ["conformance", "--impl", "no_such_module_xyz:f", "--vectors", str(d)])
     assert r.exit_code == 2 and "cannot import 'no_such_module_xyz'" in r.output
     r = CliRunner().invoke(app, ["conformance", "--calculator", "6", "--vectors", str(d)])

@@ -33,6 +33,21 @@ def release(tmp_path: Path) -> Path:
 FULL = pd.DataFrame({"Calculator ID": sorted(v.calculator_id for v in load_vectors())})
 
 
+def _resealed(doc: dict) -> dict:
+    """``doc`` with the sha256 of the vectors it now holds (as a careful forger would write it)."""
+    from medcalc_maintained.conformance.vectors import digest_of, parse_doc
+
+    return {**doc, "vectors_sha256": digest_of([parse_doc(c, "test") for c in doc["calculators"]])}
+
+
+def test_malformed_files_are_problems_not_crashes(release):
+    (release / CONFORMANCE_FILES[0]).write_text(json.dumps({"calculators": ["a"]}))
+    (release / CONFORMANCE_FILES[1]).write_text("{}")
+    view = conformance_view(release, FULL, "2.4.1")
+    assert not view["valid"].iloc[0] and not view["valid"].iloc[1] and not view["consistent"].iloc[2]
+    assert "not the errata layout" in view["problem"].iloc[1]
+
+
 def _row(view: pd.DataFrame, rel: str) -> dict:
     return view.set_index("path").loc[rel].to_dict()
 
@@ -56,7 +71,10 @@ def test_an_edited_table_a_wrong_vector_and_an_unadjudicated_erratum_are_caught(
     doc = json.loads(vec.read_text())
     case = next(c for c in doc["calculators"] if c["calculator_id"] == 4)["cases"][0]  # CHA2DS2-VASc: an integer
     case["expected"] = case["expected"] + 1
-    vec.write_text(json.dumps(doc))
+    vec.write_text(json.dumps(doc))  # its sha256 no longer that of what it holds
+    row = _row(conformance_view(release, FULL, "2.4.1"), CONFORMANCE_FILES[0])
+    assert not row["valid"] and "is not the sha256 of the vectors it holds" in row["problem"]
+    vec.write_text(json.dumps(_resealed(doc)))  # re-hashed: the reference calculators still disagree
     row = _row(conformance_view(release, FULL, "2.4.1"), CONFORMANCE_FILES[0])
     assert row["valid"] and not row["consistent"]
     assert row["problem"].startswith(f"calculator 4 case {case['id']}: ours gives")
@@ -73,7 +91,7 @@ def test_a_missing_calculator_and_a_missing_file_are_caught(release):
     vec = release / CONFORMANCE_FILES[0]
     doc = json.loads(vec.read_text())
     doc["calculators"] = [c for c in doc["calculators"] if c["calculator_id"] != 69]
-    vec.write_text(json.dumps(doc))
+    vec.write_text(json.dumps(_resealed(doc)))
     row = _row(conformance_view(release, FULL, "2.4.1"), CONFORMANCE_FILES[0])
     assert not row["valid"] and row["problem"] == "no vectors for calculator(s) [69] of full"
     (release / CONFORMANCE_FILES[2]).unlink()

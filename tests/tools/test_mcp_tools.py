@@ -206,3 +206,26 @@ def test_the_mme_tool_track_keeps_upstreams_per_drug_entities(tmp_path, real_mai
     for report in (grade_file(path, rows), grade_file(path, rows, inputs)):
         assert len(report.inputs) == 6 and (report.inputs["status"] == "correct").all()
         assert report.rows["input_reference"].tolist() == ["upstream"]
+
+
+def test_the_tool_does_not_require_what_the_definition_decides_when_unmentioned():
+    """Child-Pugh: an unmentioned ascites or encephalopathy is absent by the declared definition, as the
+    calculator reads it; the tool refused such a call until its conformance ran through the tool itself."""
+    from medcalc_maintained.tools.calculator_tools import call_calculator, input_schema
+
+    args = {"Bilirubin": {"value": 1.5, "unit": "mg/dL"}, "Albumin": {"value": 3.8, "unit": "g/dL"},
+            "international normalized ratio": 1.2}
+    assert call_calculator(15, args)["value"] == "5"  # 1 + 1 + 1, and 1 each for no ascites, no encephalopathy
+    assert "Ascites" not in input_schema(15)["required"] and "Bilirubin" in input_schema(15)["required"]
+
+
+def test_tool_arguments_turn_entities_into_the_tools_shapes():
+    from medcalc_maintained.tools.calculator_tools import arguments_to_entities, tool_arguments
+
+    steroid = {"input steroid": ["PredniSONE PO", 10, "mg"], "target steroid": "MethylPrednisoLONE IV"}
+    assert tool_arguments(24, steroid)["input steroid"] == {"name": "PredniSONE PO", "dose": 10, "unit": "mg"}
+    assert arguments_to_entities(24, tool_arguments(24, steroid)) == steroid
+    mme = {"Morphine Dose": [30, "mg"], "Morphine Dose Per Day": [2, "per day"]}
+    assert tool_arguments(49, mme) == {"opioids": [{"drug": "Morphine", "dose": {"value": 30, "unit": "mg"},
+                                                    "doses_per_day": 2}]}
+    assert arguments_to_entities(49, tool_arguments(49, mme)) == mme

@@ -15,7 +15,10 @@ from rich.table import Table
 from medcalc_maintained.cli.common import console, fail, guarded_if_in_project
 
 if TYPE_CHECKING:
+    from medcalc_maintained.conformance.base import Implementation
     from medcalc_maintained.conformance.check import Report
+    from medcalc_maintained.conformance.errata import ErrataReport
+    from medcalc_maintained.conformance.vectors import VectorFile
 
 
 def _short(value: object, limit: int = 60) -> str:
@@ -24,23 +27,33 @@ def _short(value: object, limit: int = 60) -> str:
 
 
 def conformance_command(
-    impl: str = typer.Option("ours", "--impl", help="What to check: `ours` (this package's calculators), a "
-                             "Python `module:function` called as function(calculator_id, inputs), or `cmd:COMMAND`, "
-                             "a program that answers one JSON line per request line (docs/conformance.md)."),
+    impl: str = typer.Option("ours", "--impl", help="What to check: `ours` (this package's calculators), "
+                             "`medcalc-bench` (the PyPI package 1.7.0; the errata extra), `recorded:NAME` (answers "
+                             "recorded once, e.g. recorded:verified), a Python `module:function` called as "
+                             "function(calculator_id, inputs) (a module in the current folder is found), or "
+                             "`cmd:COMMAND`, a program that answers each JSON request line with a JSON line carrying "
+                             "the request's id (docs/conformance.md)."),
     calculator: Optional[List[int]] = typer.Option(None, "--calculator", "-c", help="Only this calculator id "
                                                    "(repeat for several); default all 55."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the whole report (every failing case "
                                             "with inputs, expected and got) as JSON here."),
-    vectors: Optional[Path] = typer.Option(None, "--vectors", help="A folder of vector files to use instead of the "
-                                           "packaged ones (each <id>.yaml, checked the same way)."),
+    vectors: Optional[Path] = typer.Option(None, "--vectors", help="Vectors to use instead of the packaged ones: a "
+                                           "folder of <id>.yaml files, or a release's conformance/vectors.json (its "
+                                           "sha256 checked); checked the same way."),
+    errata: bool = typer.Option(False, "--errata", help="Also run the implementation on the v1.0 entities of all "
+                                "1,047 rows beside the reference calculators and list each erratum with its "
+                                "consequence: rows that differ, v1.0 labels that are its answer, the release that "
+                                "fixed them, and its adjudicated status (inside the project, after `dvc repro "
+                                "release-tables`)."),
 ) -> None:
-    """Hold an implementation of the 55 calculators to the conformance vectors.
+    """Hold an implementation of the 55 calculators to the conformance vectors (docs/conformance.md).
 
     Each calculator has hand-checked cases (`conformance/vectors/<id>.yaml`: inputs in the
     calculator's declared input schema, the expected output worked from the cited formula, and why
     the case is there). Prints one line per calculator, passed/cases, and its first failing case with
     expected vs got; exit 0 when every case passes, 1 when any fails, 2 for bad input (a vector file
-    that breaks a rule, an implementation that cannot be loaded)."""
+    that breaks a rule, an implementation that cannot be loaded). With --errata, each erratum and its
+    consequence on the v1.0 labels follow (what stage errata publishes for the implementations it runs)."""
     from medcalc_maintained.conformance import load_vectors, resolve, run_vectors, vectors_digest
     from medcalc_maintained.conformance.check import write_report
     from medcalc_maintained.core.errors import DataError
@@ -55,9 +68,12 @@ def conformance_command(
     try:
         with _progress(impl, sum(len(f.cases) for f in files)) as advance:
             report = run_vectors(files, implementation, digest=vectors_digest(vectors), progress=advance)
+        found = _errata(implementation, files, report.digest) if errata else None
     finally:
         implementation.close()
     _render(report)
+    if found is not None:
+        _render_errata(found)
     if json_out is not None:
         write_report(report, json_out)
         console.print(f"report: {json_out}", highlight=False, soft_wrap=True)
@@ -72,6 +88,34 @@ def _progress(impl: str, total: int) -> Iterator[Callable[[int], None]]:
     with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(f"{impl}: {total} cases", total=total)
         yield lambda n: bar.advance(task, n)
+
+
+def _errata(implementation: Implementation, files: list[VectorFile], digest: str) -> ErrataReport:
+    from medcalc_maintained.core.errors import DataError
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.stages import errata as stage
+
+    try:
+        return stage.errata_of(Project.load(), implementation, files, digest)
+    except DataError as exc:
+        fail(exc)
+
+
+def _render_errata(found: ErrataReport) -> None:
+    """One row per erratum: cases failed, v1.0 rows that differ, labels that are its answer, fixed in, status."""
+    table = Table(title=f"errata of {escape(found.implementation)} (v1.0 entities beside the reference calculators)")
+    for col in ("id", "calculator", "failed", "rows", "labels", "fixed in", "status"):
+        table.add_column(col, overflow="fold")
+    for e in found.errata:
+        table.add_row(str(e.calculator_id), escape(e.calculator), f"{e.vectors_failed}/{e.vectors}",
+                      f"{e.rows_differ}/{e.rows}", str(e.rows_label_follows_implementation),
+                      escape(", ".join(f"{v} ({n})" for v, n in e.fixed_in.items())), e.status)
+    console.print(table)
+    console.print(f"{len(found.errata)} errata; {sum(e.rows_differ for e in found.errata)} v1.0 rows differ from the "
+                  f"declared definitions, {sum(e.rows_label_follows_implementation for e in found.errata)} of whose "
+                  "v1.0 labels are its answer (rows: differing/all of the calculator; labels: v1.0 labels that are "
+                  "its answer; reasons: conformance/errata.yaml, data/errata/errata.md)", highlight=False,
+                  soft_wrap=True)
 
 
 def _render(report: Report) -> None:

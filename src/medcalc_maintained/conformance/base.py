@@ -21,4 +21,10 @@ class Implementation:
 
 
 class NoResult(Exception):
-    """The implementation gave no answer (it says why)."""
+    """The implementation gave no answer, as an answer: it refused the inputs (it says why). A case whose
+    definition gives no result passes on it; any other exception is a failure even there."""
+
+
+class NotRecorded(ValueError):
+    """A recorded implementation holds no answer for a query: the recording is older than the vectors
+    (record again); never counted as the implementation's answer."""

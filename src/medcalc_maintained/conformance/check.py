@@ -1,12 +1,13 @@
 """Running the vectors against an implementation and judging each answer.
 
 An answer agrees with a case when: decimal, ``|got - expected| <= tolerance`` (the case's own, else
-0.1% of ``|expected|`` and at least 0.001, so an implementation that rounds to 3 decimals passes and
-a formula off by more than rounding does not); integer, the same integer (``3`` and ``3.0`` agree,
+0.1% of ``|expected|`` and at least 0.001: an implementation that rounds to 3 decimals, or converts
+units with a factor within 0.1% of the case's, passes; one off by more than 0.1% does not); integer, the same integer (``3`` and ``3.0`` agree,
 ``3.4`` does not); date, the same day (``MM/DD/YYYY`` text or a date); gestational age, the same
-weeks and days. A case whose expected is ``null`` passes only when the implementation gives no result
-(raises, returns nothing or ``N/A``). Anything else, and a call that gives no result where one is
-expected, is a failure with the reason kept.
+weeks and days. A case whose expected is ``null`` passes only when the implementation refuses
+(:class:`~.base.NoResult`, an ``error`` answer), returns nothing or ``N/A``; any other exception fails
+every case, that one too. Anything else, and no result where one is expected, is a failure with the
+reason kept. A recorded implementation without an answer (:class:`~.base.NotRecorded`) stops the run.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from medcalc_maintained.conformance.base import Implementation, NoResult
+from medcalc_maintained.conformance.base import Implementation, NoResult, NotRecorded
 from medcalc_maintained.conformance.vectors import Case, VectorFile
 
 _WEEKS_DAYS = re.compile(r"^\D*?(\d+)\s*weeks?\D+?(\d+)\s*days?\D*$", re.I)
@@ -28,7 +30,7 @@ _WEEKS_DAYS = re.compile(r"^\D*?(\d+)\s*weeks?\D+?(\d+)\s*days?\D*$", re.I)
 def _number(got: Any) -> float | None:
     if isinstance(got, bool):
         return None
-    if isinstance(got, (int, float)):
+    if isinstance(got, numbers.Real):  # int, float and NumPy's scalars
         return float(got)
     if isinstance(got, str):
         try:
@@ -180,11 +182,13 @@ def run_vectors(files: list[VectorFile], impl: Implementation, *, digest: str = 
         for case in vf.cases:
             try:
                 got = impl.call(vf.calculator_id, case.inputs)
+            except NotRecorded:
+                raise  # the recording is stale: not the implementation's answer
             except NoResult as exc:
                 cr.results.append(CaseResult(case, None, case.expected is None, f"no result: {exc}"))
                 continue
-            except Exception as exc:  # an implementation under test may fail in any way; that is its result
-                cr.results.append(CaseResult(case, None, case.expected is None,
+            except Exception as exc:  # an implementation under test may fail in any way: a failure, even where
+                cr.results.append(CaseResult(case, None, False,  # the definition gives no result
                                              f"raised {type(exc).__name__}: {exc}"))
                 continue
             if got is None:

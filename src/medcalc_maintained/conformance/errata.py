@@ -4,15 +4,20 @@ For one implementation, each calculator is run on its conformance vectors and on
 ``Relevant Entities`` of every row of that calculator (the inputs upstream's labels were computed
 from), beside this package's calculators. A calculator with a failing vector or a v1.0 row where the
 two answers differ (beyond the vectors' tolerance, or one gives a result and the other none) is an
-erratum: the failing cases (inputs, expected vs got; wrong answers listed before cases with no result), the cited source, and its consequence on v1.0:
-rows that differ (and of them, rows where the implementation gives no result), rows whose v1.0 label is the implementation's answer rather than the definition's,
-and for those, the first maintained release whose label is the definition's (``fixed_in``).
+erratum: every failing case's id (the first few with inputs, expected vs got, wrong answers before
+refusals), the cited source, and its consequence on v1.0: the rows that differ (of them, those where
+the implementation gives no answer), and the rows whose v1.0 label is the implementation's answer
+rather than the definition's. For those, ``carried_by`` counts per maintained release the rows whose
+label there is still the implementation's answer, and ``fixed_in`` the release from which no later
+release carries it ("not yet" where the latest does).
 
 Each erratum's status comes from the adjudication file ``errata.yaml`` beside this module, written by
-a person who checked the cases against the cited source: ``fixed-in-ours`` (the implementation is
-wrong; our calculators and the labels of the releases named follow the source), ``definition-choice``
-(both follow a published definition; the policy's reason says why ours is declared), or ``open``.
-An erratum nobody has adjudicated is ``unreviewed`` and :func:`unreviewed` names it.
+a person who checked the cases against the cited source and the implementation's code:
+``fixed-in-ours`` (the implementation departs from the source; ours follows it), ``definition-choice``
+(both follow a published definition; the reason says why ours is declared), or ``open``. An
+adjudication also records the erratum's counts of failed cases and differing rows: an erratum whose
+counts have changed since is ``unreviewed`` again (:func:`unreviewed`), and an adjudication no erratum
+has any longer is reported (:func:`unused`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from medcalc_maintained.calculators import compute, load_all
-from medcalc_maintained.conformance.base import Implementation, NoResult
+from medcalc_maintained.conformance.base import Implementation, NoResult, NotRecorded
 from medcalc_maintained.conformance.check import Report, agrees, run_vectors
 from medcalc_maintained.conformance.rows import V1Row
 from medcalc_maintained.conformance.vectors import Case, VectorFile
@@ -49,11 +54,14 @@ class Erratum:
     vectors_no_result: int
     vectors: int
     failing_cases: list[dict[str, Any]]
+    failing_case_ids: list[str]
     rows: int
     rows_differ: int
     rows_no_result: int
     rows_label_follows_implementation: int
     fixed_in: dict[str, int]
+    carried_by: dict[str, int]
+    differing_row_numbers: list[int]
     differing_rows: list[dict[str, Any]]
     status: str = "unreviewed"
     reason: str = ""
@@ -78,15 +86,16 @@ class ErrataReport:
 
 
 @lru_cache(maxsize=1)
-def registry() -> dict[tuple[str, int], dict[str, str]]:
+def registry() -> dict[tuple[str, int], dict[str, Any]]:
     """The adjudications of ``errata.yaml``: (implementation, calculator id) -> status and reason."""
     path = resources.files("medcalc_maintained.conformance") / REGISTRY_FILE
     doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    out: dict[tuple[str, int], dict[str, str]] = {}
+    out: dict[tuple[str, int], dict[str, Any]] = {}
     for i, e in enumerate(doc.get("errata") or [], 1):
         where = f"entry {i}"
-        if not isinstance(e, dict) or not {"implementation", "calculator_id", "status", "reason"} <= set(e):
-            raise DataError(str(path), f"{where}: an adjudication has implementation, calculator_id, status, reason")
+        keys = {"implementation", "calculator_id", "status", "reason", "vectors_failed", "rows_differ"}
+        if not isinstance(e, dict) or set(e) != keys:
+            raise DataError(str(path), f"{where}: an adjudication has exactly {', '.join(sorted(keys))}")
         if e["status"] not in STATUSES[:3]:
             raise DataError(str(path), f"{where}: status {e['status']!r} is not one of {', '.join(STATUSES[:3])}",
                             field="status")
@@ -95,7 +104,8 @@ def registry() -> dict[tuple[str, int], dict[str, str]]:
         key = (str(e["implementation"]), int(e["calculator_id"]))
         if key in out:
             raise DataError(str(path), f"{where}: {key} adjudicated twice", field="calculator_id")
-        out[key] = {"status": str(e["status"]), "reason": str(e["reason"]).strip()}
+        out[key] = {"status": str(e["status"]), "reason": str(e["reason"]).strip(),
+                    "vectors_failed": int(e["vectors_failed"]), "rows_differ": int(e["rows_differ"])}
     return out
 
 
@@ -121,9 +131,11 @@ def typed(text: str | None, kind: str) -> Any:
 def _call(impl: Implementation, cid: int, entities: dict[str, Any]) -> tuple[Any, str]:
     try:
         got = impl.call(cid, entities)
+    except NotRecorded:
+        raise
     except NoResult as exc:
         return None, f"no result: {exc}"
-    except Exception as exc:  # the implementation under test may fail in any way; that is its answer
+    except Exception as exc:  # the implementation under test may fail in any way; on a row, no answer
         return None, f"raised {type(exc).__name__}: {exc}"
     return got, ""
 
@@ -158,7 +170,9 @@ def find_errata(impl: Implementation, vectors: list[VectorFile], rows: Iterable[
         failing.sort(key=lambda f: f["got"] is None)  # wrong answers first: they show the formula
         differ, no_result, follows = 0, 0, 0
         fixed: dict[str, int] = {}
+        carried: dict[str, int] = {}
         examples: list[dict[str, Any]] = []
+        differing: list[int] = []
         cid_rows = by_cid.get(vf.calculator_id, [])
         for row in cid_rows:
             ours = typed(compute(vf.calculator_id, row.entities).value, kind)
@@ -166,15 +180,19 @@ def find_errata(impl: Implementation, vectors: list[VectorFile], rows: Iterable[
             if _same(ours, got, kind):
                 continue
             differ += 1
+            differing.append(row.row_number)
             no_result += got is None
             label = typed(row.label, kind)
-            label_follows = got is not None and label is not None and _same(label, got, kind) \
-                and not _same(label, ours, kind)
-            if label_follows:
+            if got is not None and label is not None and _same(label, got, kind) and not _same(label, ours, kind):
                 follows += 1
-                first = next((v for v, labels in (release_labels or {}).items()
-                              if _same(ours, typed(labels.get(row.row_number), kind), kind)), "not yet")
-                fixed[first] = fixed.get(first, 0) + 1
+                carries = [v for v, labels in (release_labels or {}).items()
+                           if _same(got, typed(labels.get(row.row_number), kind), kind)]
+                for v in carries:
+                    carried[v] = carried.get(v, 0) + 1
+                versions = list(release_labels or {})
+                last = max((versions.index(v) for v in carries), default=-1)
+                since = versions[last + 1] if last + 1 < len(versions) else "not yet"
+                fixed[since] = fixed.get(since, 0) + 1
             if len(examples) < EXAMPLES:
                 examples.append({"row_number": row.row_number, "definition": ours, "implementation": _plain(got),
                                  "v1_label": row.label, **({"reason": why} if why else {})})
@@ -183,22 +201,38 @@ def find_errata(impl: Implementation, vectors: list[VectorFile], rows: Iterable[
         order = [*(release_labels or {}), "not yet"]
         fixed = {v: fixed[v] for v in order if v in fixed}
         e = Erratum(impl.name, vf.calculator_id, calcs[vf.calculator_id].name, vf.follows, vf.source,
-                    len(failing), sum(f["got"] is None for f in failing), cr.cases, failing[:EXAMPLES], len(cid_rows),
-                    differ, no_result, follows, fixed, examples)
+                    len(failing), sum(f["got"] is None for f in failing), cr.cases, failing[:EXAMPLES],
+                    [f["case"] for f in failing], len(cid_rows), differ, no_result, follows, fixed,
+                    {v: carried[v] for v in order if v in carried}, differing, examples)
         verdict = adjudicated.get(e.key)
-        if verdict:
+        if verdict and (verdict["vectors_failed"], verdict["rows_differ"]) == (e.vectors_failed, e.rows_differ):
             e.status, e.reason = verdict["status"], verdict["reason"]
+        elif verdict:
+            e.reason = (f"changed since it was adjudicated ({verdict['vectors_failed']} failed cases and "
+                        f"{verdict['rows_differ']} differing rows then, {e.vectors_failed} and {e.rows_differ} now)")
         out.errata.append(e)
     return out
 
 
 def unreviewed(report: ErrataReport) -> list[Erratum]:
-    """The errata of ``report`` that ``errata.yaml`` does not adjudicate."""
+    """The errata of ``report`` that ``errata.yaml`` does not adjudicate as they are now (none, or an
+    adjudication of other counts: the erratum changed since it was read)."""
     return [e for e in report.errata if e.status == "unreviewed"]
 
 
+def unused(reports: list[ErrataReport]) -> list[tuple[str, int]]:
+    """Adjudications of ``errata.yaml`` for the implementations of ``reports`` that no erratum has."""
+    found = {e.key for r in reports for e in r.errata}
+    names = {r.implementation for r in reports}
+    return sorted(k for k in registry() if k[0] in names and k not in found)
+
+
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _count(n: int, of: int, no_answer: int) -> str:
+    return f"{n}/{of}" + (f" ({no_answer} no answer)" if no_answer else "")
 
 
 def markdown(implementations: list[dict[str, Any]]) -> str:
@@ -207,15 +241,17 @@ def markdown(implementations: list[dict[str, Any]]) -> str:
     lines = ["# Calculator errata", "",
              "Generated by stage `errata` (`medcalc-maintained report errata`); do not edit. Each implementation "
              "is run on the conformance vectors (hand-checked cases from each calculator's cited source) and on the "
-             "v1.0 `Relevant Entities` of every row, beside this package's calculators. *Rows* counts v1.0 rows "
-             "where the two differ; *label* those whose v1.0 label is the implementation's answer; *fixed in* the "
-             "first release whose label follows the definition.", ""]
+             "v1.0 `Relevant Entities` of every row, beside this package's calculators. *Failed* counts the "
+             "cases it fails (of them, refusals: no answer); *rows* the v1.0 rows where the two differ (of them, "
+             "no answer); *label* those whose v1.0 label is the implementation's answer; *fixed in*, for those, "
+             "the release from which no maintained release labels them with the implementation's answer (not "
+             "yet: the latest still does). Every failing case and differing row is in `errata.json`.", ""]
     for rep in implementations:
         lines += [f"## {rep['implementation']}", "", f"{rep['describe']}. Vectors: {rep['vector_cases_passed']} of "
                   f"{rep['vector_cases']} cases pass; {len(rep['errata'])} errata.", ""]
         if not rep["errata"]:
             continue
-        lines += ["| id | calculator | vectors failed | first failing case: expected vs got | rows | label | fixed in "
+        lines += ["| id | calculator | failed | first failing case: expected vs got | rows | label | fixed in "
                   "| status | reason |", "|---|---|---|---|---|---|---|---|---|"]
         for e in rep["errata"]:
             first = e["failing_cases"][0] if e["failing_cases"] else None
@@ -223,8 +259,8 @@ def markdown(implementations: list[dict[str, Any]]) -> str:
                      f"{json.dumps(first['got'], ensure_ascii=False)}" if first else "")
             fixed = ", ".join(f"{v} ({n})" for v, n in e["fixed_in"].items())
             lines.append("| " + " | ".join(_cell(x) for x in (
-                e["calculator_id"], e["calculator"], f"{e['vectors_failed']}/{e['vectors']}", shown,
-                f"{e['rows_differ']}/{e['rows']}", e["rows_label_follows_implementation"], fixed, e["status"],
-                e["reason"])) + " |")
+                e["calculator_id"], e["calculator"], _count(e["vectors_failed"], e["vectors"], e["vectors_no_result"]),
+                shown, _count(e["rows_differ"], e["rows"], e["rows_no_result"]), e["rows_label_follows_implementation"],
+                fixed, e["status"], e["reason"])) + " |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -5,7 +5,8 @@ run by :func:`record` on every conformance vector and every v1.0 row's ``Relevan
 their answers kept in ``recorded/<name>.json`` with the repository and commit they came from. The
 file stores no input: each answer is keyed by :func:`query_key` (sha256 of the calculator id and the
 canonical JSON of the inputs), so ``--impl recorded:<name>`` answers exactly the queries that were
-recorded and says "not recorded" for any other (a vector added since: record again).
+recorded (what one raised is replayed as :class:`RecordedError`, a failure) and stops the run with
+:class:`~.base.NotRecorded` on any other (a vector added since: record again).
 
 Recording (``python -m medcalc_maintained.conformance.recorded --help``) imports the repository's own
 modules from a temporary copy of ``calculator_implementations/`` at the commit and renames our input
@@ -29,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from medcalc_maintained.conformance.base import Implementation, NoResult
+from medcalc_maintained.conformance.base import Implementation, NotRecorded
 
 SUBDIR = "calculator_implementations"
 NOT_KEYS = {"file path", "explanation function", "calculator name", "type", "question"}
@@ -42,6 +43,10 @@ ALIASES = {"partial pressure of oxygen (pao2) for apache ii": ("pao2", "partial 
 def fold(name: str) -> str:
     """A name compared without case and with subscript digits as digits (``FiO₂`` = ``fio2``)."""
     return name.translate(str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")).casefold().strip()
+
+
+class RecordedError(RuntimeError):
+    """What the recorded implementation raised on this query when it was recorded."""
 
 
 def query_key(calculator_id: int, inputs: dict[str, Any]) -> str:
@@ -68,10 +73,12 @@ def implementation(name: str) -> Implementation:
     def call(calculator_id: int, inputs: dict[str, Any]) -> Any:
         key = query_key(calculator_id, inputs)
         if key not in answers:
-            raise NoResult(f"not recorded (record {name} again: python -m medcalc_maintained.conformance.recorded)")
+            raise NotRecorded(f"--impl recorded:{name}: calculator {calculator_id} has a query the recording of "
+                              f"{doc['commit'][:12]} does not hold (a vector added since): record it again "
+                              "(python -m medcalc_maintained.conformance.recorded --help)")
         got = answers[key]
-        if isinstance(got, dict) and "error" in got:
-            raise NoResult(str(got["error"]))
+        if isinstance(got, dict) and "error" in got:  # what it raised when it was recorded: a failure
+            raise RecordedError(str(got["error"]))
         return got
 
     describe = f"{doc['repository']} at {doc['commit'][:12]}, recorded answers ({len(answers)} queries)"

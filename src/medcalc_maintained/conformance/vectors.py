@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -70,12 +71,26 @@ def vector_paths(directory: Path | None = None) -> list[Path]:
     return sorted((directory or vectors_dir()).glob("*.yaml"), key=lambda p: (len(p.stem), p.stem))
 
 
+def canonical(files: Iterable[VectorFile]) -> list[dict[str, Any]]:
+    """The vectors as plain data, in calculator id order: what ``vectors.json`` holds and the digest hashes."""
+    return [{"calculator_id": f.calculator_id, "name": f.name, "follows": f.follows, "source": f.source,
+             "formula": f.formula, "output_type": f.output_type,
+             "cases": [{"id": c.id, "why": c.why, "inputs": c.inputs, "expected": c.expected,
+                        **({"work": c.work} if c.work else {}),
+                        **({"tolerance": c.tolerance} if c.tolerance is not None else {})} for c in f.cases]}
+            for f in sorted(files, key=lambda f: f.calculator_id)]
+
+
+def digest_of(files: Iterable[VectorFile]) -> str:
+    """sha256 of the vectors' canonical JSON (sorted keys, no spaces): the version a report or a release
+    names, which anyone holding a release's ``vectors.json`` can recompute from it."""
+    text = json.dumps(canonical(files), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def vectors_digest(directory: Path | None = None) -> str:
-    """sha256 over every vector file (name and bytes, in id order): the version a report names."""
-    h = hashlib.sha256()
-    for path in vector_paths(directory):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+    """:func:`digest_of` the vectors of ``directory`` (default: the packaged ones)."""
+    return digest_of(load_vectors(directory=directory))
 
 
 def _expected_ok(value: Any, output_type: str) -> str | None:
@@ -129,6 +144,10 @@ def parse_doc(doc: Any, path: str) -> VectorFile:
     missing = [k for k in FILE_KEYS if k not in doc]
     if missing:
         raise DataError(path, f"missing {', '.join(missing)}", field=missing[0])
+    extra = sorted(set(doc) - set(FILE_KEYS) - {"output_type"})
+    if extra:
+        raise DataError(path, f"unknown key(s) {', '.join(map(repr, extra))} (a vector file has "
+                              f"{', '.join(FILE_KEYS)})", field=extra[0])
     calcs = load_all()
     cid = doc["calculator_id"]
     if not isinstance(cid, int) or cid not in calcs:
@@ -145,9 +164,15 @@ def parse_doc(doc: Any, path: str) -> VectorFile:
     if not isinstance(doc["cases"], list) or not doc["cases"]:
         raise DataError(path, "cases is a non-empty list", field="cases")
     for i, c in enumerate(doc["cases"], 1):
-        where = f"case {c.get('id', i) if isinstance(c, dict) else i}"
+        where = f"case {c['id']}" if isinstance(c, dict) and isinstance(c.get("id"), str) else f"case #{i}"
         if not isinstance(c, dict):
             raise DataError(path, f"{where}: a case is a mapping", field="cases")
+        unknown_keys = sorted(set(c) - set(CASE_KEYS) - {"work", "tolerance"})
+        if unknown_keys:
+            raise DataError(path, f"{where}: unknown key(s) {', '.join(map(repr, unknown_keys))} (a case has "
+                                  f"{', '.join(CASE_KEYS)}, work, tolerance)", field=unknown_keys[0])
+        if not isinstance(c.get("id"), str):
+            raise DataError(path, f"{where}: id is a text (quote a numeric id)", field="id")
         for k in CASE_KEYS:
             if k not in c or (k != "expected" and (c[k] is None or c[k] == "")):
                 raise DataError(path, f"{where}: missing {k}", field=k)
@@ -171,21 +196,54 @@ def parse_doc(doc: Any, path: str) -> VectorFile:
     if doc.get("output_type") not in (None, output_type):
         raise DataError(path, f"output_type {doc['output_type']!r} is not calculator {cid}'s {output_type!r}",
                         field="output_type")
-    kinds = {isinstance(c.expected, list) for c in cases if c.expected is not None}
-    if len(kinds) > 1:
-        raise DataError(path, "every case's expected has one form ([weeks, days] or a number)", field="expected")
+    lists = [c.id for c in cases if isinstance(c.expected, list)]
+    if lists and len(lists) < sum(c.expected is not None for c in cases):
+        other = next(c.id for c in cases if c.expected is not None and not isinstance(c.expected, list))
+        raise DataError(path, f"case {other}: every case's expected has one form, and case {lists[0]} gives "
+                              "[weeks, days]", field="expected")
     return VectorFile(cid, str(doc["name"]), str(doc["follows"]), str(doc["source"]), str(doc["formula"]),
                       output_type, tuple(cases), path)
 
 
-@lru_cache(maxsize=4)
-def _load(directory: str) -> tuple[VectorFile, ...]:
-    return tuple(parse_file(p) for p in vector_paths(Path(directory)))
+def _stamp(source: Path) -> tuple[tuple[str, int, int], ...]:
+    """What a cached reading of ``source`` rests on: each file's name, size and modification time."""
+    paths = [source] if source.is_file() else vector_paths(source) if source.is_dir() else []
+    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in paths)
+
+
+@lru_cache(maxsize=8)
+def _load(source: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple[VectorFile, ...]:
+    path = Path(source)
+    if path.is_file() and path.suffix == ".json":  # a release's conformance/vectors.json
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            entries = doc["calculators"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DataError(path, f"not a vectors.json (an object whose 'calculators' lists each calculator's "
+                                  f"vectors): {exc}") from None
+        files = tuple(parse_doc(c, f"{path}, calculator {c.get('calculator_id') if isinstance(c, dict) else c!r}")
+                      for c in entries)
+        if isinstance(doc.get("vectors_sha256"), str) and doc["vectors_sha256"] != digest_of(files):
+            raise DataError(path, f"vectors_sha256 {doc['vectors_sha256'][:12]}... is not the sha256 of the vectors "
+                                  f"it holds ({digest_of(files)[:12]}...): the file was changed", field="vectors_sha256")
+        return files
+    if not path.is_dir():
+        raise DataError(path, "no such folder of vector files (<id>.yaml) or vectors.json")
+    paths = vector_paths(path)
+    if not paths:
+        raise DataError(path, "holds no vector file (<id>.yaml)")
+    return tuple(parse_file(p) for p in paths)
 
 
 def load_vectors(calculators: Iterable[int] | None = None, directory: Path | None = None) -> list[VectorFile]:
-    """The vector files (of ``calculators`` only, when given), in calculator id order."""
-    files = _load(str(directory or vectors_dir()))
+    """The vectors (of ``calculators`` only, when given), in calculator id order: the packaged ones, a
+    folder of ``<id>.yaml`` files, or a release's ``conformance/vectors.json`` (its sha256 checked)."""
+    source = Path(directory or vectors_dir())
+    files = _load(str(source), _stamp(source))
+    ids = [f.calculator_id for f in files]
+    if len(ids) != len(set(ids)):
+        raise DataError(directory or vectors_dir(), f"calculator {next(i for i in ids if ids.count(i) > 1)} has "
+                                                    "vectors twice")
     wanted = None if calculators is None else {int(c) for c in calculators}
     if wanted is not None:
         unknown = wanted - {f.calculator_id for f in files}

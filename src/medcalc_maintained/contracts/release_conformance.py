@@ -3,8 +3,8 @@ conformance files, one row each, read as a user would read them.
 
 ``present``     the file is in the release
 ``valid``       ``vectors.json``: every calculator's vectors pass the vector rules (declared inputs, the
-                policy's definition, expected values of the output type: ``conformance/vectors.py``) and
-                every calculator of ``full`` has vectors; ``errata.json``: every erratum has an adjudicated
+                policy's definition, expected values of the output type: ``conformance/vectors.py``), its
+                sha256 is the one of the vectors it holds, and every calculator of ``full`` has vectors; ``errata.json``: every erratum has an adjudicated
                 status and a reason, and counts that fit together (failed <= cases, differing <= rows,
                 labels that follow <= differing); ``errata.md``: not empty
 ``consistent``  ``vectors.json``: this package's calculators pass every case, and its sha256 is the one
@@ -47,13 +47,17 @@ def _read(root: Path, rel: str) -> tuple[Any, str | None]:
 
 def _vectors(doc: Any, calculator_ids: set[int], errata_sha: str | None) -> tuple[bool, bool, str | None]:
     from medcalc_maintained.conformance import resolve, run_vectors
-    from medcalc_maintained.conformance.vectors import parse_doc
+    from medcalc_maintained.conformance.vectors import digest_of, parse_doc
 
     try:
-        files = [parse_doc(c, f"{CONFORMANCE_FILES[0]}, calculator {c.get('calculator_id')}")
+        files = [parse_doc(c, f"{CONFORMANCE_FILES[0]}, calculator "
+                              f"{c.get('calculator_id') if isinstance(c, dict) else repr(c)}")
                  for c in doc["calculators"]]
     except (DataError, KeyError, TypeError, AttributeError) as exc:
         return False, False, str(exc)
+    if doc.get("vectors_sha256") != digest_of(files):
+        return False, False, (f"vectors_sha256 {doc.get('vectors_sha256')!r} is not the sha256 of the vectors it "
+                              f"holds ({digest_of(files)})")
     missing = sorted(calculator_ids - {f.calculator_id for f in files})
     if missing:
         return False, False, f"no vectors for calculator(s) {missing} of full"
@@ -67,7 +71,7 @@ def _vectors(doc: Any, calculator_ids: set[int], errata_sha: str | None) -> tupl
     return True, True, None
 
 
-def _errata(doc: Any, cases: dict[int, int], vectors_sha: str | None) -> tuple[bool, bool, str | None]:
+def _errata(doc: Any, cases: dict[Any, int], vectors_sha: str | None) -> tuple[bool, bool, str | None]:
     try:
         for rep in doc["implementations"]:
             for e in rep["errata"]:
@@ -79,7 +83,7 @@ def _errata(doc: Any, cases: dict[int, int], vectors_sha: str | None) -> tuple[b
                     return False, False, f"{where}: counts do not fit together"
                 if cases.get(int(e["calculator_id"])) != e["vectors"]:
                     return True, False, f"{where}: {e['vectors']} cases, vectors.json has {cases.get(e['calculator_id'])}"
-    except (KeyError, TypeError) as exc:
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         return False, False, f"not the errata layout: {exc!r}"
     if doc.get("vectors_sha256") != vectors_sha:
         return True, False, f"vectors_sha256 {doc.get('vectors_sha256')!r} is not vectors.json's {vectors_sha!r}"
@@ -97,8 +101,8 @@ def conformance_view(root: Path, full: pd.DataFrame | None, version: object) -> 
     rows = []
     v_sha = vectors.get("vectors_sha256") if isinstance(vectors, dict) else None
     e_sha = errata.get("vectors_sha256") if isinstance(errata, dict) else None
-    cases = {int(c.get("calculator_id", -1)): len(c.get("cases") or []) for c in vectors.get("calculators", [])} \
-        if isinstance(vectors, dict) else {}
+    cases = {c.get("calculator_id"): len(c.get("cases") or []) for c in vectors.get("calculators", [])
+             if isinstance(c, dict)} if isinstance(vectors, dict) and isinstance(vectors.get("calculators"), list) else {}
     checks = [(v_err, lambda: _vectors(vectors, ids, e_sha)), (e_err, lambda: _errata(errata, cases, v_sha))]
     for rel, (err, check) in zip(CONFORMANCE_FILES[:2], checks):
         valid, consistent, problem = (False, False, err) if err else check()
@@ -108,7 +112,7 @@ def conformance_view(root: Path, full: pd.DataFrame | None, version: object) -> 
         rows.append({"path": CONFORMANCE_FILES[2], "present": False, "valid": False, "consistent": False,
                      "problem": m_err})
     else:
-        rendered = markdown(errata["implementations"]) if isinstance(errata, dict) and not e_err else None
+        rendered = markdown(errata["implementations"]) if rows[1]["valid"] else None
         rows.append({"path": CONFORMANCE_FILES[2], "present": True, "valid": bool(str(text).strip()),
                      "consistent": rendered == text,
                      "problem": None if rendered == text else "not errata.json rendered (conformance/errata.py)"})

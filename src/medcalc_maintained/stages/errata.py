@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from medcalc_maintained.conformance import load_vectors, resolve, vectors_digest
-from medcalc_maintained.conformance.errata import REGISTRY_FILE, ErrataReport, find_errata, markdown, unreviewed
+from medcalc_maintained.conformance.base import Implementation
+from medcalc_maintained.conformance.errata import REGISTRY_FILE, ErrataReport, find_errata, markdown, unreviewed, unused
 from medcalc_maintained.conformance.rows import v1_rows
-from medcalc_maintained.conformance.vectors import VectorFile
+from medcalc_maintained.conformance.vectors import VectorFile, canonical
 from medcalc_maintained.core.atomic import replace_files
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.readers import read_parquet
@@ -38,40 +39,47 @@ def _labels(project: Project) -> dict[str, dict[int, str]]:
 
 
 def vectors_document(files: list[VectorFile], digest: str) -> dict[str, Any]:
-    """Every vector file as one JSON document (what the release ships as ``conformance/vectors.json``)."""
-    return {"vectors_sha256": digest, "calculators": [{
-        "calculator_id": f.calculator_id, "name": f.name, "follows": f.follows, "source": f.source,
-        "formula": f.formula, "output_type": f.output_type,
-        "cases": [{"id": c.id, "why": c.why, "inputs": c.inputs, "expected": c.expected,
-                   **({"work": c.work} if c.work else {}), **({"tolerance": c.tolerance} if c.tolerance is not None
-                                                             else {})} for c in f.cases]} for f in files]}
+    """Every calculator's vectors as one JSON document (what the release ships as ``conformance/vectors.json``;
+    ``digest`` is :func:`~medcalc_maintained.conformance.vectors.digest_of` them)."""
+    return {"vectors_sha256": digest, "calculators": canonical(files)}
 
 
 def refuse_unadjudicated(reports: list[ErrataReport]) -> None:
-    """A :class:`DataError` naming every erratum ``errata.yaml`` does not adjudicate (none: nothing)."""
+    """A :class:`DataError` naming every erratum ``errata.yaml`` does not adjudicate as it is now, and
+    every adjudication no erratum has any longer (none: nothing)."""
+    where = f"src/medcalc_maintained/conformance/{REGISTRY_FILE}"
     pending = [e for r in reports for e in unreviewed(r)]
     if pending:
-        raise DataError(f"src/medcalc_maintained/conformance/{REGISTRY_FILE}",
-                        f"{len(pending)} erratum(s) not adjudicated: " + ", ".join(
-                            f"{e.implementation} calculator {e.calculator_id}" for e in pending)
-                        + "; check each against its cited source and add its status and reason; nothing written")
+        raise DataError(where, f"{len(pending)} erratum(s) not adjudicated as they are now: " + "; ".join(
+            f"{e.implementation} calculator {e.calculator_id}" + (f" ({e.reason})" if e.reason else "")
+            for e in pending) + "; check each against its cited source, then write its status, reason and counts; "
+            "nothing written")
+    stale = unused(reports)
+    if stale:
+        raise DataError(where, f"{len(stale)} adjudication(s) of no erratum: " + ", ".join(
+            f"{impl} calculator {cid}" for impl, cid in stale) + "; remove them; nothing written")
 
 
 def _writer(text: str) -> Callable[[Path], object]:
     return lambda path: path.write_text(text, encoding="utf-8")
 
 
+def errata_of(project: Project, impl: Implementation, files: list[VectorFile], digest: str) -> ErrataReport:
+    """The errata of ``impl`` on ``files`` and on the v1.0 entities of every row (the ingest stage's),
+    each with the first release whose label follows the definition (the release-tables stage's)."""
+    rows = v1_rows(read_parquet(project.instances, "instances", "ingest"))
+    return find_errata(impl, files, rows, release_labels=_labels(project), digest=digest)
+
+
 def run(project: Project, *, out: Path | None = None) -> tuple[list[ErrataReport], Path]:
     p = project.section("report.errata")
     target = Path(out or project.root / p["out"])
-    rows = v1_rows(read_parquet(project.instances, "instances", "ingest"))
     files, digest = load_vectors(), vectors_digest()
-    labels = _labels(project)
     reports = []
     for spec in p["implementations"]:
         impl = resolve(str(spec))
         try:
-            reports.append(find_errata(impl, files, rows, release_labels=labels, digest=digest))
+            reports.append(errata_of(project, impl, files, digest))
         finally:
             impl.close()
     refuse_unadjudicated(reports)

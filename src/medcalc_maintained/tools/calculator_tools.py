@@ -108,11 +108,49 @@ def _property(spec: InputSpec) -> dict[str, Any]:
     return {"type": "string", "description": desc}
 
 
+def _required(calculator_id: int, spec: InputSpec) -> bool:
+    """Whether a call must give ``spec``: declared required, unless the calculator's definition itself
+    decides it when unmentioned (``absent_when_unmentioned`` of ``definitions.yaml``: Child-Pugh's
+    ascites and encephalopathy, MDRD's race), as the calculator reads it."""
+    from medcalc_maintained.calculators.policy import load_policy
+
+    decided = (load_policy().get(int(calculator_id)) or {}).get("absent_when_unmentioned") or []
+    return spec.required and spec.name not in decided
+
+
 def input_schema(calculator_id: int) -> dict[str, Any]:
     """JSON schema (draft 2020-12 subset) of the calculator's arguments."""
     specs = declared_inputs(calculator_id)
     return {"type": "object", "properties": {s.name: _property(s) for s in specs},
-            "required": [s.name for s in specs if s.required], "additionalProperties": False}
+            "required": [s.name for s in specs if _required(calculator_id, s)], "additionalProperties": False}
+
+
+def tool_arguments(calculator_id: int, entities: dict[str, Any]) -> dict[str, Any]:
+    """The tool arguments of a ``Relevant Entities`` dict (the inverse of :func:`arguments_to_entities`):
+    quantities as ``{value, unit}``, a steroid dose as ``{name, dose, unit}``, the MME's per-drug
+    ``<Drug> Dose`` / ``<Drug> Dose Per Day`` pairs as the ``opioids`` list; the rest as they are."""
+    specs = spec_by_name(calculator_id)
+    args: dict[str, Any] = {}
+    opioids: dict[str, dict[str, Any]] = {}
+    for key, v in entities.items():
+        spec = specs.get(key)
+        lowered = str(key).lower()
+        if spec is None and lowered.endswith((" dose", " dose per day")):
+            drug = key[: -len(" Dose Per Day")] if lowered.endswith(" dose per day") else key[: -len(" Dose")]
+            item = opioids.setdefault(drug, {"drug": drug})
+            if lowered.endswith(" dose per day"):
+                item["doses_per_day"] = v[0] if isinstance(v, (list, tuple)) else v
+            else:
+                item["dose"] = {"value": v[0], "unit": v[1]} if isinstance(v, (list, tuple)) else v
+        elif spec is not None and spec.accessor == "quantity" and isinstance(v, (list, tuple)) and len(v) == 2:
+            args[key] = {"value": v[0], "unit": v[1]}
+        elif spec is not None and spec.accessor == "steroid_dose" and isinstance(v, (list, tuple)) and len(v) == 3:
+            args[key] = {"name": v[0], "dose": v[1], "unit": v[2]}
+        else:
+            args[key] = v
+    if opioids:
+        args["opioids"] = list(opioids.values())
+    return args
 
 
 def definition_version(calculator_id: int) -> str:
@@ -123,13 +161,26 @@ def definition_version(calculator_id: int) -> str:
     return f"{entry['version']}: {' '.join(str(entry['definition']).split())}" if entry else "not declared"
 
 
+def _as_tool(calculator_id: int, entities: dict[str, Any]) -> Any:
+    """A conformance case through the tool itself: its arguments, :func:`call_calculator`, its value."""
+    from medcalc_maintained.conformance.base import NoResult
+
+    try:
+        return _answer(calculator_id, tool_arguments(calculator_id, entities))["value"]
+    except ToolInputError as exc:  # the tool's refusal: no result
+        raise NoResult(str(exc)) from None
+
+
 @lru_cache(maxsize=None)
 def conformance(calculator_id: int) -> dict[str, Any]:
-    """Which implementation the tool serves and how it does on the calculator's conformance vectors
-    (:mod:`medcalc_maintained.conformance`): ``{"implementation", "vectors", "passed", "vectors_sha256"}``."""
-    from medcalc_maintained.conformance import load_vectors, resolve, run_vectors, vectors_digest
+    """Which implementation the tool serves and how the tool itself (its argument reading, then the
+    calculator) does on the calculator's conformance vectors (:mod:`medcalc_maintained.conformance`):
+    ``{"implementation", "vectors", "passed", "vectors_sha256"}``."""
+    from medcalc_maintained.conformance import load_vectors, run_vectors, vectors_digest
+    from medcalc_maintained.conformance.base import Implementation
 
-    [result] = run_vectors(load_vectors([int(calculator_id)]), resolve("ours")).calculators
+    tool = Implementation("tool", "the MCP tool", _as_tool)
+    [result] = run_vectors(load_vectors([int(calculator_id)]), tool).calculators
     return {"implementation": f"medcalc_maintained.calculators (medcalc-maintained {_package_version()})",
             "vectors": result.cases, "passed": result.passed, "vectors_sha256": vectors_digest()}
 
@@ -278,7 +329,7 @@ def arguments_to_entities(calculator_id: int, arguments: dict[str, Any] | None) 
         else:
             entities[key] = _entity(spec, v)
     for spec in declared_inputs(calculator_id):
-        if spec.required and spec.name not in given and not any(a in args for a in spec.aliases):
+        if _required(calculator_id, spec) and spec.name not in given and not any(a in args for a in spec.aliases):
             raise _bad(spec, "missing")
     return entities
 
@@ -291,7 +342,12 @@ def _step(spec: InputSpec | None, key: str, v: Any) -> str:
 
 
 def call_calculator(calculator_id: int, arguments: dict[str, Any] | None) -> dict[str, Any]:
-    """Compute one calculator from tool arguments: value, derivation steps, warnings, citation."""
+    """Compute one calculator from tool arguments: value, derivation steps, warnings, citation, and the
+    implementation that answered with its conformance (:func:`conformance`)."""
+    return {**_answer(calculator_id, arguments), "conformance": conformance(calculator_id)}
+
+
+def _answer(calculator_id: int, arguments: dict[str, Any] | None) -> dict[str, Any]:
     calc = load_all()[int(calculator_id)]
     entities = arguments_to_entities(calculator_id, arguments)
     result = compute(calculator_id, entities)
@@ -319,7 +375,7 @@ def call_calculator(calculator_id: int, arguments: dict[str, Any] | None) -> dic
     steps.append(f"result: {result.value}")
     return {"calculator_id": calc.calculator_id, "calculator": calc.name, "output_type": calc.output_type,
             "value": result.value, "steps": steps, "warnings": warnings, "citation": citation(calculator_id),
-            "definition_version": definition_version(calculator_id), "conformance": conformance(calculator_id)}
+            "definition_version": definition_version(calculator_id)}
 
 
 def _overflows(value: Any) -> bool:
