@@ -161,6 +161,8 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
     for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "expectations", root / "expectations")
+    # stage errata's committed outputs: every release from 2.4.1 ships them (conformance/)
+    shutil.copytree(ROOT / "data" / "errata", root / "data" / "errata", ignore=shutil.ignore_patterns(".gitignore"))
     from medcalc_maintained.ledger.apply import build
 
     # the maintained labels as stage apply makes them from this ledger (campaign + policy records)

@@ -296,7 +296,7 @@ class Project:
 
     @property
     def errata_dir(self) -> Path:
-        """Stage ``errata``'s folder: ``vectors.json``, ``errata.json``, ``errata.md`` (the release ships them)."""
+        """Stage ``errata``'s folder: ``errata.json``, ``errata.md`` (the release ships them)."""
         return self._dir("report.errata.out")
 
     @property

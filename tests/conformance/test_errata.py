@@ -145,8 +145,9 @@ def test_v1_rows_read_the_ingest_table():
 
 def test_the_stage_refuses_an_erratum_nobody_adjudicated_and_renders_the_rest():
     from medcalc_maintained.conformance.errata import markdown
+    from medcalc_maintained.conformance.vectors import document
     from medcalc_maintained.core.errors import DataError
-    from medcalc_maintained.stages.errata import refuse_unadjudicated, vectors_document
+    from medcalc_maintained.stages.errata import refuse_unadjudicated
 
     rows = [V1Row(1, 5, {"Systolic Blood Pressure": [120, "mm hg"], "Diastolic Blood Pressure": [80, "mm hg"]}, "100")]
     rep = find_errata(Implementation("mean", "arithmetic mean", _half_bias), _map_vectors(), rows,
@@ -157,8 +158,8 @@ def test_the_stage_refuses_an_erratum_nobody_adjudicated_and_renders_the_rest():
     text = markdown([rep.as_dict()])
     line = next(x for x in text.splitlines() if x.startswith("| 5 |"))
     assert "| 1/1 | 1 | 2.0.0 (1) | fixed-in-ours | averages SBP and DBP \\| not" in line
-    doc = vectors_document(_map_vectors(), "abc")
-    assert doc["vectors_sha256"] == "abc" and doc["calculators"][0]["calculator_id"] == 5
+    doc = document(_map_vectors())
+    assert len(doc["vectors_sha256"]) == 64 and doc["calculators"][0]["calculator_id"] == 5
     assert all({"id", "why", "inputs", "expected"} <= set(c) for c in doc["calculators"][0]["cases"])
 
 

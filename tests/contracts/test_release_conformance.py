@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from medcalc_maintained.conformance import load_vectors, vectors_digest
+from medcalc_maintained.conformance import load_vectors
+from medcalc_maintained.conformance.vectors import document
 from medcalc_maintained.contracts.release_conformance import conformance_view
 from medcalc_maintained.release.layout import CONFORMANCE_FILES
-from medcalc_maintained.stages.errata import vectors_document
 
 ROOT = Path(__file__).resolve().parents[2]
 ERRATA = ROOT / "data" / "errata"
@@ -24,7 +24,7 @@ def release(tmp_path: Path) -> Path:
     """A release folder with the committed errata and the packaged vectors, as stage errata writes them."""
     folder = tmp_path / "release" / "conformance"
     folder.mkdir(parents=True)
-    (folder / "vectors.json").write_text(json.dumps(vectors_document(load_vectors(), vectors_digest())))
+    (folder / "vectors.json").write_text(json.dumps(document(load_vectors())))
     for name in ("errata.json", "errata.md"):
         shutil.copyfile(ERRATA / name, folder / name)
     return tmp_path / "release"

@@ -81,6 +81,12 @@ def canonical(files: Iterable[VectorFile]) -> list[dict[str, Any]]:
             for f in sorted(files, key=lambda f: f.calculator_id)]
 
 
+def document(files: Iterable[VectorFile]) -> dict[str, Any]:
+    """Every calculator's vectors as one JSON document with their sha256 (a release's ``conformance/vectors.json``)."""
+    files = list(files)
+    return {"vectors_sha256": digest_of(files), "calculators": canonical(files)}
+
+
 def digest_of(files: Iterable[VectorFile]) -> str:
     """sha256 of the vectors' canonical JSON (sorted keys, no spaces): the version a report or a release
     names, which anyone holding a release's ``vectors.json`` can recompute from it."""

@@ -1,6 +1,7 @@
-"""The conformance files of a release (from ``CONFORMANCE_FROM`` on): stage ``errata``'s
-``vectors.json``, ``errata.json`` and ``errata.md`` copied unchanged under ``conformance/``, and
-what the card says of them (:func:`card_text`). Contract ``conformance`` checks the copies
+"""The conformance files of a release (from ``CONFORMANCE_FROM`` on): ``vectors.json``, the packaged
+conformance vectors as one document with their sha256, and stage ``errata``'s ``errata.json`` and
+``errata.md`` copied unchanged, all under ``conformance/``; and what the card says of them
+(:func:`card_text`). Contract ``conformance`` checks the copies
 (:mod:`medcalc_maintained.contracts.release_conformance`)."""
 
 from __future__ import annotations
@@ -22,14 +23,21 @@ def _source(errata_dir: Path, rel: str) -> Path:
     return path
 
 
+def _vectors() -> dict[str, Any]:
+    from medcalc_maintained.conformance.vectors import document, load_vectors
+
+    return document(load_vectors())
+
+
 def copy_into(errata_dir: Path, out: Path, version: str) -> list[str]:
-    """Copy the conformance files into release folder ``out`` when ``version`` ships them; their paths."""
+    """Write the conformance files into release folder ``out`` when ``version`` ships them; their paths."""
     if not rules(version).conformance:
         return []
-    for rel in CONFORMANCE_FILES:
-        target = Path(out) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(_source(errata_dir, rel), target)
+    vectors, *errata = CONFORMANCE_FILES
+    (Path(out) / vectors).parent.mkdir(parents=True, exist_ok=True)
+    (Path(out) / vectors).write_text(json.dumps(_vectors(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    for rel in errata:
+        shutil.copyfile(_source(errata_dir, rel), Path(out) / rel)
     return list(CONFORMANCE_FILES)
 
 
@@ -42,7 +50,7 @@ def card_text(errata_dir: Path, version: str) -> str:
     if not rules(version).conformance:
         return ""
     doc: dict[str, Any] = json.loads(_source(errata_dir, CONFORMANCE_FILES[1]).read_text(encoding="utf-8"))
-    vectors: dict[str, Any] = json.loads(_source(errata_dir, CONFORMANCE_FILES[0]).read_text(encoding="utf-8"))
+    vectors = _vectors()
     cases = sum(len(c["cases"]) for c in vectors["calculators"])
     parts = []
     for rep in doc["implementations"]:

@@ -5,9 +5,9 @@ conformance vectors and compared with the declared definitions on the v1.0 entit
 Reads the ingest stage's v1.0 rows and the ``full`` config of every release (release-tables), for
 the release whose label first follows the definition on a row whose v1.0 label carries an
 implementation's error. Writes to ``report.errata.out``: ``errata.json`` (per implementation: its
-vector score and every erratum with cases, consequence on v1.0 and adjudicated status),
-``errata.md`` (the same as a table people read; the release card and docs show it) and
-``vectors.json`` (every vector file in one document with its sha256, as the release ships it).
+vector score and every erratum with cases, consequence on v1.0 and adjudicated status) and
+``errata.md`` (the same as a table people read; the docs show it, and every release from
+``CONFORMANCE_FROM`` ships both beside the vectors).
 Refuses, writing nothing, when an erratum has no adjudication in ``conformance/errata.yaml``.
 """
 
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from medcalc_maintained.conformance import load_vectors, resolve, vectors_digest
 from medcalc_maintained.conformance.base import Implementation
 from medcalc_maintained.conformance.errata import REGISTRY_FILE, ErrataReport, find_errata, markdown, unreviewed, unused
 from medcalc_maintained.conformance.rows import v1_rows
-from medcalc_maintained.conformance.vectors import VectorFile, canonical
+from medcalc_maintained.conformance.vectors import VectorFile
 from medcalc_maintained.core.atomic import replace_files
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.readers import read_parquet
@@ -36,12 +36,6 @@ def _labels(project: Project) -> dict[str, dict[int, str]]:
         full = load_config(project, release.version, "full")
         out[release.version] = {int(r): str(a) for r, a in zip(full["Row Number"], full["Ground Truth Answer"])}
     return out
-
-
-def vectors_document(files: list[VectorFile], digest: str) -> dict[str, Any]:
-    """Every calculator's vectors as one JSON document (what the release ships as ``conformance/vectors.json``;
-    ``digest`` is :func:`~medcalc_maintained.conformance.vectors.digest_of` them)."""
-    return {"vectors_sha256": digest, "calculators": canonical(files)}
 
 
 def refuse_unadjudicated(reports: list[ErrataReport]) -> None:
@@ -87,6 +81,6 @@ def run(project: Project, *, out: Path | None = None) -> tuple[list[ErrataReport
     doc = {"vectors_sha256": digest, "implementations": implementations}
     texts = {"errata.json": json.dumps(doc, indent=1, ensure_ascii=False) + "\n",
              "errata.md": markdown(implementations),
-             "vectors.json": json.dumps(vectors_document(files, digest), indent=1, ensure_ascii=False) + "\n"}
+             }
     replace_files(target, {name: _writer(text) for name, text in texts.items()})
     return reports, target

@@ -192,7 +192,7 @@ def _stale_stages(project: Path) -> set[str]:
 
 ALL_STAGES = {"ingest", "upstream-diff", "ledger-rebase", "recompute", "import-campaign", "apply", "certify", "physician-agreement",
               "recompute-report", "audit", "relabel", "triage", "triage-simulate", "release-tables", "compare",
-              "evaluate-example", "grader-check", "release", "harmonize", "compare-report"}
+              "evaluate-example", "grader-check", "release", "harmonize", "compare-report", "errata"}
 
 
 # every stage runs core/answers.py, core/rows.py and project.py (tests/architecture/test_dvc_deps.py: the import closure)
