@@ -23,7 +23,6 @@ has any longer is reported (:func:`unused`).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -36,6 +35,7 @@ from medcalc_maintained.conformance.base import Implementation, NoResult, NotRec
 from medcalc_maintained.conformance.check import Report, agrees, run_vectors
 from medcalc_maintained.conformance.rows import V1Row
 from medcalc_maintained.conformance.vectors import Case, VectorFile
+from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.errors import DataError
 
 STATUSES = ("fixed-in-ours", "definition-choice", "open", "unreviewed")
@@ -109,22 +109,19 @@ def registry() -> dict[tuple[str, int], dict[str, Any]]:
     return out
 
 
-_WD = re.compile(r"(\d+)\D+(\d+)")
-
-
 def typed(text: str | None, kind: str) -> Any:
-    """Our calculator's answer text as a case's ``expected`` would carry it."""
-    if text is None or str(text).strip().upper() == "N/A":
+    """An answer text (our calculator's, a label) as a case's ``expected`` of ``kind`` would carry it,
+    read by :func:`~medcalc_maintained.core.answers.parse_answer` (none: N/A or unreadable)."""
+    if text is None:
         return None
-    if kind == "weeks_days":
-        m = _WD.search(str(text))
-        return [int(m.group(1)), int(m.group(2))] if m else None
-    if kind == "date":
+    answer = parse_answer(str(text), "date" if kind == "date" else "decimal")
+    if answer.kind == "gestational_age" and kind == "weeks_days":
+        return [answer.weeks, answer.days]
+    if answer.kind == "date" and kind == "date":
         return str(text)
-    try:
-        x = float(text)
-    except ValueError:
+    if answer.kind not in ("decimal", "integer") or kind in ("weeks_days", "date"):
         return None
+    x = answer.number
     return int(x) if kind == "integer" and x.is_integer() else x
 
 

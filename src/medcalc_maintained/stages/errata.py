@@ -17,11 +17,11 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from medcalc_maintained.conformance import load_vectors, resolve, vectors_digest
+from medcalc_maintained.conformance import load_vectors, resolve
 from medcalc_maintained.conformance.base import Implementation
 from medcalc_maintained.conformance.errata import REGISTRY_FILE, ErrataReport, find_errata, markdown, unreviewed, unused
-from medcalc_maintained.conformance.rows import v1_rows
-from medcalc_maintained.conformance.vectors import VectorFile
+from medcalc_maintained.conformance.rows import V1Row, v1_rows
+from medcalc_maintained.conformance.vectors import VectorFile, digest_of
 from medcalc_maintained.core.atomic import replace_files
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.readers import read_parquet
@@ -58,22 +58,30 @@ def _writer(text: str) -> Callable[[Path], object]:
     return lambda path: path.write_text(text, encoding="utf-8")
 
 
-def errata_of(project: Project, impl: Implementation, files: list[VectorFile], digest: str) -> ErrataReport:
+def errata_of(project: Project, impl: Implementation, files: list[VectorFile], digest: str, *,
+              rows: list[V1Row] | None = None, labels: dict[str, dict[int, str]] | None = None) -> ErrataReport:
     """The errata of ``impl`` on ``files`` and on the v1.0 entities of every row (the ingest stage's),
-    each with the first release whose label follows the definition (the release-tables stage's)."""
-    rows = v1_rows(read_parquet(project.instances, "instances", "ingest"))
-    return find_errata(impl, files, rows, release_labels=_labels(project), digest=digest)
+    each with the first release whose label follows the definition (the release-tables stage's).
+    ``rows`` and ``labels``, when given, are those already read (a run over several implementations
+    reads them once)."""
+    if rows is None:
+        rows = v1_rows(read_parquet(project.instances, "instances", "ingest"))
+    if labels is None:
+        labels = _labels(project)
+    return find_errata(impl, files, rows, release_labels=labels, digest=digest)
 
 
 def run(project: Project, *, out: Path | None = None) -> tuple[list[ErrataReport], Path]:
-    p = project.section("report.errata")
-    target = Path(out or project.root / p["out"])
-    files, digest = load_vectors(), vectors_digest()
+    target = Path(out) if out is not None else project.errata_dir
+    files = load_vectors()
+    digest = digest_of(files)
+    rows = v1_rows(read_parquet(project.instances, "instances", "ingest"))
+    labels = _labels(project)
     reports = []
-    for spec in p["implementations"]:
+    for spec in project.section("report.errata")["implementations"]:
         impl = resolve(str(spec))
         try:
-            reports.append(errata_of(project, impl, files, digest))
+            reports.append(errata_of(project, impl, files, digest, rows=rows, labels=labels))
         finally:
             impl.close()
     refuse_unadjudicated(reports)

@@ -176,13 +176,21 @@ def conformance(calculator_id: int) -> dict[str, Any]:
     """Which implementation the tool serves and how the tool itself (its argument reading, then the
     calculator) does on the calculator's conformance vectors (:mod:`medcalc_maintained.conformance`):
     ``{"implementation", "vectors", "passed", "vectors_sha256"}``."""
-    from medcalc_maintained.conformance import load_vectors, run_vectors, vectors_digest
+    from medcalc_maintained.conformance import load_vectors, run_vectors
     from medcalc_maintained.conformance.base import Implementation
 
     tool = Implementation("tool", "the MCP tool", _as_tool)
     [result] = run_vectors(load_vectors([int(calculator_id)]), tool).calculators
     return {"implementation": f"medcalc_maintained.calculators (medcalc-maintained {_package_version()})",
-            "vectors": result.cases, "passed": result.passed, "vectors_sha256": vectors_digest()}
+            "vectors": result.cases, "passed": result.passed, "vectors_sha256": _vectors_digest()}
+
+
+@lru_cache(maxsize=1)
+def _vectors_digest() -> str:
+    """The packaged vectors' sha256 (read once: the same for every calculator)."""
+    from medcalc_maintained.conformance import vectors_digest
+
+    return vectors_digest()
 
 
 def _package_version() -> str:
