@@ -46,7 +46,9 @@ def test_ci_runs_each_step_once():
     assert sum("bash .ci/run" in r for r in runs) == 1
     assert not any(re.search(r"\bmake (run|test|docs)\b|mkdocs|validate build/release", r) for r in runs), runs
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.findall(r"^make .*$", script, flags=re.M) == ['make run test docs PYTEST_ARGS="-rs ${PYTEST_ARGS:-}" 2>&1 | tee "$log"']
+    # -rfEs: pytest's summary names every failure and error (what the CI log shows of a red run) and every
+    # skip with its reason (what the check below reads)
+    assert re.findall(r"^make .*$", script, flags=re.M) == ['make run test docs PYTEST_ARGS="-rfEs ${PYTEST_ARGS:-}" 2>&1 | tee "$log"']
     assert 'grep -q "pipeline outputs absent"' in script  # a skip for a missing pipeline output fails CI
     assert "git status --porcelain" in script  # the tree-clean check after `make run`
     dry = subprocess.run(["make", "-n", "test", "run", "docs", "VALIDATE_DOCS=build/data-docs/release"], cwd=ROOT,

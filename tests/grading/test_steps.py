@@ -85,9 +85,11 @@ def test_blocks_that_cannot_be_read_are_counted_never_guessed(row_and_reference)
              "no_declared_input": _out({"BMI": 18.1, "GFR": 30}, "30"),
              "bad_unit": _out({**RIGHT, "age": [87, "mg/dL"]}, "30")}
     recs = {k: grade_steps(row, v, ref)[0] for k, v in cases.items()}
-    assert {k: r["error_class"] for k, r in recs.items()} == dict.fromkeys(cases, "format")
+    # nothing to grade in the first three; an age in mg/dL is that input misread: an extraction error
+    assert {k: r["error_class"] for k, r in recs.items()} == {**dict.fromkeys(cases, "format"), "bad_unit": "extraction"}
     assert block_problems(recs.values()) == {"absent": 1, "not_json": 1, "no_declared_input": 1, "bad_unit": 1}
     assert recs["bad_unit"]["arithmetic"] is None  # nothing computed from a value with an impossible unit
+    assert (recs["bad_unit"]["inputs_bad_unit"], recs["bad_unit"]["inputs_correct"]) == (1, 4)  # the others graded
     assert stated_inputs("<inputs>[1, 2]</inputs>") == ("not_json", None)  # a list is no object
 
 
@@ -116,11 +118,15 @@ def test_a_summary_of_several_rows_counts_right_answers_from_wrong_inputs_only_w
     good = grade_steps(row, _out(RIGHT, "25.24"), ref)[0]
     bad_unit = grade_steps(row, _out({**RIGHT, "age": [87, "mg/dL"]}, "25.24"), ref)[0]
     lucky = grade_steps(row, _out({**RIGHT, "height": [150, "cm"]}, "25.238"), ref)[0]
-    assert not bad_unit["right_from_wrong_inputs"] and lucky["right_from_wrong_inputs"]
-    s = summarize([good, bad_unit, lucky])
-    # three right answers; one from an unreadable block, one from a wrong height: one of three from right inputs
-    assert s["accuracy"] == 1.0 and s["right_with_readable_inputs"] == 2 and s["right_from_wrong_inputs"] == 1
-    assert s["accuracy_from_right_inputs"] == pytest.approx(1 / 3) and s["share_right_from_wrong_inputs"] == 0.5
+    assert bad_unit["right_from_wrong_inputs"] and lucky["right_from_wrong_inputs"]
+    unreadable = grade_steps(row, _out("age 87, weight 48", "25.24"), ref)[0]
+    assert not unreadable["right_from_wrong_inputs"]
+    s = summarize([good, bad_unit, lucky, unreadable])
+    # four right answers: one from right inputs, one from an age in mg/dL, one from a wrong height, one from a
+    # block that is no JSON (not known how): one of four from right inputs, two of the three readable from wrong
+    assert s["accuracy"] == 1.0 and s["right_with_readable_inputs"] == 3 and s["right_from_wrong_inputs"] == 2
+    assert s["accuracy_from_right_inputs"] == pytest.approx(1 / 4)
+    assert s["share_right_from_wrong_inputs"] == pytest.approx(2 / 3)
 
 
 def test_a_wrong_input_that_leaves_the_calculator_nothing_to_compute_is_an_extraction_error(row_and_reference):

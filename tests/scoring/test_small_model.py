@@ -113,6 +113,44 @@ def test_synthetic_cases_answer_with_the_reference_calculator_on_made_up_inputs(
     assert [c.answer for c in synthetic_cases(ROWS, per_calculator=5, seed=3)] == [c.answer for c in cases]
 
 
+def test_stepwise_cases_state_the_made_up_inputs_the_note_lists_before_the_answer():
+    from medcalc_maintained.grading.prompts import STEPWISE_SYSTEM_PROMPT
+    from medcalc_maintained.grading.steps import stated_inputs
+
+    cases = synthetic_cases(ROWS, per_calculator=4, seed=3, prompt="stepwise")
+    # the same draws as the default prompt's cases: only the prompt and the completion differ
+    assert [c.answer for c in cases] == [c.answer for c in synthetic_cases(ROWS, per_calculator=4, seed=3)]
+    for c in cases:
+        system, user = c.prompt
+        assert system == {"role": "system", "content": STEPWISE_SYSTEM_PROMPT}
+        assert "Inputs of this calculator" in user["content"] and "NEVER-USED" not in user["content"]
+        sbp = float(re.search(r"Systolic Blood Pressure: ([\d.]+) mm Hg", user["content"])[1])
+        dbp = float(re.search(r"Diastolic Blood Pressure: ([\d.]+) mm Hg", user["content"])[1])
+        block, answer = c.completion.split("\n")
+        assert answer == f"<answer>{c.answer}</answer>"
+        # the block is what the grader reads: the note's values, each with its unit, under the declared names
+        state, stated = stated_inputs(block)
+        assert state == "ok" and stated == {"Systolic Blood Pressure": [sbp, "mm Hg"],
+                                             "Diastolic Blood Pressure": [dbp, "mm Hg"]}
+        assert float(c.answer) == pytest.approx((sbp + 2 * dbp) / 3, abs=1e-3)
+
+
+def test_the_stepwise_warmup_params_name_a_known_prompt():
+    p = WarmupParams.from_dict(defaults()["compare"]["stepwise_warmup"])
+    assert p.prompt == "stepwise"
+    assert WarmupParams.from_dict(defaults()["compare"]["warmup"]).prompt == "default"  # the key is optional
+    with pytest.raises(ValueError, match="prompt must be one of default, stepwise, got 'clever'"):
+        WarmupParams.from_dict({**defaults()["compare"]["stepwise_warmup"], "prompt": "clever"})
+
+
+def test_model_smollm2_stepwise_needs_the_release_tables_and_converts_nothing_without_them(tmp_path, monkeypatch):
+    res = _model(tmp_path, monkeypatch, "smollm2-stepwise")
+    assert res.exit_code == 2, res.output
+    assert not (tmp_path / "models").exists()
+    res = _model(tmp_path, monkeypatch, "llama3")
+    assert "known: smollm2, smollm2-stepwise" in res.output
+
+
 def test_warmup_params_come_from_the_defaults_and_are_checked():
     p = WarmupParams.from_dict(defaults()["compare"]["warmup"])
     assert p.train_layers >= 1 and p.steps >= 1

@@ -110,7 +110,8 @@ def _print_steps(steps, out: Console) -> None:
     names = list(steps.summaries)
     table = _table("how the answers were reached (--steps; steps.csv)", ("answers",), tuple(names))
     lines = [("step-graded rows", lambda s: str(s["rows"])), ("right", lambda s: str(s["classes"]["right"])),
-             ("  of them from wrong inputs", lambda s: f"{s['right_from_wrong_inputs']} "
+             ("  with a readable <inputs> block", lambda s: str(s["right_with_readable_inputs"])),
+             ("    of them from wrong inputs", lambda s: f"{s['right_from_wrong_inputs']} "
               f"({share(s['right_from_wrong_inputs'], s['right_with_readable_inputs'])})"),
              ("wrong: extraction", lambda s: str(s["classes"]["extraction"])),
              ("wrong: arithmetic", lambda s: str(s["classes"]["arithmetic"])),

@@ -23,7 +23,10 @@ note verdict is ``supports``, :func:`certified_reference`), :func:`grade_steps` 
 
 Every answer that is not right gets one class (:data:`CLASSES`). The block is read, never repaired: a block
 that is not a JSON object, names no declared input or gives a unit the input cannot have is counted as
-such (:data:`BLOCK_PROBLEMS`) and nothing is guessed from it.
+such (:data:`BLOCK_PROBLEMS`) and nothing is guessed from it. The first two leave nothing to grade (the
+row is ``format``); a quantity with a unit its kind cannot have (an age in mg/dL, urine output in mg/dL)
+is that input misread: an extraction error, the block's other inputs graded as usual and nothing computed
+from it.
 """
 
 from __future__ import annotations
@@ -52,7 +55,8 @@ BLOCK_PROBLEMS = ("absent", "not_json", "no_declared_input", "bad_unit")
 INPUT_STATUSES = ("correct", "wrong", "missing", "extra", "bad_unit")
 CLASSES = {
     "right": "the answer is right",
-    "extraction": "a certified input stated wrong or not at all; the answer is right for the stated inputs",
+    "extraction": "a certified input stated wrong (or with a unit it cannot have) or not at all; the answer is "
+                  "right for the stated inputs, or nothing computes from them",
     "arithmetic": "every certified input stated right; the answer is not what the calculator gives from them",
     "both": "an input stated wrong and the answer not what the calculator gives from the stated inputs",
     "format": "no answer the grader can read, or no readable inputs block to tell extraction from arithmetic",
@@ -263,7 +267,7 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
         cls = "format"
     elif label_na or status == "abstained":
         cls = "abstention"
-    elif state != "ok" or units_bad:
+    elif state != "ok":
         cls = "format"
     elif not extraction_ok:
         cls = "both" if arithmetic is False else "extraction"  # None: nothing computes from the stated inputs
@@ -274,7 +278,7 @@ def grade_steps(row: Mapping[str, Any], output: str, reference: Mapping[str, Any
     counts = {s: sum(i["status"] == s for i in inputs) for s in INPUT_STATUSES}
     record = {"answer_status": status, "block": state, "bad_unit": units_bad, **{f"inputs_{k}": v for k, v in counts.items()},
               "arithmetic": arithmetic, "calculator_value": calc_value, "error_class": cls,
-              "right_from_wrong_inputs": status == "correct" and state == "ok" and not units_bad and not extraction_ok}
+              "right_from_wrong_inputs": status == "correct" and state == "ok" and not extraction_ok}
     return record, inputs
 
 

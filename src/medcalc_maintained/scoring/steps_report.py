@@ -90,7 +90,7 @@ def summarize(rows: list[dict[str, Any]], no_reference: int = 0) -> dict[str, An
     n = len(rows)
     classes = {c: sum(r["error_class"] == c for r in rows) for c in CLASSES}
     right = [r for r in rows if r["answer_status"] == "correct"]
-    readable_right = [r for r in right if r["block"] == "ok" and not r["bad_unit"]]
+    readable_right = [r for r in right if r["block"] == "ok"]
     from_wrong = sum(bool(r["right_from_wrong_inputs"]) for r in rows)
     return {"rows": n, "rows_without_certified_inputs": no_reference, "classes": classes,
             "accuracy": _share(len(right), n),
@@ -109,8 +109,8 @@ def per_calculator(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for _, part in rows.groupby(["label_set", "calculator_id"], sort=True):
         ls, cid = str(part["label_set"].iloc[0]), int(part["calculator_id"].iloc[0])
-        readable = part[(part["block"] == "ok") & ~part["bad_unit"].astype(bool)]
-        extraction = int(((readable["inputs_wrong"] + readable["inputs_missing"]) > 0).sum())
+        readable = part[part["block"] == "ok"]
+        extraction = int(((readable["inputs_wrong"] + readable["inputs_missing"] + readable["inputs_bad_unit"]) > 0).sum())
         judged = part[part["arithmetic"].notna()]
         arithmetic = int((judged["arithmetic"] == False).sum())  # noqa: E712 - an object column of True/False/None
         out.append({"label_set": ls, "calculator_id": int(cid), "calculator": str(part["calculator"].iloc[0]),

@@ -16,7 +16,12 @@ What the warm-up sees, and why no label of either version leaks into it:
 * **Prompt**: the same system prompt and layout as every training row (``grading/prompts.py``), with
   a short made-up note listing the inputs (``age: 61 years. Cough Absent: no. ...``) and the
   calculator's own question text.
-* **Completion**: ``<answer>VALUE</answer>`` alone.
+* **Completion**: ``<answer>VALUE</answer>`` alone. With ``prompt: stepwise`` (the prompt variant of
+  ``grading/prompts.py`` that asks for the inputs used), the prompt is that variant's and the completion
+  first states the made-up inputs as the variant asks, ``<inputs>{...}</inputs>``, then the answer: the
+  warm-up teaches the block's form on made-up notes that list every input, never what a real note says
+  (``compare.stepwise_warmup``, :func:`stepwise_model`: the model ``medcalc-maintained model
+  smollm2-stepwise`` makes for showing ``--steps`` on a real model).
 
 Training: AdamW on the completion tokens only, the ``train_layers`` top decoder layers and the final
 norm trainable (embeddings, the tied LM head and the other layers frozen), fixed seed and case order.
@@ -34,12 +39,12 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
 from medcalc_maintained.core.rows import entities_or_empty
-from medcalc_maintained.grading.prompts import build_prompt
+from medcalc_maintained.grading.prompts import VARIANTS, build_prompt, check_variant
 
 SCALE = (0.7, 1.3)  # range of the factor a case's numbers are scaled by
 MAX_TRIES = 20  # draws per case before a calculator is given up for that case
@@ -55,14 +60,18 @@ class WarmupParams:
     learning_rate: float
     train_layers: int  # top decoder layers trained (with the final norm)
     seed: int
+    prompt: str = "default"  # the prompt variant of the cases (grading/prompts.py VARIANTS)
 
     @classmethod
     def from_dict(cls, params: dict[str, Any]) -> "WarmupParams":
         known = {f.name for f in fields(cls)}
-        if set(params) != known:
+        optional = {"prompt"}
+        if not known - optional <= set(params) <= known:
             raise ValueError(f"compare.warmup: unknown key(s) {sorted(set(params) - known)}, missing key(s) "
-                             f"{sorted(known - set(params))}")
+                             f"{sorted(known - optional - set(params))}")
         p = cls(**params)
+        if p.prompt not in VARIANTS:
+            raise ValueError(f"compare.warmup.prompt must be one of {', '.join(VARIANTS)}, got {p.prompt!r}")
         for name in ("per_calculator", "steps", "batch_size", "train_layers"):
             v = getattr(p, name)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
@@ -78,10 +87,14 @@ class Case:
     prompt: list[dict[str, str]]
     answer: str  # the reference calculator's value for the made-up inputs
     output_type: str
+    inputs: dict[str, Any] | None = None  # the made-up inputs, stated before the answer (prompt stepwise)
 
     @property
     def completion(self) -> str:
-        return f"<answer>{self.answer}</answer>"
+        if self.inputs is None:
+            return f"<answer>{self.answer}</answer>"
+        block = json.dumps(self.inputs, ensure_ascii=False)
+        return f"<inputs>{block}</inputs>\n<answer>{self.answer}</answer>"
 
 
 def _perturb(value: Any, rng: random.Random) -> Any:
@@ -102,10 +115,14 @@ def _render(key: str, value: Any) -> str:
     return f"{key}: {value}."
 
 
-def synthetic_cases(instances: pd.DataFrame, per_calculator: int, seed: int) -> list[Case]:
+def synthetic_cases(instances: pd.DataFrame, per_calculator: int, seed: int,
+                    prompt: str = "default") -> list[Case]:
     """``per_calculator`` made-up cases for every calculator of ``instances`` (see the module doc):
-    the rows give the inputs' names and units and the question text, never a note or a label."""
+    the rows give the inputs' names and units and the question text, never a note or a label.
+    ``prompt`` is the prompt variant; ``stepwise`` cases state their inputs before the answer."""
     from medcalc_maintained.calculators import compute
+
+    stepwise = check_variant(prompt) == "stepwise"
 
     rng = random.Random(seed)
     cases = []
@@ -125,7 +142,11 @@ def synthetic_cases(instances: pd.DataFrame, per_calculator: int, seed: int) -> 
                 if result.value is None or result.implausible:
                     continue
                 note = " ".join(_render(k, v) for k, v in made_up.items())
-                cases.append(Case(int(cid), build_prompt(note, question), result.value, otype))
+                if stepwise:
+                    cases.append(Case(int(cid), build_prompt(note, question, "stepwise", int(cid)), result.value,
+                                      otype, made_up))
+                else:
+                    cases.append(Case(int(cid), build_prompt(note, question), result.value, otype))
                 break
     return cases
 
@@ -146,16 +167,20 @@ class WarmupResult:
 
 
 def describe(p: WarmupParams, cases: int, calculators: int) -> str:
-    return (f"format warm-up before both arms: {p.steps} supervised steps (batch {p.batch_size}, lr "
-            f"{p.learning_rate:g}, top {p.train_layers} layers) on {cases} synthetic cases of {calculators} "
-            "reference calculators (made-up inputs, completion '<answer>VALUE</answer>'); no label of either "
-            "version is read; both arms start from that checkpoint")
+    what = (f"{p.steps} supervised steps (batch {p.batch_size}, lr {p.learning_rate:g}, top {p.train_layers} "
+            f"layers) on {cases} synthetic cases of {calculators} reference calculators")
+    if p.prompt == "stepwise":
+        return (f"stepwise format warm-up: {what} (made-up inputs, prompt variant stepwise, completion "
+                "'<inputs>{...}</inputs> <answer>VALUE</answer>' stating the made-up inputs); no note or label is read")
+    return (f"format warm-up before both arms: {what} (made-up inputs, completion '<answer>VALUE</answer>'); "
+            "no label of either version is read; both arms start from that checkpoint")
 
 
 def warm_up(model_dir: str | Path, cases: list[Case], out: str | Path, p: WarmupParams,
-            device: str | None = None) -> WarmupResult:
+            device: str | None = None, progress: Callable[[str, int, int], None] | None = None) -> WarmupResult:
     """Fine-tune ``model_dir`` on ``cases`` (module doc) and save the model and tokenizer to ``out``
-    (bf16, like the converted checkpoint) with ``warmup.json``; return what happened."""
+    (bf16, like the converted checkpoint) with ``warmup.json``; return what happened. ``progress``
+    is told ``(phase, done, total)`` after each batch of the frozen layers and each step."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -182,7 +207,7 @@ def warm_up(model_dir: str | Path, cases: list[Case], out: str | Path, p: Warmup
     first = len(layers) - p.train_layers
     encoded = _encode(tok, cases)
     # the frozen layers' output never changes: computed once per case, the steps run only the top layers
-    cached = _frozen_hidden(model, encoded, first, p.batch_size, device)
+    cached = _frozen_hidden(model, encoded, first, p.batch_size, device, progress)
     order = list(range(len(cases)))
     random.Random(p.seed).shuffle(order)
     losses = []
@@ -196,6 +221,8 @@ def warm_up(model_dir: str | Path, cases: list[Case], out: str | Path, p: Warmup
         losses.append(round(float(loss.detach()), 4))
         if not math.isfinite(losses[-1]):
             raise RuntimeError(f"warm-up step {step + 1}: loss {losses[-1]}")
+        if progress:
+            progress("steps", step + 1, p.steps)
     out = Path(out)
     model.to(torch.bfloat16).save_pretrained(out)  # type: ignore[arg-type]  # .to(dtype), typed as above
     tok.save_pretrained(out)
@@ -218,7 +245,8 @@ def _encode(tok, cases: list[Case]) -> list[tuple[list[int], list[int]]]:
     return out
 
 
-def _frozen_hidden(model, encoded, first: int, batch_size: int, device) -> list[Any]:
+def _frozen_hidden(model, encoded, first: int, batch_size: int, device,
+                   progress: Callable[[str, int, int], None] | None = None) -> list[Any]:
     """The input of decoder layer ``first`` for each case (right-padded batches, cut back to length)."""
     import torch
 
@@ -231,6 +259,8 @@ def _frozen_hidden(model, encoded, first: int, batch_size: int, device) -> list[
             mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in chunk], device=device)
             hs = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[first]
             out += [hs[j, :len(x)].clone() for j, (x, _) in enumerate(chunk)]
+            if progress:
+                progress("frozen layers", len(out), len(encoded))
     return out
 
 
@@ -388,7 +418,8 @@ def heldout_sample(heldout: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
 
 
 def start_checkpoint(train: pd.DataFrame, model_dir: str | Path, out: str | Path, params: dict[str, Any],
-                     device: str | None = None) -> WarmupResult:
+                     device: str | None = None,
+                     progress: Callable[[str, int, int], None] | None = None) -> WarmupResult:
     """The checkpoint both arms start from: :func:`synthetic_cases` shaped on the training rows
     ``train`` and :func:`warm_up` with ``compare.warmup`` (``params``); kept when ``out`` already
     holds one made with the same parameters."""
@@ -398,5 +429,5 @@ def start_checkpoint(train: pd.DataFrame, model_dir: str | Path, out: str | Path
         prior = json.loads(done.read_text(encoding="utf-8"))
         if prior.get("params") == asdict(p):
             return WarmupResult(**{**prior, "seconds": 0.0, "model_dir": str(out)})
-    cases = synthetic_cases(train, p.per_calculator, p.seed)
-    return warm_up(model_dir, cases, out, p, device)
+    cases = synthetic_cases(train, p.per_calculator, p.seed, p.prompt)
+    return warm_up(model_dir, cases, out, p, device, progress)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from medcalc_maintained.cli import app
 from tests.scoring.test_evaluate_graders import runner
+from tests.support.paths import ROOT
 
 RIGHT = {"sex": "Male", "age": [87, "years"], "weight": [48, "kg"], "height": [163, "cm"],
          "creatinine": [1.4, "mg/dL"]}
@@ -63,3 +65,46 @@ def test_steps_need_a_release_with_certified_inputs(tables_root, tmp_path, monke
     assert res.exit_code != 0
     assert "--steps needs a label set with certified inputs" in " ".join(res.output.split())
     assert not (tmp_path / "ev").exists()
+
+
+def _documented_steps() -> dict[str, int]:
+    """The table of docs/evaluating.md between the steps-demo markers: {row label: count}."""
+    text = (ROOT / "docs" / "evaluating.md").read_text(encoding="utf-8")
+    block = text.split("<!-- steps-demo:")[1].split("<!-- /steps-demo -->")[0]
+    rows = [line.strip("|").split("|") for line in block.splitlines() if line.startswith("| ") and "---" not in line]
+    return {label.strip(): int(n) for label, n in rows[1:]}
+
+
+def test_the_real_models_documented_breakdown_is_what_evaluate_steps_gives(tmp_path, monkeypatch):
+    """data/steps_demo holds a real model's lm-eval outputs on the first 55 rows of 2.4.1's mini; the table
+    of docs/evaluating.md is what `evaluate --steps` makes of them against the pipeline's 2.4.1 (the docs
+    say so)."""
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release.tables import load_config
+
+    release = ROOT / "data" / "releases" / "2.4.1"
+    missing = [str(release / f"{c}.parquet") for c in ("mini", "default", "inputs")
+               if not (release / f"{c}.parquet").is_file()]
+    if missing:
+        pytest.skip(f"pipeline outputs absent (run `dvc repro`): {', '.join(missing)}")
+    monkeypatch.setenv("MEDCALC_ROOT", str(ROOT))  # evaluate reads the release there and writes only to --out
+    outputs = ROOT / "data" / "steps_demo" / "lm-eval-outputs.jsonl"
+    uids = [json.loads(line)["uid"] for line in outputs.read_text(encoding="utf-8").splitlines()]
+    mini = load_config(Project.load(ROOT), "2.4.1", "mini")
+    assert uids == [int(u) for u in mini["Row Number"].head(55)]  # what `--limit 55` takes, in its order
+    res = runner.invoke(app, ["evaluate", str(outputs), "--against", "2.4.1", "--steps", "--out", str(tmp_path / "ev"),
+                              "--n-boot", "200"])
+    assert res.exit_code == 0, res.output
+    s = json.loads((tmp_path / "ev" / "evaluation.json").read_text())["steps"]["v2.4.1"]
+    c = s["classes"]
+    assert _documented_steps() == {
+        "right": c["right"], "right, with a readable `<inputs>` block": s["right_with_readable_inputs"],
+        "right from wrong inputs": s["right_from_wrong_inputs"], "wrong: extraction": c["extraction"],
+        "wrong: arithmetic": c["arithmetic"], "wrong: both": c["both"], "wrong: format": c["format"],
+        "wrong: N/A given or withheld": c["abstention"], "wrong: unjudged": c["unjudged"]}
+    assert s["rows"] + s["rows_without_certified_inputs"] == len(uids)
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (f"{c['right']} answers right, the {s['right_with_readable_inputs']} with a readable block both from wrong "
+            f"inputs; {c['extraction']} wrong from extraction, {c['arithmetic']} from arithmetic, {c['both']} from "
+            f"both, {c['format']} format, {c['abstention']} on N/A rows") in readme
+    assert s["right_from_wrong_inputs"] == s["right_with_readable_inputs"]  # "both from wrong inputs"
