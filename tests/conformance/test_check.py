@@ -226,3 +226,20 @@ def test_cli_refuses_what_it_cannot_load(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "no vectors for calculator(s) [6]" in r.output
     r = CliRunner().invoke(app, ["conformance", "--impl", "nonsense", "--vectors", str(d)])
     assert r.exit_code == 2 and "give ours, medcalc-bench, recorded:NAME, a module:function, or cmd:COMMAND" in r.output
+
+
+def test_a_failure_is_recorded_without_the_machines_file_paths():
+    """What Python appends to an import error (the file's absolute path) differs per checkout; the
+    recorded reason must not, or the committed errata differ on every other machine."""
+    def refuses(cid, inputs):
+        raise NoResult("importing medcalc.x fails: cannot import name 'y' from 'medcalc.z' "
+                       "(/home/someone/.venv/lib/python3.11/site-packages/medcalc/z.py)")
+
+    def crashes(cid, inputs):
+        raise ImportError("cannot import name 'y' from 'medcalc.z' (C:\\venv\\Lib\\site-packages\\medcalc\\z.py)")
+
+    files = load_vectors([5])
+    for impl, reason in ((refuses, "no result: importing medcalc.x fails: cannot import name 'y' from 'medcalc.z'"),
+                         (crashes, "raised ImportError: cannot import name 'y' from 'medcalc.z'")):
+        [result] = run_vectors(files, Implementation("x", "x", impl)).calculators
+        assert {r.reason for r in result.results} == {reason}

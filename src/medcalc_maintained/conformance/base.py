@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+# a parenthesised absolute path, as Python appends to an ImportError ("(/…/site-packages/…)")
+_ABSOLUTE_PATH = re.compile(r" \((?:/|[A-Za-z]:\\)[^()]*\)")
 
 
 @dataclass
@@ -28,3 +32,11 @@ class NoResult(Exception):
 class NotRecorded(ValueError):
     """A recorded implementation holds no answer for a query: the recording is older than the vectors
     (record again); never counted as the implementation's answer."""
+
+
+def failure_text(exc: BaseException) -> str:
+    """How an implementation's failure is recorded: ``no result: …`` for a :class:`NoResult`, else
+    ``raised TYPE: …``; without the absolute file paths messages carry, so that what is recorded (vector
+    results, errata, recordings) is the same on every machine."""
+    message = _ABSOLUTE_PATH.sub("", str(exc))
+    return f"no result: {message}" if isinstance(exc, NoResult) else f"raised {type(exc).__name__}: {message}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from medcalc_maintained.conformance.base import Implementation, NoResult, NotRecorded
+from medcalc_maintained.conformance.base import Implementation, NoResult, NotRecorded, failure_text
 from medcalc_maintained.conformance.vectors import Case, VectorFile
 
 _WEEKS_DAYS = re.compile(r"^\D*?(\d+)\s*weeks?\D+?(\d+)\s*days?\D*$", re.I)
@@ -185,11 +185,10 @@ def run_vectors(files: list[VectorFile], impl: Implementation, *, digest: str = 
             except NotRecorded:
                 raise  # the recording is stale: not the implementation's answer
             except NoResult as exc:
-                cr.results.append(CaseResult(case, None, case.expected is None, f"no result: {exc}"))
+                cr.results.append(CaseResult(case, None, case.expected is None, failure_text(exc)))
                 continue
             except Exception as exc:  # an implementation under test may fail in any way: a failure, even where
-                cr.results.append(CaseResult(case, None, False,  # the definition gives no result
-                                             f"raised {type(exc).__name__}: {exc}"))
+                cr.results.append(CaseResult(case, None, False, failure_text(exc)))  # the definition gives none
                 continue
             if got is None:
                 cr.results.append(CaseResult(case, None, case.expected is None, "no result: returned nothing"))

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from medcalc_maintained.calculators import compute, load_all
-from medcalc_maintained.conformance.base import Implementation, NoResult, NotRecorded
+from medcalc_maintained.conformance.base import Implementation, NotRecorded, failure_text
 from medcalc_maintained.conformance.check import Report, agrees, run_vectors
 from medcalc_maintained.conformance.rows import V1Row
 from medcalc_maintained.conformance.vectors import Case, VectorFile
@@ -130,10 +130,8 @@ def _call(impl: Implementation, cid: int, entities: dict[str, Any]) -> tuple[Any
         got = impl.call(cid, entities)
     except NotRecorded:
         raise
-    except NoResult as exc:
-        return None, f"no result: {exc}"
-    except Exception as exc:  # the implementation under test may fail in any way; on a row, no answer
-        return None, f"raised {type(exc).__name__}: {exc}"
+    except Exception as exc:  # a refusal (NoResult), or any failure of the implementation under test: no answer
+        return None, failure_text(exc)
     return got, ""
 
 

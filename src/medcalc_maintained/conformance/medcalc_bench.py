@@ -18,7 +18,6 @@ import contextlib
 import copy
 import importlib
 import io
-import re
 from functools import lru_cache
 from importlib import metadata, resources
 from typing import Any
@@ -36,9 +35,6 @@ def mapping() -> dict[int, dict[str, Any]]:
     """The calculator id -> ``{module, function, keys, defaults, notes}`` entries of the map file."""
     text = (resources.files("medcalc_maintained.conformance") / MAP_FILE).read_text(encoding="utf-8")
     return {int(k): v for k, v in (yaml.safe_load(text) or {}).get("calculators", {}).items()}
-
-
-_NO_PATH = re.compile(r" \((?:/|[A-Za-z]:\\)[^()]*\)")  # a parenthesised absolute path
 
 
 def installed_version() -> str | None:
@@ -88,8 +84,7 @@ def implementation() -> Implementation:
         try:
             module = importlib.import_module(entry["module"])
         except ImportError as exc:  # 1.7.0's target_weight imports a name its utils do not define
-            # without the file's path Python appends ("(/…/site-packages/…)"): the errata name no machine
-            raise NoResult(f"importing {entry['module']} fails: {_NO_PATH.sub('', str(exc))}") from None
+            raise NoResult(f"importing {entry['module']} fails: {exc}") from None
         fn = getattr(module, entry["function"])
         with contextlib.redirect_stdout(io.StringIO()):  # some functions print their working
             out = fn(params)

@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from medcalc_maintained.conformance.base import Implementation, NotRecorded
+from medcalc_maintained.conformance.base import Implementation, NotRecorded, failure_text
 
 SUBDIR = "calculator_implementations"
 NOT_KEYS = {"file path", "explanation function", "calculator name", "type", "question"}
@@ -129,7 +129,7 @@ def _answer(fn: Any, keys: dict[str, str], inputs: dict[str, Any]) -> Any:
         with contextlib.redirect_stdout(io.StringIO()):
             out = fn(params)
     except Exception as exc:  # the recorded implementation's own failure is its answer
-        return {"error": f"raised {type(exc).__name__}: {exc}"}
+        return {"error": failure_text(exc)}
     answer = out.get("Answer") if isinstance(out, dict) else out
     if answer is None:
         return {"error": "returned no Answer"}

@@ -20,8 +20,8 @@ What the warm-up sees, and why no label of either version leaks into it:
   ``grading/prompts.py`` that asks for the inputs used), the prompt is that variant's and the completion
   first states the made-up inputs as the variant asks, ``<inputs>{...}</inputs>``, then the answer: the
   warm-up teaches the block's form on made-up notes that list every input, never what a real note says
-  (``compare.stepwise_warmup``, :func:`stepwise_model`: the model ``medcalc-maintained model
-  smollm2-stepwise`` makes for showing ``--steps`` on a real model).
+  (``compare.stepwise_warmup``: what ``medcalc-maintained model smollm2-stepwise`` makes, to show
+  ``--steps`` on a real model).
 
 Training: AdamW on the completion tokens only, the ``train_layers`` top decoder layers and the final
 norm trainable (embeddings, the tied LM head and the other layers frozen), fixed seed and case order.
@@ -142,11 +142,8 @@ def synthetic_cases(instances: pd.DataFrame, per_calculator: int, seed: int,
                 if result.value is None or result.implausible:
                     continue
                 note = " ".join(_render(k, v) for k, v in made_up.items())
-                if stepwise:
-                    cases.append(Case(int(cid), build_prompt(note, question, "stepwise", int(cid)), result.value,
-                                      otype, made_up))
-                else:
-                    cases.append(Case(int(cid), build_prompt(note, question), result.value, otype))
+                cases.append(Case(int(cid), build_prompt(note, question, prompt, int(cid)), result.value, otype,
+                                  made_up if stepwise else None))
                 break
     return cases
 
