@@ -163,6 +163,9 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
     shutil.copytree(ROOT / "expectations", root / "expectations")
     # stage errata's committed outputs: every release from 2.4.1 ships them (conformance/)
     shutil.copytree(ROOT / "data" / "errata", root / "data" / "errata", ignore=shutil.ignore_patterns(".gitignore"))
+    # the real model's outputs whose step-wise breakdown the card shows from 2.4.2 (release.steps_demo)
+    (root / "data" / "steps_demo").mkdir(parents=True)
+    shutil.copy(ROOT / "data" / "steps_demo" / "lm-eval-outputs.jsonl", root / "data" / "steps_demo")
     from medcalc_maintained.ledger.apply import build
 
     # the maintained labels as stage apply makes them from this ledger (campaign + policy records)

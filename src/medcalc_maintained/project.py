@@ -420,6 +420,11 @@ class Project:
         return self._dir("compare.evaluate.predictions")
 
     @property
+    def steps_demo_outputs(self) -> Path:
+        """A real model's step-wise outputs whose breakdown the card shows (``release.steps_demo``)."""
+        return self._dir("release.steps_demo")
+
+    @property
     def models_dir(self) -> Path:
         return self._dir("compare.train.output_dir")
 

@@ -22,6 +22,9 @@ SRC = ROOT / "src" / "medcalc_maintained"
                "card_visitor", "feed_details"}),
     ("2.3.2", {"derivations", "evidence_gate", "interleaved_mini", "disputed", "evidence_rows", "card_lead",
                "card_visitor", "feed_details", "card_graders"}),
+    ("2.4.1", {"derivations", "evidence_gate", "interleaved_mini", "disputed", "evidence_rows", "card_lead",
+               "card_visitor", "feed_details", "card_graders", "inputs_config", "conformance"}),
+    ("2.4.2", set(FIRST)),
     ("10.0.0", set(FIRST)),
 ])
 def test_each_release_does_what_the_releases_up_to_it_introduced(version, on):

@@ -112,7 +112,7 @@ def test_only_supported_used_inputs_are_certified():
 
 def test_a_summary_of_several_rows_counts_right_answers_from_wrong_inputs_only_where_the_block_is_readable(
         row_and_reference):
-    from medcalc_maintained.scoring.steps_report import summarize
+    from medcalc_maintained.grading.steps import summarize
 
     row, ref = row_and_reference
     good = grade_steps(row, _out(RIGHT, "25.24"), ref)[0]

@@ -6,6 +6,7 @@ import pytest
 
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.release.card_layout import layout, select_blocks
+from tests.support.paths import ROOT
 
 T = Path("card.md")
 BODY = """# Title
@@ -130,6 +131,33 @@ def test_an_inputs_block_shows_only_from_the_release_that_ships_the_config():
     body = "x\n<!-- if inputs -->\nsix\n<!-- end -->\n<!-- if not inputs -->\nfive\n<!-- end -->\n"
     assert select_blocks(body, True, T, inputs=True).splitlines() == ["x", "six"]
     assert select_blocks(body, True, T, graders=True).splitlines() == ["x", "five"]
+
+
+def test_a_steps_block_shows_only_from_the_release_that_shows_the_breakdown():
+    body = "x\n<!-- if steps -->\nbreakdown\n<!-- end -->\n<!-- if conformance and not steps -->\nerrata only\n<!-- end -->\n"
+    assert select_blocks(body, True, T, conformance=True, steps=True).splitlines() == ["x", "breakdown"]
+    assert select_blocks(body, True, T, conformance=True).splitlines() == ["x", "errata only"]
+
+
+def test_the_template_shows_the_breakdown_from_2_4_2_only():
+    """The real template: release 2.4.1's card has no step-wise block, 2.4.2's has it once, with its
+    placeholder; 2.4.1's card hash is what it was before the block came."""
+    from medcalc_maintained.core.versions import rules
+    from medcalc_maintained.release.state import card_sha256
+
+    template = (ROOT / "dataset_card.md").read_text(encoding="utf-8")
+
+    def card(version: str) -> str:
+        r = rules(version)
+        return select_blocks(template, r.card_lead, T, visitor=r.card_visitor, graders=r.card_graders,
+                             inputs=r.inputs_config, conformance=r.conformance, steps=r.card_steps)
+
+    assert "{{ steps_demo }}" not in card("2.4.1") and "How a model got there" not in card("2.4.1")
+    assert card("2.4.2").count("{{ steps_demo }}") == 1
+    before, after = template.split("<!-- if steps -->\n")  # exactly one block
+    without = before + after.split("<!-- end -->\n", 1)[1]
+    assert card_sha256(without, "2.4.1") == card_sha256(template, "2.4.1")
+    assert card_sha256(without, "2.4.2") != card_sha256(template, "2.4.2")
 
 
 def test_the_inputs_blocks_leave_earlier_releases_the_card_they_were_published_with():

@@ -56,6 +56,9 @@ INPUTS_CONFIG_FROM = "2.4.0"
 # implementations (``conformance/vectors.json``, ``conformance/errata.json``, ``conformance/errata.md``: stage
 # ``errata``), checked by contract ``conformance``, and the card says what they found (``<!-- if conformance -->``).
 CONFORMANCE_FROM = "2.4.1"
+# From this release on, the card shows how a real small model got to its answers: the committed outputs of
+# ``release.steps_demo`` graded step by step against the release (``release/steps_demo.py``; ``<!-- if steps -->``).
+CARD_STEPS_FROM = "2.4.2"
 
 
 def version_key(version: str) -> tuple[int, int, int]:
@@ -83,13 +86,14 @@ class ReleaseRules:
     card_graders: bool = False      # CARD_GRADERS_FROM
     inputs_config: bool = False     # INPUTS_CONFIG_FROM
     conformance: bool = False       # CONFORMANCE_FROM
+    card_steps: bool = False        # CARD_STEPS_FROM
 
 
 FIRST = {"derivations": DERIVATIONS_FROM, "evidence_gate": EVIDENCE_FROM, "interleaved_mini": MINI_INTERLEAVED_FROM,
          "disputed": DISPUTED_FROM, "evidence_rows": EVIDENCE_ROWS_FROM, "card_lead": CARD_LEAD_FROM,
          "card_visitor": CARD_VISITOR_FROM, "feed_details": FEED_DETAILS_FROM,
          "card_graders": CARD_GRADERS_FROM, "inputs_config": INPUTS_CONFIG_FROM,
-         "conformance": CONFORMANCE_FROM}  # each rule -> the release that introduced it
+         "conformance": CONFORMANCE_FROM, "card_steps": CARD_STEPS_FROM}  # each rule -> the release that introduced it
 
 
 def rules(version: object) -> ReleaseRules:

@@ -33,14 +33,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping, cast
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, cast
 
 from medcalc_maintained.calculators import compute
 from medcalc_maintained.calculators.base import Inputs
 from medcalc_maintained.calculators.inputs import InputSpec, declared_inputs, spelling_groups
 from medcalc_maintained.core import units as U
 from medcalc_maintained.core.answers import Answer, is_correct, limits
+from medcalc_maintained.core.rows import row_dicts
 from medcalc_maintained.grading.grade import grade
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INPUT_RTOL = 0.01  # relative tolerance of a numeric input (rounding in unit conversions)
 # inputs whose readings differ by less than 1% yet mean another band: an absolute tolerance (canonical unit)
@@ -290,5 +294,55 @@ def block_problems(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             "bad_unit": sum(bool(r["bad_unit"]) for r in recs)}
 
 
+# ---- a label set ----------------------------------------------------------------------------------
+
+def share(k: int, n: int) -> float | None:
+    """``k / n``, ``None`` when there is nothing to divide by."""
+    return k / n if n else None
+
+
+def grade_label_set(name: str, predictions: Mapping[int, str], labels: pd.DataFrame,
+                    inputs: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The step records of one label set (``labels``: its rows with ``uid``; ``inputs``: its config ``inputs``)."""
+    rows_of_inputs = row_dicts(inputs)
+    references = certified_by_row(rows_of_inputs)
+    evidence = {int(r["uid"]): r.get("Evidence Status") for r in rows_of_inputs}
+    rows: list[dict[str, Any]] = []
+    inputs_out: list[dict[str, Any]] = []
+    no_reference = 0
+    for r in row_dicts(labels.sort_values("uid")):
+        uid = int(r["uid"])
+        if uid not in predictions:
+            continue
+        reference = references.get(uid)
+        if not reference:
+            no_reference += 1
+            continue
+        rec, ins = grade_steps(r, predictions[uid], reference)
+        rows.append({"label_set": name, "uid": uid, "calculator_id": int(r["Calculator ID"]),
+                     "calculator": str(r.get("Calculator Name") or ""), "evidence_status": evidence.get(uid), **rec})
+        inputs_out += [{"label_set": name, "uid": uid, "calculator_id": int(r["Calculator ID"]), **i,
+                        "certified": None if i["certified"] is None else str(i["certified"]),
+                        "stated": None if i["stated"] is None else str(i["stated"])} for i in ins]
+    return rows, inputs_out, summarize(rows, no_reference)
+
+
+def summarize(rows: list[dict[str, Any]], no_reference: int = 0) -> dict[str, Any]:
+    """A label set's numbers from its step records: the classes, accuracy with and without the right answers
+    reached from wrong inputs, and each kind of unreadable block (``no_reference``: rows not step-graded)."""
+    n = len(rows)
+    classes = {c: sum(r["error_class"] == c for r in rows) for c in CLASSES}
+    right = [r for r in rows if r["answer_status"] == "correct"]
+    readable_right = [r for r in right if r["block"] == "ok"]
+    from_wrong = sum(bool(r["right_from_wrong_inputs"]) for r in rows)
+    return {"rows": n, "rows_without_certified_inputs": no_reference, "classes": classes,
+            "accuracy": share(len(right), n),
+            "accuracy_from_right_inputs": share(len(readable_right) - from_wrong, n),
+            "right_from_wrong_inputs": from_wrong, "right_with_readable_inputs": len(readable_right),
+            "share_right_from_wrong_inputs": share(from_wrong, len(readable_right)),
+            "block_problems": block_problems(rows)}
+
+
 __all__ = ["BLOCK_PROBLEMS", "CLASSES", "INPUT_RTOL", "INPUT_STATUSES", "block_problems", "canonical",
-           "certified_by_row", "certified_reference", "grade_steps", "input_matches", "lookup", "stated_inputs"]
+           "certified_by_row", "certified_reference", "grade_label_set", "grade_steps", "input_matches", "lookup",
+           "share", "stated_inputs", "summarize"]

@@ -38,6 +38,7 @@ from medcalc_maintained.release import (
     grader_rates,
     layout,
     score_shift,
+    steps_demo,
     unverified_estimate,
 )
 from medcalc_maintained.release import upstream as follow
@@ -266,7 +267,8 @@ def write_build(out: Path, project: Project, plan: Releases, t: Tables, template
                                             {"score_shift": opening, "feed_table": feed.feed_table(doc),
                                              "grader_check": grader_card_text(project, rel.version),
                                              "conformance": conformance_files.card_text(project.errata_dir,
-                                                                                        rel.version)}),
+                                                                                        rel.version),
+                                             "steps_demo": steps_demo.card_text(project, t)}),
                                 encoding="utf-8")
         changelog = render_changelog(plan.upto(rel.version), t.records, rows, identities, evidence)
         if draft:

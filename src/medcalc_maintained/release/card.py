@@ -480,13 +480,14 @@ def render_card(template: str, path: Path, t: Tables, plan: Releases,
     first_line = template[: len(template) - len(body)].count("\n") + 1
     r = rules(t.release.version)
     body = layout(body, r.card_lead, path, first_line, visitor=r.card_visitor,  # this release's blocks, in its order
-                  graders=r.card_graders, inputs=r.inputs_config, conformance=r.conformance)
+                  graders=r.card_graders, inputs=r.inputs_config, conformance=r.conformance, steps=r.card_steps)
     body = COMMENT.sub("", body).lstrip("\n")  # template notes are not part of the card
     ctx = card_context(t, plan)
     ctx["unverified_estimate"] = unverified_estimate.text(estimates, t.release.version)
     ctx["quarantine"] = quarantine or "No upstream row is reported as quarantined."
     ctx.update(fields.card_fields(t))  # every column and value, from the tables (release/fields.py)
-    ctx.update({"score_shift": "", "feed_table": "", "grader_check": "", "conformance": "", **(extra or {})})
+    ctx.update({**dict.fromkeys(("score_shift", "feed_table", "grader_check", "conformance", "steps_demo"), ""),
+                **(extra or {})})
     ctx["derivation_share"] = share_text(t.combined("full"), t.release.version)
     if INPUTS in t.configs:
         ctx["inputs_summary"] = fields.inputs_summary(t.combined(INPUTS))

@@ -14,7 +14,9 @@ The template says both in HTML comments, which the rendered card never shows:
     the card that reports the graders' error rates (``graders``: ``ReleaseRules.card_graders``, from
     ``CARD_GRADERS_FROM``), for the release that ships config ``inputs`` (``inputs``:
     ``ReleaseRules.inputs_config``, from ``INPUTS_CONFIG_FROM``), for the release that ships the
-    conformance vectors and errata (``conformance``: ``ReleaseRules.conformance``, from ``CONFORMANCE_FROM``), and for several conditions at once (terms ``[not] FLAG`` joined by ``and``);
+    conformance vectors and errata (``conformance``: ``ReleaseRules.conformance``, from ``CONFORMANCE_FROM``), for
+    the card that shows a real model's step-wise breakdown (``steps``: ``ReleaseRules.card_steps``, from
+    ``CARD_STEPS_FROM``), and for several conditions at once (terms ``[not] FLAG`` joined by ``and``);
 ``<!-- lead order: A | B | ... -->`` (inside an ``if lead`` block)
     the order of the ``## `` sections in a leading card: every section of the template, each once
     (a section left out or unknown is an error, so a new section is never dropped silently).
@@ -33,7 +35,7 @@ from medcalc_maintained.core.errors import DataError
 
 IF_LEAD, IF_NOT_LEAD, END = "<!-- if lead -->", "<!-- if not lead -->", "<!-- end -->"
 CONDITION = re.compile(r"^<!-- if (.+) -->$")
-FLAGS = ("lead", "visitor", "graders", "inputs", "conformance")  # what a block may test
+FLAGS = ("lead", "visitor", "graders", "inputs", "conformance", "steps")  # what a block may test
 ORDER = re.compile(r"^<!-- lead order: (.+?) -->\n", re.M)
 FENCE = "```"
 TEMPLATE = Path("dataset_card.md")  # how an error names the template where its path is not at hand
@@ -52,10 +54,11 @@ def _condition(marker: str, path: Path, n: int) -> list[tuple[bool, str]]:
 
 
 def select_blocks(body: str, lead: bool, path: Path, first_line: int = 1, *, visitor: bool = False,
-                  graders: bool = False, inputs: bool = False, conformance: bool = False) -> str:
+                  graders: bool = False, inputs: bool = False, conformance: bool = False, steps: bool = False) -> str:
     """``body`` with the lines of the blocks whose condition does not hold removed, and the block
     markers removed. ``first_line``: the template's line number of the body's first line (for errors)."""
-    flags = {"lead": lead, "visitor": visitor, "graders": graders, "inputs": inputs, "conformance": conformance}
+    flags = {"lead": lead, "visitor": visitor, "graders": graders, "inputs": inputs, "conformance": conformance,
+             "steps": steps}
     out: list[str] = []
     opened: int | None = None
     show = True
@@ -115,9 +118,9 @@ def lead_order(body: str, path: Path) -> str:
 
 
 def layout(body: str, lead: bool, path: Path, first_line: int = 1, *, visitor: bool = False,
-           graders: bool = False, inputs: bool = False, conformance: bool = False) -> str:
+           graders: bool = False, inputs: bool = False, conformance: bool = False, steps: bool = False) -> str:
     """The template body as a card of this layout: blocks selected, and for a leading card its
     sections in the lead order (the ``lead order`` line is dropped in either layout)."""
     body = select_blocks(body, lead, path, first_line, visitor=visitor, graders=graders, inputs=inputs,
-                         conformance=conformance)
+                         conformance=conformance, steps=steps)
     return lead_order(body, path) if lead else ORDER.sub("", body)

@@ -83,7 +83,7 @@ def card_sha256(card_template: str, version: str) -> str:
     :mod:`.card_layout`): a block only another layout shows changes no release of this one."""
     r = rules(version)
     return hashlib.sha256(select_blocks(card_template, r.card_lead, CARD_TEMPLATE, visitor=r.card_visitor,
-                                         graders=r.card_graders, inputs=r.inputs_config)
+                                         graders=r.card_graders, inputs=r.inputs_config, steps=r.card_steps)
                           .encode("utf-8")).hexdigest()
 
 

@@ -1,8 +1,9 @@
 """``evaluate --steps`` and ``regrade --steps``: the step-wise breakdown of one label set's predictions.
 
 For every row of a release that has certified inputs (its config ``inputs``, from 2.4.0) and a prediction,
-:func:`medcalc_maintained.grading.steps.grade_steps` reads the inputs the output states and grades extraction,
-arithmetic and the final answer; this module gathers the rows into tables:
+:func:`medcalc_maintained.grading.steps.grade_label_set` reads the inputs the output states and grades
+extraction, arithmetic and the final answer, and sums them up (the card of a release shows such a summary,
+``release/steps_demo.py``); this module gathers the rows into tables:
 
 ``steps.csv``              one row per label set and graded row: the row's ``Evidence Status`` (a label whose
                            input the note contradicts is graded on its certified inputs only), answer status,
@@ -30,8 +31,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from medcalc_maintained.core.rows import row_dicts
-from medcalc_maintained.grading.steps import BLOCK_PROBLEMS, CLASSES, block_problems, certified_by_row, grade_steps
+from medcalc_maintained.grading.steps import BLOCK_PROBLEMS, CLASSES, grade_label_set, share, summarize
 
 ROW_FIELDS = ("Calculator ID", "Calculator Name", "Output Type", "Ground Truth Answer", "Lower Limit", "Upper Limit")
 FILES = ("steps.csv", "steps_inputs.csv", "steps_calculators.csv", "steps.png")
@@ -56,50 +56,6 @@ class StepReport:
         return paths + [plot(self.calculators, out / "steps.png")]
 
 
-def _share(k: int, n: int) -> float | None:
-    return k / n if n else None
-
-
-def grade_label_set(name: str, predictions: Mapping[int, str], labels: pd.DataFrame,
-                    inputs: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """The step records of one label set (``labels``: its rows with ``uid``; ``inputs``: its config ``inputs``)."""
-    rows_of_inputs = row_dicts(inputs)
-    references = certified_by_row(rows_of_inputs)
-    evidence = {int(r["uid"]): r.get("Evidence Status") for r in rows_of_inputs}
-    rows: list[dict[str, Any]] = []
-    inputs_out: list[dict[str, Any]] = []
-    no_reference = 0
-    for r in row_dicts(labels.sort_values("uid")):
-        uid = int(r["uid"])
-        if uid not in predictions:
-            continue
-        reference = references.get(uid)
-        if not reference:
-            no_reference += 1
-            continue
-        rec, ins = grade_steps(r, predictions[uid], reference)
-        rows.append({"label_set": name, "uid": uid, "calculator_id": int(r["Calculator ID"]),
-                     "calculator": str(r.get("Calculator Name") or ""), "evidence_status": evidence.get(uid), **rec})
-        inputs_out += [{"label_set": name, "uid": uid, "calculator_id": int(r["Calculator ID"]), **i,
-                        "certified": None if i["certified"] is None else str(i["certified"]),
-                        "stated": None if i["stated"] is None else str(i["stated"])} for i in ins]
-    return rows, inputs_out, summarize(rows, no_reference)
-
-
-def summarize(rows: list[dict[str, Any]], no_reference: int = 0) -> dict[str, Any]:
-    n = len(rows)
-    classes = {c: sum(r["error_class"] == c for r in rows) for c in CLASSES}
-    right = [r for r in rows if r["answer_status"] == "correct"]
-    readable_right = [r for r in right if r["block"] == "ok"]
-    from_wrong = sum(bool(r["right_from_wrong_inputs"]) for r in rows)
-    return {"rows": n, "rows_without_certified_inputs": no_reference, "classes": classes,
-            "accuracy": _share(len(right), n),
-            "accuracy_from_right_inputs": _share(len(readable_right) - from_wrong, n),
-            "right_from_wrong_inputs": from_wrong, "right_with_readable_inputs": len(readable_right),
-            "share_right_from_wrong_inputs": _share(from_wrong, len(readable_right)),
-            "block_problems": block_problems(rows)}
-
-
 def per_calculator(rows: pd.DataFrame) -> pd.DataFrame:
     cols = ["label_set", "calculator_id", "calculator", "rows", "right", *[c for c in CLASSES if c != "right"],
             "readable", "extraction_errors", "extraction_error_rate", "judged", "arithmetic_errors",
@@ -117,8 +73,8 @@ def per_calculator(rows: pd.DataFrame) -> pd.DataFrame:
                     "rows": len(part), "right": int((part["error_class"] == "right").sum()),
                     **{c: int((part["error_class"] == c).sum()) for c in CLASSES if c != "right"},
                     "readable": len(readable), "extraction_errors": extraction,
-                    "extraction_error_rate": _share(extraction, len(readable)), "judged": len(judged),
-                    "arithmetic_errors": arithmetic, "arithmetic_error_rate": _share(arithmetic, len(judged))})
+                    "extraction_error_rate": share(extraction, len(readable)), "judged": len(judged),
+                    "arithmetic_errors": arithmetic, "arithmetic_error_rate": share(arithmetic, len(judged))})
     return pd.DataFrame(out, columns=cols)
 
 

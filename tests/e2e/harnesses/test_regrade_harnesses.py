@@ -140,8 +140,8 @@ def test_lm_eval_samples(project, builds, hub, table, tmp_path):
     check_reproduced(text, rep, "lm-eval acc", round(acc * 519), 519)
     assert rep["label_sets"] == {"v1.0.0 [ours]": "release 1.0.0, graded by ours",
                                  "v1.0.0 [upstream]": "release 1.0.0, graded by upstream",
-                                 "v2.4.1 [ours]": "release 2.4.1, graded by ours",
-                                 "v2.4.1 [upstream]": "release 2.4.1, graded by upstream"}
+                                 "v2.4.2 [ours]": "release 2.4.2, graded by ours",
+                                 "v2.4.2 [upstream]": "release 2.4.2, graded by upstream"}
     assert "the accuracy change due to labels and the change due to grading, separately" in text
     assert (out / "decomposition.csv").is_file() and (out / "accuracy.png").stat().st_size > 10_000
     # tag compliance: 3 of the 5 kinds of output carry a tag; all parse but the text without an answer and the

@@ -72,9 +72,9 @@ def test_release_tables_apply_the_ledger_at_most_once_per_release(project_root, 
     project = Project.load(project_root)
     calls = count_applications(monkeypatch)
     written = release_tables.run(project)
-    assert sorted(written) == ["1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1"]
-    assert sorted(calls) == ["1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1"]  # one per release
-    for v in ("1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1"):
+    assert sorted(written) == ["1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1", "2.4.2"]
+    assert sorted(calls) == ["1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1", "2.4.2"]  # one per release
+    for v in ("1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1", "2.4.2"):
         for config in ("default", "full", "original", "corrections"):
             assert project.release_table(v, config).is_file()
     # building from the stage's tables applies no ledger record at all
@@ -89,7 +89,7 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
     from medcalc_maintained.stages import release_tables
 
     project = Project.load(project_root)
-    fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0", "2.4.1")}
+    fly = {v: release_stage.run(project, out=tmp_path / f"fly-{v}", version=v) for v in ("1.0.0", "2.0.0", "2.4.2")}
     fly_full = build_tables(project, load_releases(project.releases_file).get("2.0.0")).combined("full")
     assert not project.release_tables.exists()
     release_tables.run(project)
@@ -97,11 +97,11 @@ def test_build_from_tables_is_identical_to_the_build_on_the_fly(project_root, tm
         res = release_stage.run(project, out=tmp_path / f"tab-{v}", version=v)
         assert snapshot(tmp_path / f"tab-{v}") == snapshot(tmp_path / f"fly-{v}")
         assert res.files == fly[v].files and res.state == fly[v].state and res.rows == fly[v].rows
-    # with no version and no output directory: the latest release (2.4.1) in params.release.out
+    # with no version and no output directory: the latest release (2.4.2) in params.release.out
     res = release_stage.run(project)
     assert res.out == project.release_build
-    assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.4.1")
-    assert res.files == fly["2.4.1"].files and res.state == fly["2.4.1"].state and res.rows == fly["2.4.1"].rows
+    assert snapshot(project.release_build) == snapshot(tmp_path / "fly-2.4.2")
+    assert res.files == fly["2.4.2"].files and res.state == fly["2.4.2"].state and res.rows == fly["2.4.2"].rows
     # load_config reads from the stage's file the same frame the builder makes
     stored = load_config(project, "2.0.0")
     pd.testing.assert_frame_equal(stored, fly_full)

@@ -108,3 +108,24 @@ def test_the_real_models_documented_breakdown_is_what_evaluate_steps_gives(tmp_p
             f"inputs; {c['extraction']} wrong from extraction, {c['arithmetic']} from arithmetic, {c['both']} from "
             f"both, {c['format']} format, {c['abstention']} on N/A rows") in readme
     assert s["right_from_wrong_inputs"] == s["right_with_readable_inputs"]  # "both from wrong inputs"
+
+
+def test_the_card_shows_the_documented_breakdown():
+    """The card of the pipeline's latest release (2.4.2 on, build/release) carries the same table as
+    docs/evaluating.md: the committed outputs graded against the release being built give what
+    `evaluate --steps` gives against 2.4.1 (the labels and certified inputs they share)."""
+    from medcalc_maintained.core.versions import rules
+    from medcalc_maintained.release.layout import read_manifest
+
+    build = ROOT / "build" / "release"
+    if not (build / "manifest.json").is_file():
+        pytest.skip(f"pipeline outputs absent (run `dvc repro`): {build / 'manifest.json'}")
+    version = read_manifest(build)["version"]
+    assert rules(version).card_steps, f"the latest release {version} should show the breakdown"
+    card = (build / "README.md").read_text(encoding="utf-8")
+    block = card.split("**How a model got there.**")[1].split("\n\n")
+    table = next(part for part in block if part.startswith("| answers ("))
+    rows = [line.strip("|").split("|") for line in table.splitlines()[2:]]
+    assert {label.strip(): int(n) for label, n in rows} == _documented_steps()
+    assert "54 step-graded rows of 55; 1 has no certified input" in table.splitlines()[0]
+    assert f"--against {version} --steps" in " ".join(card.split())

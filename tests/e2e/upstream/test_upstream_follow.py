@@ -78,7 +78,7 @@ def test_following_2024_06_builds_a_major_release(project_root, v1_test_csv):
     built = release.run(project, out=project_root / "build" / "release")
     assert (built.release.version, built.release.kind, built.release.upstream) == ("3.0.0", "major", "2024-06")
     man = json.loads((built.out / "manifest.json").read_text(encoding="utf-8"))
-    assert man["releases"] == ["1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1", "3.0.0"] \
+    assert man["releases"] == ["1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1", "2.4.2", "3.0.0"] \
         and man["kind"] == "major"
     changelog = (built.out / "CHANGELOG.md").read_text(encoding="utf-8")
     section = changelog.split("## 3.0.0 (")[1].split("\n## ")[0]
