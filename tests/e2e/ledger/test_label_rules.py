@@ -27,7 +27,7 @@ proposed = fast_tests.proposed
     (["--new-value", ""], "field 'new_value': '' is not a valid integer answer (empty value (write N/A"),
     (["--new-value", "12", "--source", "physician"], "field 'blinded': a physician record must be blinded"),
     (["--new-value", "12", "--reviewer-role", "physician"], "field 'blinded': a physician record must be blinded"),
-    (["--new-value", "12", "--date", (TODAY + dt.timedelta(days=1)).isoformat()], "field 'decided_at'"),
+    (["--new-value", "12", "--date", (TODAY + dt.timedelta(days=2)).isoformat()], "field 'decided_at'"),
     (["--new-value", "12", "--date", "2026-02-30"], "field 'decided_at': decided_at '2026-02-30' is not a real date"),
 ])
 def test_propose_refuses_impossible_records_and_leaves_the_ledger_unchanged(proposed, args, words):

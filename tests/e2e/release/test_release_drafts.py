@@ -44,9 +44,17 @@ def test_next_version_of_the_working_tree(tmp_path, instances):
     write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
                                             entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor"),
                                             entry("2.3.1", "patch"), entry("2.3.2", "patch"), entry("2.4.0", "minor")])
+    # after 2.4.0 the card shows a real model's step-wise breakdown (core/versions.CARD_STEPS_FROM): a patch
     r = invoke(root, "release", "next-version")
-    assert r.exit_code == 1 and "nothing changed since 2.4.0" in r.output, r.output
-    assert build.next_release(Project.load(root)) == build.NextVersion("2.4.0", None, None, [])  # the library call
+    assert r.exit_code == 0 and "next version: 2.4.1 (patch) after 2.4.0" in r.output, r.output
+    assert "the dataset card changed" in r.output, r.output
+    write_releases(root / "releases.yaml", [entry("1.0.0", "major", default_rows="all"), entry("2.0.0", "major"),
+                                            entry("2.1.0", "minor"), entry("2.2.0", "minor"), entry("2.3.0", "minor"),
+                                            entry("2.3.1", "patch"), entry("2.3.2", "patch"), entry("2.4.0", "minor"),
+                                            entry("2.4.1", "patch"), entry("2.4.2", "patch")])
+    r = invoke(root, "release", "next-version")
+    assert r.exit_code == 1 and "nothing changed since 2.4.2" in r.output, r.output
+    assert build.next_release(Project.load(root)) == build.NextVersion("2.4.2", None, None, [])  # the library call
     # an unreleased accepted correction of another row -> minor
     (root / "data" / "corrections" / "more.yaml").write_text(ledger.dump(
         [rec(id="T-0002", uid=2, release=None, old_value="38", new_value="40")], root))
