@@ -79,6 +79,31 @@ def test_negation_scope_is_the_clause_of_the_term(notes):
     assert not v.supports and v.rule == "asserted-not-negated", v  # the later "without" negates the diabetes only
 
 
+def test_a_repeated_call_is_answered_from_the_memo_and_any_change_is_read_anew(notes, monkeypatch):
+    """The memo answers a call only when the calculator, the input and the note are all the same."""
+    from medcalc_maintained.calculators import evidence
+
+    monkeypatch.setattr(evidence, "_verdicts", {})
+    read: list[str] = []
+    real = evidence._verdict
+
+    def counting(cid, inp, note):
+        read.append(str(inp["evidence"]["text"]))
+        return real(cid, inp, note)
+
+    monkeypatch.setattr(evidence, "_verdict", counting)
+    note = notes[127]
+    right = _at(note, "pulse rate was 108/min", "Heart Rate or Pulse", 108, "beats per minute")
+    wrong = _at(note, "36.8", "Heart Rate or Pulse", 36.8, "beats per minute")
+    assert verify(8, right, note).supports and verify(8, dict(right), note).supports and len(read) == 1
+    v = verify(8, wrong, note)
+    assert not v.supports and v.rule == "wrong-quantity" and len(read) == 2
+    assert not verify(8, {**right, "value": 109}, note).supports and len(read) == 3  # another value: read anew
+    other = note.replace("pulse rate was 108/min", "pulse rate was 109/min")
+    assert not verify(8, right, other).supports and len(read) == 4  # another note: read anew
+    assert verify(8, right, note).supports and len(read) == 4
+
+
 def test_the_right_readings_of_the_same_notes_are_accepted(notes):
     note = notes[891]
     assert verify(43, _at(note, "her Glasgow Coma Score was 8/15", "Glasgow Coma Score", 8), note).supports

@@ -89,6 +89,8 @@ A search may propose inputs; only this verifier certifies them (``ledger/reconst
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from typing import Any, Iterable, Mapping
 
 from medcalc_maintained.calculators import evidence_absence as A
@@ -188,8 +190,30 @@ def _criterion_verdict(spec: InputSpec, entry: L.Entry, inp: Mapping[str, Any], 
     return failure
 
 
+VERDICTS_REMEMBERED = 100_000  # verdicts one process keeps (each a few hundred bytes)
+_verdicts: dict[bytes, Verdict] = {}  # a call's digest -> its verdict
+
+
 def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
-    """Whether the quote of one recorded input states its value (see the module docstring)."""
+    """Whether the quote of one recorded input states its value (see the module docstring).
+
+    A verdict is a function of the arguments alone (and of the lexicon, read once per process), so a
+    call this process made before is answered from its memo: every release of ``release-tables``
+    re-reads the same recorded inputs of the same notes."""
+    try:
+        key = hashlib.sha256(pickle.dumps((calculator_id, inp, note), protocol=pickle.HIGHEST_PROTOCOL)).digest()
+    except (pickle.PicklingError, TypeError, AttributeError):  # an argument pickle cannot write: read it anew
+        return _verdict(calculator_id, inp, note)
+    known = _verdicts.get(key)
+    if known is None:
+        known = _verdict(calculator_id, inp, note)
+        if len(_verdicts) >= VERDICTS_REMEMBERED:
+            _verdicts.clear()
+        _verdicts[key] = known
+    return known
+
+
+def _verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
     v = _verify(calculator_id, inp, note)
     value = inp.get("value")
     if not v.supports and (lspec := _spec(calculator_id, str(inp.get("name") or ""))) is not None \

@@ -168,13 +168,19 @@ def _compiled(terms: tuple[str, ...], patterns: tuple[str, ...] = ()) -> re.Patt
 def term_spans(text: str, terms: tuple[str, ...], masks: tuple[str, ...] = (), patterns: tuple[str, ...] = ()
            ) -> list[tuple[int, int]]:
     """Where ``terms`` (or ``patterns``) name something in ``text``, outside every ``masks`` phrase."""
+    return list(_term_spans(text, terms, masks, patterns))
+
+
+@lru_cache(maxsize=65536)  # the verifier reads the same note for the same terms once per input, number and release
+def _term_spans(text: str, terms: tuple[str, ...], masks: tuple[str, ...], patterns: tuple[str, ...]
+                ) -> tuple[tuple[int, int], ...]:
     pat = _compiled(terms, patterns)
     if pat is None:
-        return []
+        return ()
     spans = [(m.start(), m.end()) for m in pat.finditer(text)]
     mask = _compiled(masks) if masks and spans else None  # the masks are read only where a term matched
     masked = [(m.start(), m.end()) for m in mask.finditer(text)] if mask is not None else []
-    return [(s, e) for s, e in spans if not any(a <= s and e <= b for a, b in masked)]
+    return tuple((s, e) for s, e in spans if not any(a <= s and e <= b for a, b in masked))
 
 
 # ------------------------------------------------------------------------------------------------

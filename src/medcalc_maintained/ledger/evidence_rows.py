@@ -6,11 +6,17 @@ inputs as the JSON document of its ``Evidence`` column (:func:`row_document`), b
 where the release's row has the inputs stage ``certify`` read, and certified anew otherwise
 (:func:`certify_items`). One shape for both: an input's document is
 :meth:`calculators.certify.InputEvidence.document`.
+
+Certifying is a pure function of what a row's item holds (and of the package's lexicon, read once per
+process), so :func:`certify_items` reads an item it certified before in this process from its memo:
+the releases of ``release-tables`` share most of their rows' items, and each is certified once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -48,9 +54,29 @@ def _certify(chunk: Sequence[Item]) -> list[list[dict[str, Any]]]:
             for cid, ents, note, recorded, question, abstains in chunk]
 
 
+MEMO_ITEMS = 20_000  # items remembered per process (a release has about a thousand verified rows)
+_memo: dict[bytes, bytes] = {}  # an item's digest -> its documents, pickled (each caller gets its own copy)
+
+
+def _digest(item: Item) -> bytes:
+    """The item's identity: equal items give equal bytes (pickle writes every value in full)."""
+    return hashlib.sha256(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)).digest()
+
+
 def certify_items(items: Sequence[Item], *, workers: int = 1, progress: str | None = None) -> list[list[dict[str, Any]]]:
-    """The input documents of every item, in order (forked over ``workers`` processes)."""
-    return map_chunks(_certify, items, workers=workers, progress=progress, chunk=16)
+    """The input documents of every item, in order: the items this process has not certified yet are
+    certified once each (forked over ``workers`` processes), the others read from the memo."""
+    keys = [_digest(i) for i in items]
+    known = {k: _memo[k] for k in set(keys) if k in _memo}
+    todo = {k: i for k, i in zip(keys, items) if k not in known}  # equal keys, equal items
+    if todo:
+        done = map_chunks(_certify, list(todo.values()), workers=workers, progress=progress, chunk=16)
+        new = {k: pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL) for k, d in zip(todo, done)}
+        if len(_memo) + len(new) > MEMO_ITEMS:
+            _memo.clear()
+        _memo.update(new)
+        known.update(new)
+    return [pickle.loads(known[k]) for k in keys]
 
 
 def _json(v: Any) -> str | None:
