@@ -47,8 +47,9 @@ def test_ci_runs_each_step_once():
     assert not any(re.search(r"\bmake (run|test|docs)\b|mkdocs|validate build/release", r) for r in runs), runs
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     # -rfEs: pytest's summary names every failure and error (what the CI log shows of a red run) and every
-    # skip with its reason (what the check below reads)
-    assert re.findall(r"^make .*$", script, flags=re.M) == ['make run test docs PYTEST_ARGS="-rfEs ${PYTEST_ARGS:-}" 2>&1 | tee "$log"']
+    # skip with its reason (what the check below reads); --durations=30: the slowest test phases, timed
+    assert re.findall(r"^make .*$", script, flags=re.M) == [
+        'make run test docs PYTEST_ARGS="-rfEs --durations=30 ${PYTEST_ARGS:-}" 2>&1 | tee "$log"']
     assert 'grep -q "pipeline outputs absent"' in script  # a skip for a missing pipeline output fails CI
     assert "git status --porcelain" in script  # the tree-clean check after `make run`
     dry = subprocess.run(["make", "-n", "test", "run", "docs", "VALIDATE_DOCS=build/data-docs/release"], cwd=ROOT,

@@ -96,6 +96,7 @@ def test_a_repeated_call_is_answered_from_the_memo_and_any_change_is_read_anew(n
     right = _at(note, "pulse rate was 108/min", "Heart Rate or Pulse", 108, "beats per minute")
     wrong = _at(note, "36.8", "Heart Rate or Pulse", 36.8, "beats per minute")
     assert verify(8, right, note).supports and verify(8, dict(right), note).supports and len(read) == 1
+    assert verify(8, dict(reversed(list(right.items()))), note).supports and len(read) == 1  # keys in another order
     v = verify(8, wrong, note)
     assert not v.supports and v.rule == "wrong-quantity" and len(read) == 2
     assert not verify(8, {**right, "value": 109}, note).supports and len(read) == 3  # another value: read anew

@@ -201,7 +201,8 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
     call this process made before is answered from its memo: every release of ``release-tables``
     re-reads the same recorded inputs of the same notes."""
     try:
-        key = hashlib.sha256(pickle.dumps((calculator_id, inp, note), protocol=pickle.HIGHEST_PROTOCOL)).digest()
+        key = hashlib.sha256(pickle.dumps((calculator_id, _canonical(inp), note),
+                                          protocol=pickle.HIGHEST_PROTOCOL)).digest()
     except (pickle.PicklingError, TypeError, AttributeError):  # an argument pickle cannot write: read it anew
         return _verdict(calculator_id, inp, note)
     known = _verdicts.get(key)
@@ -211,6 +212,16 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
             _verdicts.clear()
         _verdicts[key] = known
     return known
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with every mapping's items in key order (a mapping is read by key, so two that differ only in
+    order are one input); lists and tuples stay apart, as does every other value pickle writes."""
+    if isinstance(value, Mapping):
+        return ("mapping", tuple(sorted(((k, _canonical(v)) for k, v in value.items()), key=lambda kv: repr(kv[0]))))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_canonical(v) for v in value))
+    return value
 
 
 def _verdict(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verdict:
