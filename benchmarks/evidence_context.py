@@ -26,6 +26,7 @@ import evidence_gold as G
 import pandas as pd
 from _common import upstream
 
+from medcalc_maintained.calculators import evidence as E
 from medcalc_maintained.calculators import note_text as T
 
 # the rules replaced together: the verifier reads negation both as a yes/no and as the cue's text
@@ -63,6 +64,7 @@ def main() -> None:
         print(f"\n== {label}")
         for part, pairs in parts.items():
             C.cache_clear()
+            E.forget()  # the verifier's memo holds the verdicts of the rules read before; each variant reads anew
             t0 = time.perf_counter()
             with variant(which):
                 judged = G.judge(pairs, notes)

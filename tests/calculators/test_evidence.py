@@ -103,6 +103,8 @@ def test_a_repeated_call_is_answered_from_the_memo_and_any_change_is_read_anew(n
     other = note.replace("pulse rate was 108/min", "pulse rate was 109/min")
     assert not verify(8, right, other).supports and len(read) == 4  # another note: read anew
     assert verify(8, right, note).supports and len(read) == 4
+    evidence.forget()  # a caller that replaces a rule at run time reads every input anew
+    assert verify(8, right, note).supports and len(read) == 5
 
 
 def test_the_right_readings_of_the_same_notes_are_accepted(notes):

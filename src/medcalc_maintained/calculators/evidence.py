@@ -214,6 +214,14 @@ def verify(calculator_id: int, inp: Mapping[str, Any], note: str | None) -> Verd
     return known
 
 
+def forget() -> None:
+    """Forget every verdict this process gave and the lexicon's cached scans: for a caller that replaces the
+    verifier's rules at run time (``benchmarks/evidence_context.py``), whose verdicts the memo would otherwise
+    answer with the rules' of before."""
+    _verdicts.clear()
+    L.forget_scans()
+
+
 def _canonical(value: Any) -> Any:
     """``value`` with every mapping's items in key order (a mapping is read by key, so two that differ only in
     order are one input); lists and tuples stay apart, as does every other value pickle writes."""
@@ -393,5 +401,5 @@ def describe(inp: Mapping[str, Any], verdict: Verdict) -> str:
             f"quoting {str(ev.get('text') or '')[:120]!r}: {verdict.rule} ({verdict.reason})")
 
 
-__all__ = ["RULES", "SILENCE_OPTIONS", "Verdict", "describe", "find_evidence", "rejected", "silence_option", "verify",
+__all__ = ["RULES", "SILENCE_OPTIONS", "Verdict", "describe", "find_evidence", "forget", "rejected", "silence_option", "verify",
            "verify_inputs"]
