@@ -1,14 +1,18 @@
 """Shared fixtures: where the project, the pulled upstream data and ../shared are.
 
 The session fixtures that compute on the real data (``real_instances``, ``real_recompute``,
-``campaign_table``, ``campaign_records``) are computed once per run, not once per xdist worker: the
-first worker to need one pickles it under the run's temporary root and the other loads it (``_shared``).
+``campaign_table``, ``campaign_records``, ``real_maintained``, the maintained frame of
+``pipeline_project``) are computed once per run, not once per xdist worker: the first worker to need
+one pickles it under the run's temporary root and the other loads it (``_shared``). The read-only
+project directories that run pipeline stages (``repro_project``, ``tables_project``) are likewise
+built once per run in that root (``_shared_dir``).
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import shutil
 from pathlib import Path
 from typing import Any, Callable
 
@@ -31,6 +35,27 @@ def _shared(tmp_path_factory, name: str, compute: Callable[[], Any]) -> Any:
         value = compute()
         path.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         return value
+
+
+def _shared_dir(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """A directory ``build(path)`` fills, once for all the xdist workers of this run: the first worker to
+    need it builds it in the run's shared temporary directory under a file lock (a build another worker
+    left half-done is started over), the others use it; without xdist, built in this run's basetemp."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        path = tmp_path_factory.mktemp(name) / "project"
+        build(path)
+        return path
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
+    done = shared / "done"
+    with FileLock(f"{shared}.lock"):
+        if not done.exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            shared.mkdir()
+            build(shared / "project")
+            done.write_text("")
+    return shared / "project"
 
 
 def upstream_file(rel: str) -> Path:
@@ -131,19 +156,18 @@ def policy_ledger(campaign_records, real_instances, tmp_path_factory) -> Path:
 def evidence_ledger(tmp_path_factory) -> Path:
     """The evidence reverts of release 2.2.0 as stage ``harmonize`` writes them: as 2.2.0 published them
     (``data/released/evidence-2.2.0.yaml``, ``harmonize.evidence_published``), whatever today's verifier says."""
-    import shutil
-
     path = tmp_path_factory.mktemp("harmonize-evidence") / "evidence-2.2.0.yaml"
     shutil.copy(ROOT / "data" / "released" / "evidence-2.2.0.yaml", path)
     return path
 
 
 @pytest.fixture(scope="session")
-def real_maintained(real_instances, campaign_ledger):
-    """Maintained labels: the campaign ledger applied to the v1.0 instances."""
+def real_maintained(real_instances, campaign_ledger, tmp_path_factory):
+    """Maintained labels: the campaign ledger applied to the v1.0 instances (the frame names no ledger
+    path, so every worker's ledger file, the same bytes, gives the same frame: computed once per run)."""
     from medcalc_maintained.ledger.apply import build
 
-    return build(real_instances, [campaign_ledger])
+    return _shared(tmp_path_factory, "real_maintained", lambda: build(real_instances, [campaign_ledger]))
 
 
 @pytest.fixture(scope="session")
@@ -155,8 +179,6 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
     Lighter than ``dvc repro``: the campaign records carry no check findings (no ``findings.parquet``)
     and ``data/corrections`` is empty, so its release 2.1.0 lacks the hand-written derivation records
     and is not the committed one (:func:`repro_project` is)."""
-    import shutil
-
     root = tmp_path_factory.mktemp("pipeline-project")
     for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
         shutil.copy(ROOT / name, root / name)
@@ -168,8 +190,9 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
     shutil.copy(ROOT / "data" / "steps_demo" / "lm-eval-outputs.jsonl", root / "data" / "steps_demo")
     from medcalc_maintained.ledger.apply import build
 
-    # the maintained labels as stage apply makes them from this ledger (campaign + policy records)
-    maintained = build(real_instances, [campaign_ledger, policy_ledger, evidence_ledger])
+    # the maintained labels as stage apply makes them from this ledger (campaign + policy records), once per run
+    maintained = _shared(tmp_path_factory, "pipeline_maintained",
+                         lambda: build(real_instances, [campaign_ledger, policy_ledger, evidence_ledger]))
     for rel, frame in (("data/interim/instances.parquet", real_instances),
                        ("data/audit/recompute.parquet", real_recompute),
                        ("data/maintained/instances.parquet", maintained)):
@@ -187,8 +210,6 @@ def pipeline_project(tmp_path_factory, real_instances, real_recompute, campaign_
 @pytest.fixture
 def project_root(pipeline_project, tmp_path) -> Path:
     """A writable copy of :func:`pipeline_project` for one test."""
-    import shutil
-
     return shutil.copytree(pipeline_project, tmp_path / "project")
 
 
@@ -197,23 +218,20 @@ def tables_project(pipeline_project, tmp_path_factory) -> Path:
     """:func:`pipeline_project` with stage ``release-tables`` run on it, as ``dvc repro`` leaves a
     project: what reads a release by version (``evaluate --against 2.0.0``, ``lookup_instance``,
     stages ``compare``, ``evaluate-example``, ``triage-simulate``) needs, since a reader never
-    applies the ledger. Read-only."""
-    import shutil
-
+    applies the ledger. Read-only; built once per run (:func:`_shared_dir`)."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import release_tables
 
-    root = tmp_path_factory.mktemp("tables-project") / "project"
-    shutil.copytree(pipeline_project, root)
-    release_tables.run(Project.load(root))
-    return root
+    def build(root: Path) -> None:
+        shutil.copytree(pipeline_project, root)
+        release_tables.run(Project.load(root))
+
+    return _shared_dir(tmp_path_factory, "tables-project", build)
 
 
 @pytest.fixture
 def tables_root(tables_project, tmp_path) -> Path:
     """A writable copy of :func:`tables_project` for one test."""
-    import shutil
-
     return shutil.copytree(tables_project, tmp_path / "project")
 
 
@@ -226,30 +244,31 @@ def repro_project(tmp_path_factory) -> Path:
     """A project root as ``dvc repro`` makes it, up to stage certify: this checkout's params.yaml,
     releases.yaml, card, expectations and hand-written ledger (``data/corrections``), the upstream
     inputs, and the stages ingest, recompute, import-campaign, harmonize, apply and certify run on them.
-    Its releases are the committed ones (tests/e2e/pipeline/test_repro_project.py). Read-only."""
-    import shutil
-
+    Its releases are the committed ones (tests/e2e/pipeline/test_repro_project.py). Read-only; built once
+    per run (:func:`_shared_dir`)."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import apply, certify, harmonize, import_campaign, ingest, recompute
 
-    root = tmp_path_factory.mktemp("repro-project")
-    for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
-        shutil.copy(ROOT / name, root / name)
-    shutil.copytree(ROOT / "expectations", root / "expectations")
-    shutil.copytree(ROOT / "data" / "corrections", root / "data" / "corrections")
-    shutil.copytree(ROOT / "data" / "released", root / "data" / "released")
-    for rel in UPSTREAM_INPUTS:
-        dst = root / "data" / "upstream" / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(upstream_file(rel), dst)
-    project = Project.load(root)
-    assert not ingest.run(project).too_many, "ingest quarantined more rows than ingest.max_quarantine"
-    recompute.run(project)
-    import_campaign.run(project)
-    harmonize.run(project)
-    apply.run(project)
-    certify.run(project)  # what a release from 2.3.0 on reads for its rows' `Evidence`
-    return root
+    def build(root: Path) -> None:
+        root.mkdir(parents=True)
+        for name in ("params.yaml", "releases.yaml", "dataset_card.md"):
+            shutil.copy(ROOT / name, root / name)
+        shutil.copytree(ROOT / "expectations", root / "expectations")
+        shutil.copytree(ROOT / "data" / "corrections", root / "data" / "corrections")
+        shutil.copytree(ROOT / "data" / "released", root / "data" / "released")
+        for rel in UPSTREAM_INPUTS:
+            dst = root / "data" / "upstream" / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(upstream_file(rel), dst)
+        project = Project.load(root)
+        assert not ingest.run(project).too_many, "ingest quarantined more rows than ingest.max_quarantine"
+        recompute.run(project)
+        import_campaign.run(project)
+        harmonize.run(project)
+        apply.run(project)
+        certify.run(project)  # what a release from 2.3.0 on reads for its rows' `Evidence`
+
+    return _shared_dir(tmp_path_factory, "repro-project", build)
 
 
 @pytest.fixture(scope="session")

@@ -10,39 +10,28 @@ import pytest
 
 from medcalc_maintained import ledger
 from medcalc_maintained.core.answers import parse_answer, same_value
-from medcalc_maintained.ledger import apply as apply_stage
 from medcalc_maintained.ledger import campaign
 from medcalc_maintained.quality import agreement as report
-from medcalc_maintained.quality.recompute import recompute
-from medcalc_maintained.stages.ingest import ingest
 
 
 @pytest.fixture(scope="module")
-def inputs(v1_test_csv, campaign_dir):
-    sampled = campaign_dir / "phase3" / "y_new_and_sampled_MD_evals.xlsx"
-    final = campaign_dir / "phase3" / "y_final_MD_evals_incorporated.xlsx"
-    inst = ingest([("test", v1_test_csv)]).instances
-    camp = campaign.read_workbooks(sampled, final)
-    return inst, camp, sampled, final
+def inputs(real_instances, campaign_table, campaign_workbooks):
+    """The v1.0 instances, the campaign table and the two workbooks (the session's shared readings, conftest.py)."""
+    sampled, final = campaign_workbooks
+    return real_instances, campaign_table, sampled, final
 
 
 @pytest.fixture(scope="module")
-def imported(inputs, tmp_path_factory):
-    inst, camp, sampled, final = inputs
-    records, unreadable = campaign.build_records(
-        camp, inst, recompute(inst), decided_at="2025-12-22", release="2.0.0", id_prefix="audit2025",
-        workbook_names=(sampled.name, final.name))
-    path = tmp_path_factory.mktemp("campaign") / "audit.yaml"
-    path.write_text(ledger.dump(records, path), encoding="utf-8")
-    maintained = apply_stage.build(inst, [path])
-    return records, unreadable, path, maintained
+def imported(campaign_records, campaign_ledger, real_maintained):
+    """The records ``campaign.build_records`` makes of the campaign (the session's ``campaign_records``, which
+    asserts that no cell was unreadable), written as a ledger file, and that ledger applied to the instances."""
+    return campaign_records, campaign_ledger, real_maintained
 
 
 def test_every_audited_row_becomes_one_valid_record(inputs, imported):
     _, _, _, final = inputs
-    records, unreadable, path, _ = imported
+    records, path, _ = imported
     wb = pd.read_excel(final, keep_default_na=False)
-    assert unreadable == []
     assert len(records) == len(wb) == 887
     assert len({r["id"] for r in records}) == len(records)
     # the written file passes the ledger reader (schema) as is

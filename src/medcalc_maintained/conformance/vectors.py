@@ -25,6 +25,7 @@ from medcalc_maintained.calculators import load_all
 from medcalc_maintained.calculators.inputs import declared_inputs
 from medcalc_maintained.calculators.policy import guideline_version
 from medcalc_maintained.core.errors import DataError
+from medcalc_maintained.core.yaml_text import safe_load
 
 FILE_KEYS = ("calculator_id", "name", "follows", "source", "formula", "cases")
 CASE_KEYS = ("id", "why", "inputs", "expected")
@@ -132,7 +133,7 @@ def _drug_key(key: str) -> str:
 def parse_file(path: Path) -> VectorFile:
     """Read and check one vector file (every problem raises :class:`DataError` naming its place)."""
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise DataError(path, f"not YAML: {exc}") from exc
     vf = parse_doc(doc, str(path))
