@@ -98,11 +98,19 @@ def is_missing(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
 
 
+_STRING = pd.StringDtype()  # the type of ``pd.array(..., dtype="string")``: nullable text
+
+
 def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
     """The frame with the release's column types: nullable text (``string``), ``int64`` keys and
     ``boolean`` flags, so that readers get the same dtypes as the pipeline's parquet outputs."""
     out = pd.DataFrame(index=range(len(df)))
     for c in df.columns:
+        want = "int64" if c in INT_COLUMNS else "Int64" if c in NULLABLE_INT_COLUMNS else "boolean" if c in BOOL_COLUMNS \
+            else _STRING
+        if df[c].dtype == want:  # already the release's type (a table read back, or typed before): the same values
+            out[c] = df[c].array.copy()
+            continue
         values = df[c].tolist()
         if c in INT_COLUMNS:
             out[c] = pd.array([int(v) for v in values], dtype="int64")
