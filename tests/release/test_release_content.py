@@ -107,3 +107,33 @@ def test_explanations_view_rejects_an_old_label_derivation():
     row.update({"Explanation Source": "reference-calculator", "Ground Truth Explanation": text})
     view = rc.explanations_view(pd.DataFrame([row]), original)
     assert view.at[0, "source_fits_label"] and not view.at[0, "explanation_fits_source"]
+
+
+# ---------------------------------------------------------------- row identities (the changelog's "unchanged")
+
+
+def test_identities_hash_each_value_of_each_row_and_a_missing_one_apart():
+    import hashlib
+
+    from medcalc_maintained.release.plan import Release
+    from medcalc_maintained.release.tables import CONFIGS, Tables
+
+    def short(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    frame = release_rows([(3, 2, "confirmed"), (5, 2, "corrected")])
+    frame.loc[1, "Upper Limit"] = None
+    tables = Tables(Release("2.2.0", "2026-11-27", "minor", "x"), ["test"], {c: {"test": frame} for c in CONFIGS},
+                    pd.DataFrame({"id": []}))
+    got = tables.identities()["default"]
+    assert list(got) == ["test:3", "test:5"]
+    assert got["test:3"]["Row Number"] == short("3") and got["test:5"]["Label Status"] == short("corrected")
+    assert got["test:3"]["Upper Limit"] == short("x") and got["test:5"]["Upper Limit"] == short("\x00")
+    assert got["test:5"]["split"] == short("test")  # the columns combined() adds are compared too
+    # another value in one cell changes that column's hash only
+    other = frame.copy()
+    other.loc[0, "Ground Truth Answer"] = "4"
+    changed = Tables(tables.release, ["test"], {c: {"test": other} for c in CONFIGS},
+                     pd.DataFrame({"id": []})).identities()["default"]
+    assert [x for x in got["test:3"] if got["test:3"][x] != changed["test:3"][x]] == ["Ground Truth Answer"]
+    assert changed["test:5"] == got["test:5"]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -41,7 +42,7 @@ from medcalc_maintained.core.atomic import write_atomic
 from medcalc_maintained.core.errors import DataError
 from medcalc_maintained.core.ledger_files import ledger_files, released_content
 from medcalc_maintained.core.readers import sha256_file
-from medcalc_maintained.core.rows import UPSTREAM_COLUMNS, row_dicts
+from medcalc_maintained.core.rows import UPSTREAM_COLUMNS
 from medcalc_maintained.core.versions import rules
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import upstream as follow
@@ -99,6 +100,12 @@ def is_missing(v: Any) -> bool:
 
 
 _STRING = pd.StringDtype()  # the type of ``pd.array(..., dtype="string")``: nullable text
+
+
+@lru_cache(maxsize=32768)  # every release repeats most values (the notes): the changelog hashes each one once
+def _value_hash(text: str) -> str:
+    """A cell value's short sha256 in :meth:`Tables.identities`."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -178,8 +185,10 @@ class Tables:
         for c in self.configs:
             frame = self.combined(c)
             keys = row_keys(frame, c)
-            out[c] = {k: {x: hashlib.sha256(("\x00" if is_missing(v) else str(v)).encode()).hexdigest()[:16]
-                          for x, v in r.items()} for k, r in zip(keys, row_dicts(frame))}
+            # column by column (the values row_dicts gives), each distinct text hashed once
+            columns = {x: [_value_hash("\x00" if is_missing(v) else str(v)) for v in frame[x].tolist()]
+                       for x in frame.columns}
+            out[c] = {k: {x: hashes[i] for x, hashes in columns.items()} for i, k in enumerate(keys)}
         return out
 
     def empty_configs(self) -> list[str]:
