@@ -248,13 +248,22 @@ def _first_words(terms: tuple[str, ...]) -> tuple[str, ...]:
     return tuple({t.split()[0].lower() for t in terms if t.split()})
 
 
+@lru_cache(maxsize=1)
+def _quantity_words() -> tuple[frozenset[str], tuple[tuple[str, Entry, frozenset[str]], ...]]:
+    """Every first word of :func:`all_quantities`' terms, and each quantity with its own first words."""
+    quantities = tuple((k, e, frozenset(_first_words(e.names))) for k, e in all_quantities())
+    return frozenset(w for _, _, first in quantities for w in first), quantities
+
+
 @lru_cache(maxsize=8192)  # a note's sentences are read for many inputs and many numbers: each once
 def _mentions(text: str, a: int, b: int) -> tuple[tuple[int, int, str], ...]:
     found: list[tuple[int, int, str]] = []
     piece = text[a:b]
     low = piece.lower()
-    for key, e in all_quantities():
-        if not e.patterns and not any(w in low for w in _first_words(e.names)):
+    words, quantities = _quantity_words()
+    present = {w for w in words if w in low}  # each first word looked for once, not once per entry that has it
+    for key, e, first in quantities:
+        if not e.patterns and present.isdisjoint(first):
             continue  # no term of the entry can match: its first word is nowhere in the piece
         for s, t in term_spans(piece, e.names, e.masks, e.patterns):
             found.append((a + s, a + t, key))

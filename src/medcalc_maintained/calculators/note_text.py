@@ -131,9 +131,16 @@ PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 def sentence(text: str, pos: int) -> tuple[int, int]:
     """The sentence of ``text`` around ``pos`` (ends at ``.``+space, ``;``, ``!``, ``?``, a newline that does not wrap it:
     :data:`SENTENCE_END`)."""
-    start = 0
-    for m in SENTENCE_END.finditer(text, 0, pos):
-        start = m.end()
+    start, lo, width = 0, pos, 256
+    # the last end before ``pos`` (each end is one character, read as a scan that stops at ``pos`` reads it), found in
+    # windows that widen back from ``pos``: a sentence's length is read, not the text before it
+    while lo > 0:
+        lo = max(0, lo - width)
+        ends = list(SENTENCE_END.finditer(text, lo, pos))
+        if ends:
+            start = ends[-1].end()
+            break
+        width *= 2
     end = SENTENCE_END.search(text, pos)
     return start, (end.start() if end else len(text))
 
