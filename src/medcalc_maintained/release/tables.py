@@ -99,9 +99,6 @@ def is_missing(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
 
 
-_STRING = pd.StringDtype()  # the type of ``pd.array(..., dtype="string")``: nullable text
-
-
 @lru_cache(maxsize=32768)  # every release repeats most values (the notes): the changelog hashes each one once
 def _value_hash(text: str) -> str:
     """A cell value's short sha256 in :meth:`Tables.identities`."""
@@ -113,9 +110,12 @@ def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
     ``boolean`` flags, so that readers get the same dtypes as the pipeline's parquet outputs."""
     out = pd.DataFrame(index=range(len(df)))
     for c in df.columns:
+        # a numeric or flag column already of the release's type (a table read back, or typed before) is copied as
+        # it is; a text column is always built anew: an Arrow-backed one keeps its buffers' layout, which the
+        # card's num_bytes (the Arrow size of the table) reads, so a copy could change the card
         want = "int64" if c in INT_COLUMNS else "Int64" if c in NULLABLE_INT_COLUMNS else "boolean" if c in BOOL_COLUMNS \
-            else _STRING
-        if df[c].dtype == want:  # already the release's type (a table read back, or typed before): the same values
+            else None
+        if want is not None and df[c].dtype == want:
             out[c] = df[c].array.copy()
             continue
         values = df[c].tolist()
