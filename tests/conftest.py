@@ -5,7 +5,7 @@ The session fixtures that compute on the real data (``real_instances``, ``real_r
 ``pipeline_project``) are computed once per run, not once per xdist worker: the first worker to need
 one pickles it under the run's temporary root and the other loads it (``_shared``). The read-only
 project directories that run pipeline stages (``repro_project``, ``tables_project``) are likewise
-built once per run in that root (``_shared_dir``).
+built once per run in that root (tests/support/once_per_run.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import pytest
 
+from tests.support.once_per_run import shared_dir
 from tests.support.paths import ROOT, SHARED
 
 
@@ -35,27 +36,6 @@ def _shared(tmp_path_factory, name: str, compute: Callable[[], Any]) -> Any:
         value = compute()
         path.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         return value
-
-
-def _shared_dir(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
-    """A directory ``build(path)`` fills, once for all the xdist workers of this run: the first worker to
-    need it builds it in the run's shared temporary directory under a file lock (a build another worker
-    left half-done is started over), the others use it; without xdist, built in this run's basetemp."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        path = tmp_path_factory.mktemp(name) / "project"
-        build(path)
-        return path
-    from filelock import FileLock
-
-    shared = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
-    done = shared / "done"
-    with FileLock(f"{shared}.lock"):
-        if not done.exists():
-            shutil.rmtree(shared, ignore_errors=True)
-            shared.mkdir()
-            build(shared / "project")
-            done.write_text("")
-    return shared / "project"
 
 
 def upstream_file(rel: str) -> Path:
@@ -218,7 +198,7 @@ def tables_project(pipeline_project, tmp_path_factory) -> Path:
     """:func:`pipeline_project` with stage ``release-tables`` run on it, as ``dvc repro`` leaves a
     project: what reads a release by version (``evaluate --against 2.0.0``, ``lookup_instance``,
     stages ``compare``, ``evaluate-example``, ``triage-simulate``) needs, since a reader never
-    applies the ledger. Read-only; built once per run (:func:`_shared_dir`)."""
+    applies the ledger. Read-only; built once per run (tests/support/once_per_run.py)."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import release_tables
 
@@ -226,7 +206,7 @@ def tables_project(pipeline_project, tmp_path_factory) -> Path:
         shutil.copytree(pipeline_project, root)
         release_tables.run(Project.load(root))
 
-    return _shared_dir(tmp_path_factory, "tables-project", build)
+    return shared_dir(tmp_path_factory, "tables-project", build)
 
 
 @pytest.fixture
@@ -245,7 +225,7 @@ def repro_project(tmp_path_factory) -> Path:
     releases.yaml, card, expectations and hand-written ledger (``data/corrections``), the upstream
     inputs, and the stages ingest, recompute, import-campaign, harmonize, apply and certify run on them.
     Its releases are the committed ones (tests/e2e/pipeline/test_repro_project.py). Read-only; built once
-    per run (:func:`_shared_dir`)."""
+    per run (tests/support/once_per_run.py)."""
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages import apply, certify, harmonize, import_campaign, ingest, recompute
 
@@ -268,7 +248,7 @@ def repro_project(tmp_path_factory) -> Path:
         apply.run(project)
         certify.run(project)  # what a release from 2.3.0 on reads for its rows' `Evidence`
 
-    return _shared_dir(tmp_path_factory, "repro-project", build)
+    return shared_dir(tmp_path_factory, "repro-project", build)
 
 
 @pytest.fixture(scope="session")

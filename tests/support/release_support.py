@@ -3,7 +3,6 @@ a small release table written in the test (:func:`release_rows`)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from typer.testing import CliRunner
 from medcalc_maintained import ledger
 from medcalc_maintained.cli import app
 from medcalc_maintained.release.tables import DEFAULT_COLUMNS, typed_frame
+from tests.support.once_per_run import shared_dir
 from tests.support.paths import ROOT
 
 runner = CliRunner()
@@ -58,26 +58,11 @@ def _build_and_publish(repro_project: Path, root: Path) -> None:
 
 
 def published_project(tmp_path_factory, request) -> Path:
-    """The project root of :func:`_build_and_publish`, read-only: built once per pytest run. Under
-    pytest-xdist the first worker that asks builds it in the run's shared temporary directory (the
-    parent of every worker's basetemp) while holding a file lock, and the other workers reuse it; a
-    run without xdist builds it in its own basetemp. ``repro_project`` is only set up when this
+    """The project root of :func:`_build_and_publish`, read-only: built once per pytest run, across xdist
+    workers too (:func:`tests.support.once_per_run.shared_dir`). ``repro_project`` is only set up when this
     process builds."""
-    from filelock import FileLock
-
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        root = tmp_path_factory.mktemp("published") / "project"
-        _build_and_publish(request.getfixturevalue("repro_project"), root)
-        return root
-    shared = tmp_path_factory.getbasetemp().parent / "published-releases"
-    done = shared / "done"
-    with FileLock(str(shared) + ".lock"):
-        if not done.exists():
-            shutil.rmtree(shared, ignore_errors=True)  # a build that failed half-way in another worker
-            shared.mkdir()
-            _build_and_publish(request.getfixturevalue("repro_project"), shared / "project")
-            done.write_text("")
-    return shared / "project"
+    return shared_dir(tmp_path_factory, "published-releases",
+                      lambda root: _build_and_publish(request.getfixturevalue("repro_project"), root))
 
 
 def release_rows(spec: list[tuple[int, int, str]]) -> pd.DataFrame:
