@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.smollm2 import Conversion, converted
+
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Called for the items under this folder only (pytest calls a conftest's hook for its own tree)."""
     item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def smollm2(tmp_path_factory) -> Conversion:
+    """SmolLM2-135M-Instruct converted by `medcalc-maintained model smollm2`, once per run (tests/support/smollm2.py)."""
+    return converted(tmp_path_factory)

@@ -29,15 +29,20 @@ print(json.dumps(out))
 """
 
 
-def convert(harness: str, log_path: Path, out: Path) -> Path:
-    """EEE's converter of ``harness`` (``lm_eval``, ``inspect``) on ``log_path``: its one instance-level file."""
+def convert(harness: str, log_path: Path, out: Path, task: str | None = None) -> Path:
+    """EEE's converter of ``harness`` (``lm_eval``, ``inspect``) on ``log_path``: its one instance-level file (of
+    ``task``, when the run had several: EEE writes one per task, each line naming it as ``evaluation_name``)."""
     args = [str(EEE_PYTHON), "-m", f"every_eval_ever.converters.{harness}", "--log_path", str(log_path),
             "--output_dir", str(out), "--source_organization_name", "medcalc-maintained tests"]
     if harness == "lm_eval":
         args.append("--include_samples")
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=out.parent)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (samples,) = out.rglob("*_samples.jsonl")
+    files = sorted(out.rglob("*_samples.jsonl"))
+    if task is not None:
+        files = [f for f in files
+                 if json.loads(f.read_text().splitlines()[0])["evaluation_name"].split("/")[0] == task]
+    (samples,) = files
     return samples
 
 

