@@ -241,8 +241,8 @@ def relabel(builds, project, tmp_path_factory):
     release (v2.1; rows without a prediction are answered with a text that is no answer: verifiers
     aborts a rollout on an empty reply), and the correct counts
     ``evaluate`` reports for them. The predictions are made as the pipeline makes them (``relabel``
-    with its offline replay backend, then ``compare predictions``) on the test's project copy: CI
-    runs the tests before ``make run``, so the checkout holds no pipeline outputs."""
+    with its offline replay backend, then ``compare predictions``) on the test's project copy, not
+    read from the checkout, whose pipeline outputs exist only after ``make run``."""
     from medcalc_maintained.grading.predictions import read_predictions
     from medcalc_maintained.project import Project
     from medcalc_maintained.stages.evaluate_example import write_predictions
