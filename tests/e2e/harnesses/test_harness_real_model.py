@@ -70,9 +70,10 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Com
     return proc, time.perf_counter() - start
 
 
-def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str], *tasks: str) -> tuple[dict, float]:
+def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str],
+                 *tasks: str) -> tuple[dict, float, dict[str, Path]]:
     """{task: {row: (rendered prompt, output)}} of lm-eval's logged samples of ``tasks``, run by one `lm_eval`
-    (one model load and start-up for them all), and its wall time."""
+    (one model load and start-up for them all), its wall time and {task: its samples file}."""
     proc, _ = run([str(EXE / "medcalc-maintained"), "harness", "lm-eval", "--release", str(release),
                    "--out", str(tmp / "tasks")], env, tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -85,14 +86,14 @@ def lm_eval_rows(release: Path, model: Path, tmp: Path, env: dict[str, str], *ta
                          "--apply_chat_template", "--limit", str(ROWS), "--gen_kwargs", f"max_gen_toks={BUDGET}",
                          "--batch_size", "1", "--log_samples", "--output_path", str(tmp / "lm-eval-out")], env, tmp)
     assert proc.returncode == 0, proc.stderr[-6000:]
-    got = {}
+    got, files = {}, {}
     for task in tasks:
-        (samples,) = (tmp / "lm-eval-out").rglob(f"samples_{task}_2*.jsonl")
+        (files[task],) = (tmp / "lm-eval-out").rglob(f"samples_{task}_2*.jsonl")
         got[task] = {}
-        for line in samples.read_text().splitlines():
+        for line in files[task].read_text().splitlines():
             s = json.loads(line)
             got[task][int(s["doc"]["Row Number"])] = (s["arguments"]["gen_args_0"]["arg_0"], s["resps"][0][0])
-    return got, seconds
+    return got, seconds, files
 
 
 def inspect_command(release: Path, model: Path, tmp: Path, *extra: str) -> list[str]:
@@ -134,11 +135,7 @@ def lm_runs(release_dir, model_dir, tmp_path_factory):
     output)}}, wall s, {task: its samples file})."""
     pytest.importorskip("lm_eval")
     tmp = tmp_path_factory.mktemp("lm-eval")
-    got, seconds = lm_eval_rows(release_dir, model_dir, tmp, offline_env(tmp), DEFAULT, STEPWISE)
-    samples = {}
-    for task in (DEFAULT, STEPWISE):
-        (samples[task],) = (tmp / "lm-eval-out").rglob(f"samples_{task}_2*.jsonl")
-    return got, seconds, samples
+    return lm_eval_rows(release_dir, model_dir, tmp, offline_env(tmp), DEFAULT, STEPWISE)
 
 
 @pytest.fixture(scope="module")
