@@ -153,6 +153,81 @@ def test_parallel_map_keeps_order_and_content():
     assert worker_count(10, workers=3) == 3
 
 
+def test_heavy_items_say_how_many_repay_a_worker(monkeypatch):
+    """A caller whose items are heavy (a release's tables, a row's evidence read again) asks for a worker per
+    few items; never more workers than the cores, nor than there are chunks to hand out."""
+    import medcalc_maintained.core.parallel as P
+
+    monkeypatch.setattr(P, "cores", lambda: 2)
+    assert worker_count(10, rows_per_worker=1) == 2
+    assert worker_count(887, rows_per_worker=200) == 2
+    assert worker_count(150, rows_per_worker=200) == 1
+    assert worker_count(5_000) == 2
+    seen: list[int] = []
+    monkeypatch.setattr(P.mp, "get_context", lambda method: seen.append(method) or (_ for _ in ()).throw(
+        AssertionError("forked for a single chunk")))
+    assert map_chunks(_square_chunk, [3], rows_per_worker=1, chunk=1) == [9]  # one chunk: no pool at all
+    assert seen == []
+
+
+def _ledger_problem(items):
+    from medcalc_maintained.ledger.records import LedgerError, LedgerProblem
+
+    if 7 in items:
+        raise LedgerError([LedgerProblem("data/corrections/x.yaml", "new_value is not a number", record="fix-7",
+                                         field="new_value"), LedgerProblem("data/corrections/x.yaml", "no rationale",
+                                                                           record="fix-8", field="rationale")])
+    return list(items)
+
+
+def test_an_error_raised_in_a_worker_reaches_the_caller_whole():
+    """The project's errors take the file and problem, not one message, so pickle's default could not
+    rebuild them in the parent: the caller gets the same error, every problem with its place."""
+    from medcalc_maintained.core.errors import DataError
+    from medcalc_maintained.ledger.records import LedgerError
+
+    err = _raised_within(60, lambda: map_chunks(_ledger_problem, list(range(20)), workers=2, chunk=2))
+    assert type(err) is LedgerError
+    assert [(p.record, p.field) for p in err.problems] == [("fix-7", "new_value"), ("fix-8", "rationale")]
+    assert err.path == "data/corrections/x.yaml" and err.field == "new_value"
+    assert str(err).splitlines() == ["data/corrections/x.yaml, record fix-7, field 'new_value': new_value is not a number",
+                                     "data/corrections/x.yaml, record fix-8, field 'rationale': no rationale"]
+    plain = _raised_within(60, lambda: map_chunks(_data_error, list(range(20)), workers=2, chunk=2))
+    assert type(plain) is DataError
+    assert (plain.path, plain.row, plain.field) == ("full.parquet", 12, "uid")
+    assert str(plain) == "full.parquet, row 12, field 'uid': not an integer"
+
+
+def _raised_within(seconds: float, call) -> BaseException:
+    """The error ``call`` raises, within ``seconds``: an error the parent cannot rebuild used to leave the
+    pool waiting forever, which fails here instead of hanging the suite."""
+    import threading
+
+    caught: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            caught.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"no error came back within {seconds} s: the pool is waiting on a worker's error")
+    assert caught, "the call returned without raising"
+    return caught[0]
+
+
+def _data_error(items):
+    from medcalc_maintained.core.errors import DataError
+
+    if 12 in items:
+        raise DataError("full.parquet", "not an integer", row=12, field="uid")
+    return list(items)
+
+
 def _sigterm_is_default(items):
     return [signal.getsignal(signal.SIGTERM) is signal.SIG_DFL for _ in items]
 

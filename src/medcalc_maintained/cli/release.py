@@ -41,15 +41,14 @@ def tables_cmd() -> None:
 
     Writes data/releases/<version>/<config>.parquet (all splits, the release's column types) and
     state.json for each release; `release build` and the comparisons read them instead of applying
-    the ledger again.
+    the ledger again. The releases are built side by side, one worker process per core.
     """
     from medcalc_maintained.ledger import LedgerError
     from medcalc_maintained.stages import release_tables as stage
 
     project = Project.load()
     try:
-        with console.status("building the tables of every release"):
-            written = stage.run(project)
+        written = stage.run(project, progress="building the tables of every release")
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:

@@ -22,6 +22,19 @@ class DataError(Exception):
         self.path, self.problem, self.row, self.field = str(path), problem, row, field
         super().__init__(f"{located(self.path, ('row', row), ('field', repr(field) if field else None))}: {problem}")
 
+    def __reduce__(self):
+        """Pickled whole (message, place and every attribute), so an error raised in a worker process
+        (:mod:`medcalc_maintained.core.parallel`) reaches the parent as it was: the default rebuilds an
+        exception from its message alone, which these constructors do not take."""
+        return _restored, (type(self), self.args, dict(self.__dict__))
+
+
+def _restored(cls: type[DataError], args: tuple, state: dict[str, Any]) -> DataError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class ProblemsError(DataError):
     """Every problem found in one input (``problems``, each printable with its place): the error

@@ -2,9 +2,11 @@
 
 :func:`map_chunks` cuts a list into chunks, runs a function on each chunk in forked worker
 processes and returns the results in the input's order, as one list: the same list a single
-process would return. Small inputs (under :data:`ROWS_PER_WORKER` rows per extra worker) and
-machines without ``fork`` stay in one process, so the pipeline's 1,047-row tables never fork; the
-full benchmark's 11,100 rows use every core the process may run on.
+process would return. Small inputs (under ``rows_per_worker`` items per extra worker, by default
+:data:`ROWS_PER_WORKER` cheap rows) and machines without ``fork`` stay in one process, so per-row
+work on the pipeline's 1,047-row tables never forks and the full benchmark's 11,100 rows use every
+core the process may run on. Heavier items say so: a release's tables (seconds each) or a row's
+evidence read again against its note (about 10 ms) repay a worker from a few items or a few hundred.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def worker_count(rows: int, workers: int | None = None) -> int:
-    """``workers`` when given, else as many as the cores and the row count justify (at least 1)."""
+def worker_count(rows: int, workers: int | None = None, rows_per_worker: int = ROWS_PER_WORKER) -> int:
+    """``workers`` when given, else as many as the cores and the row count justify (at least 1): one per
+    ``rows_per_worker`` rows."""
     if workers is not None:
         return max(1, int(workers))
-    return max(1, min(cores(), rows // ROWS_PER_WORKER))
+    return max(1, min(cores(), rows // max(1, rows_per_worker)))
 
 
 def _default_signals() -> None:
@@ -67,13 +70,14 @@ def _chunk(bounds: tuple[int, int]) -> list:
 
 
 def map_chunks(fn: Callable[[Sequence[Any]], list], items: Sequence[Any], *, workers: int | None = None,
-               progress: str | None = None, chunk: int = CHUNK) -> list:
+               progress: str | None = None, chunk: int = CHUNK, rows_per_worker: int = ROWS_PER_WORKER) -> list:
     """``fn(items[a:b])`` for consecutive chunks of ``chunk`` items, concatenated in order. ``fn``
     must be a pure function of its chunk (workers see the parent's memory as it was when they
-    started). ``progress``: the description of a progress bar over the chunks (none when ``None``)."""
+    started). ``progress``: the description of a progress bar over the chunks (none when ``None``);
+    ``rows_per_worker``: the items that repay one more worker (:func:`worker_count`)."""
     global _JOB
     bounds = [(a, min(a + chunk, len(items))) for a in range(0, len(items), chunk)]
-    n = worker_count(len(items), workers)
+    n = min(worker_count(len(items), workers, rows_per_worker), max(1, len(bounds)))
     if n > 1 and "fork" not in mp.get_all_start_methods():
         n = 1
     out: list = []

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Sequence
 
+from medcalc_maintained.core.parallel import map_chunks
 from medcalc_maintained.core.versions import SEMVER
 from medcalc_maintained.project import Project
 from medcalc_maintained.release import upstream as follow
+from medcalc_maintained.release.plan import Release
 from medcalc_maintained.release.state import read_card, release_state
 from medcalc_maintained.release.table_builder import build_tables
 from medcalc_maintained.release.tables import STATE_FILE, inputs_fingerprint, write_release_tables
@@ -31,14 +34,23 @@ def _remove_unlisted(project: Project, versions: set[str]) -> None:
             shutil.rmtree(d)
 
 
-def run(project: Project) -> dict[str, list[Path]]:
-    """Build and write the tables of every release; returns the files written, by version."""
+def run(project: Project, *, workers: int | None = None, progress: str | None = None) -> dict[str, list[Path]]:
+    """Build and write the tables of every release; returns the files written, by version. The releases
+    are independent (each reads the upstream instances and the ledger, and writes its own folder), so
+    they are built in ``workers`` processes (default: one per core), one release at a time each.
+    ``progress``: a progress bar's description."""
     plan = follow.plan_for(project)  # releases.yaml, plus the MAJOR release on a newly followed upstream
     template = read_card(project)
-    written: dict[str, list[Path]] = {}
-    for rel in plan.releases:
-        fingerprint = inputs_fingerprint(project, rel)
-        t = build_tables(project, rel, plan.path)
-        written[rel.version] = write_release_tables(project, t, fingerprint, release_state(t.tables, template, rel.version))
+
+    def build(releases: Sequence[Release]) -> list[tuple[str, list[Path]]]:
+        out = []
+        for rel in releases:
+            fingerprint = inputs_fingerprint(project, rel)
+            t = build_tables(project, rel, plan.path)
+            out.append((rel.version, write_release_tables(project, t, fingerprint,
+                                                          release_state(t.tables, template, rel.version))))
+        return out
+
+    written = dict(map_chunks(build, plan.releases, workers=workers, chunk=1, rows_per_worker=1, progress=progress))
     _remove_unlisted(project, {r.version for r in plan.releases})
     return written
