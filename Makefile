@@ -47,12 +47,13 @@ UV := uv==0.13.9
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip $(UV)
+	$(BIN)/python -m pip install --quiet $(UV)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[$(RUN_EXTRAS)]'
 	@touch $(STAMP)
 
 DEV_STAMP := $(VENV)/.dev
 $(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[$(DEV_EXTRAS)]'
 	@touch $(DEV_STAMP)
 
