@@ -170,6 +170,25 @@ def test_heavy_items_say_how_many_repay_a_worker(monkeypatch):
     assert seen == []
 
 
+def _nested(items):
+    return [sum(map_chunks(_square_chunk, list(range(x)), workers=2, chunk=3)) for x in items]
+
+
+def test_a_map_inside_a_worker_stays_in_that_worker():
+    """A release built in a worker of release-tables certifies its fresh rows with certify.workers processes: a
+    pool's worker is daemonic and may not start its own (multiprocessing refuses), so the inner map runs in it."""
+    items = [10, 20, 30, 40]
+    assert _raised_or_value(lambda: map_chunks(_nested, items, workers=2, chunk=1)) == \
+        [sum(x * x for x in range(n)) for n in items]
+
+
+def _raised_or_value(call):
+    try:
+        return call()
+    except BaseException as exc:  # noqa: BLE001 - shown in the failure
+        pytest.fail(f"{type(exc).__name__}: {exc}")
+
+
 def _ledger_problem(items):
     from medcalc_maintained.ledger.records import LedgerError, LedgerProblem
 

@@ -2,7 +2,7 @@
 
 :func:`map_chunks` cuts a list into chunks, runs a function on each chunk in forked worker
 processes and returns the results in the input's order, as one list: the same list a single
-process would return. Small inputs (under ``rows_per_worker`` items per extra worker, by default
+process would return; called inside a worker, it stays in that worker. Small inputs (under ``rows_per_worker`` items per extra worker, by default
 :data:`ROWS_PER_WORKER` cheap rows) and machines without ``fork`` stay in one process, so per-row
 work on the pipeline's 1,047-row tables never forks and the full benchmark's 11,100 rows use every
 core the process may run on. Heavier items say so: a release's tables (seconds each) or a row's
@@ -78,8 +78,8 @@ def map_chunks(fn: Callable[[Sequence[Any]], list], items: Sequence[Any], *, wor
     global _JOB
     bounds = [(a, min(a + chunk, len(items))) for a in range(0, len(items), chunk)]
     n = min(worker_count(len(items), workers, rows_per_worker), max(1, len(bounds)))
-    if n > 1 and "fork" not in mp.get_all_start_methods():
-        n = 1
+    if n > 1 and ("fork" not in mp.get_all_start_methods() or mp.current_process().daemon):
+        n = 1  # a pool's worker is daemonic and may not start processes: work nested in it stays in it
     out: list = []
     if n == 1:
         parts = (fn(items[a:b]) for a, b in bounds)
