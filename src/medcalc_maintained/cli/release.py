@@ -48,7 +48,7 @@ def tables_cmd() -> None:
 
     project = Project.load()
     try:
-        written = stage.run(project, progress="building the tables of every release")
+        written = stage.run(project, workers=None, progress="building the tables of every release")
     except LedgerError as exc:
         fail_ledger(exc)
     except DataError as exc:

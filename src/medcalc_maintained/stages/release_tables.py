@@ -34,11 +34,12 @@ def _remove_unlisted(project: Project, versions: set[str]) -> None:
             shutil.rmtree(d)
 
 
-def run(project: Project, *, workers: int | None = None, progress: str | None = None) -> dict[str, list[Path]]:
+def run(project: Project, *, workers: int | None = 1, progress: str | None = None) -> dict[str, list[Path]]:
     """Build and write the tables of every release; returns the files written, by version. The releases
     are independent (each reads the upstream instances and the ledger, and writes its own folder), so
-    they are built in ``workers`` processes (default: one per core), one release at a time each.
-    ``progress``: a progress bar's description."""
+    they can be built in ``workers`` processes, one release at a time each: ``None`` is one per core, what
+    the stage's command asks for; a caller in its own process (a test beside others) builds them here by
+    default. ``progress``: a progress bar's description."""
     plan = follow.plan_for(project)  # releases.yaml, plus the MAJOR release on a newly followed upstream
     template = read_card(project)
 
