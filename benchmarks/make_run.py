@@ -55,7 +55,8 @@ def main() -> None:
             if proc.returncode:
                 sys.exit(f"make {step} failed (exit {proc.returncode}) in {clone}:\n{proc.stderr[-3000:]}")
         total = sum(seconds.values())
-        print(f"make run, fresh clone of {args.ref} ({subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=clone, capture_output=True, text=True).stdout.strip()})")
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True)
+        print(f"make run, fresh clone of {args.ref} ({commit.stdout.strip()})")
         for step in STEPS:
             print(f"  make {step:<9} {seconds[step]:7.1f} s")
         print(f"  {'total':<14} {total:7.1f} s (goal 120 s)")

@@ -163,11 +163,13 @@ def test_heavy_items_say_how_many_repay_a_worker(monkeypatch):
     assert worker_count(887, rows_per_worker=200) == 2
     assert worker_count(150, rows_per_worker=200) == 1
     assert worker_count(5_000) == 2
-    seen: list[int] = []
-    monkeypatch.setattr(P.mp, "get_context", lambda method: seen.append(method) or (_ for _ in ()).throw(
-        AssertionError("forked for a single chunk")))
-    assert map_chunks(_square_chunk, [3], rows_per_worker=1, chunk=1) == [9]  # one chunk: no pool at all
-    assert seen == []
+
+    def no_pool(method):
+        raise AssertionError(f"a {method} pool was started for a single chunk")
+
+    monkeypatch.setattr(P.mp, "get_context", no_pool)
+    # two items that would repay two workers, in one chunk: no pool at all
+    assert map_chunks(_square_chunk, [3, 4], rows_per_worker=1, chunk=2) == [9, 16]
 
 
 def _nested(items):
@@ -178,15 +180,7 @@ def test_a_map_inside_a_worker_stays_in_that_worker():
     """A release built in a worker of release-tables certifies its fresh rows with certify.workers processes: a
     pool's worker is daemonic and may not start its own (multiprocessing refuses), so the inner map runs in it."""
     items = [10, 20, 30, 40]
-    assert _raised_or_value(lambda: map_chunks(_nested, items, workers=2, chunk=1)) == \
-        [sum(x * x for x in range(n)) for n in items]
-
-
-def _raised_or_value(call):
-    try:
-        return call()
-    except BaseException as exc:  # noqa: BLE001 - shown in the failure
-        pytest.fail(f"{type(exc).__name__}: {exc}")
+    assert map_chunks(_nested, items, workers=2, chunk=1) == [sum(x * x for x in range(n)) for n in items]
 
 
 def _ledger_problem(items):
