@@ -8,7 +8,10 @@
 - ``make test-fast`` (``-m "not slow"``) does not collect ``tests/e2e/``, whose every test is ``slow``.
 - Test files run longest first (`tests/support/schedule.py`, with `make test`'s `--no-loadscope-reorder`).
 - Every test and doctest runs under the checkout guard of ``tests/support/checkout_guard.py`` (a test that
-  changes a file of the checkout fails)."""
+  changes a file of the checkout fails).
+- ``CliRunner().invoke(app, ...)`` builds the command line's click command once per app
+  (``tests/support/cli_command.py``), and an xdist worker ends without freeing its objects one by one once
+  its results are sent (``tests/support/worker_exit.py``)."""
 
 import importlib.util
 from pathlib import Path
@@ -16,7 +19,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent / "src" / "medcalc_maintained"
 TESTS = Path(__file__).resolve().parent / "tests"
 
-pytest_plugins = ["tests.support.checkout_guard", "tests.support.schedule"]
+pytest_plugins = ["tests.support.checkout_guard", "tests.support.schedule", "tests.support.cli_command",
+                  "tests.support.worker_exit"]
 
 # (adapter, the harness package it imports); the HELM adapter imports crfm-helm lazily
 OPTIONAL = (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),

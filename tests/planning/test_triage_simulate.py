@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import integrate
 
 from medcalc_maintained.planning import allocation, replay
 from medcalc_maintained.planning import error_model as em
@@ -67,6 +66,7 @@ def test_brier_and_reliability_on_a_hand_case():
 
 @pytest.mark.parametrize("a,b", [(1.0, 1.0), (2.0, 1.0), (1.5, 1.5), (3.0, 9.0)])
 def test_information_gain_is_the_mutual_information_of_a_beta_bernoulli(a, b):
+    from scipy import integrate  # (imported here: scipy.integrate costs every xdist worker 0.7 s at collection)
     from scipy.stats import beta as beta_dist
 
     def h(t):

@@ -1,0 +1,80 @@
+"""tests/support/worker_exit.py: an xdist worker skips the interpreter's teardown once its results are
+sent, and loses nothing a run reports: failures and the exit status, the test output pytest shows, and
+the exit handlers registered while the tests ran.
+
+Each run is pytest with two xdist workers in a new process, over a small suite written to the test's
+folder, with the plugin loaded by name (``-p tests.support.worker_exit``) or not at all (the control run).
+A module-level object whose ``__del__`` writes a file stands for the teardown: the interpreter's clean-up
+calls it, a process ended by ``os._exit`` does not."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.paths import ROOT
+
+SUITE = '''
+import atexit, os, sys
+from pathlib import Path
+
+MARKS = Path(os.environ["MARKS"])
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+class TornDown:
+    def __init__(self):
+        self.path = str(MARKS / f"torn-down-{WORKER}")  # (the module's globals may be gone when __del__ runs)
+
+    def __del__(self, open=open):
+        with open(self.path, "w") as f:
+            f.write("1")
+
+
+KEEP = TornDown()
+
+
+def test_{n}_registers_an_exit_handler():
+    atexit.register(lambda: (MARKS / f"handler-{WORKER}-{n}").write_text("1"))
+
+
+def test_{n}_prints():
+    print("visible-{n}")
+    sys.stdout.flush()
+    assert False, "fails on purpose"
+'''
+
+
+def run(tmp: Path, plugin: bool) -> tuple[subprocess.CompletedProcess, set[str]]:
+    suite = tmp / ("with" if plugin else "without")
+    marks = suite / "marks"
+    marks.mkdir(parents=True)
+    for n in (1, 2):  # two files: one for each worker (--dist loadfile)
+        (suite / f"test_s{n}.py").write_text(SUITE.replace("{n}", str(n)), encoding="utf-8")
+    (suite / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the project's configuration
+    env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(ROOT), "MEDCALC_CHECKOUT_GUARD": "0"}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    args = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider", "-rA"]
+    if plugin:
+        args += ["-p", "tests.support.worker_exit"]
+    proc = subprocess.run(args, cwd=suite, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return proc, {p.name for p in marks.iterdir()}
+
+
+# pytest in a new process
+def test_a_worker_ends_without_teardown_and_reports_everything(tmp_path):
+    control, control_marks = run(tmp_path, plugin=False)
+    proc, marks = run(tmp_path, plugin=True)
+    for p in (control, proc):
+        assert p.returncode == 1, p.stdout + p.stderr  # the failures decide the exit status
+        assert "2 failed, 2 passed" in p.stdout, p.stdout
+        assert "visible-1" in p.stdout and "visible-2" in p.stdout  # the failing tests' output is shown
+        assert "fails on purpose" in p.stdout
+    handlers = {"handler-gw0-1", "handler-gw0-2", "handler-gw1-1", "handler-gw1-2"}
+    assert len(control_marks & handlers) == 2 and len(marks & handlers) == 2, (control_marks, marks)
+    # the control run's workers tore their interpreters down; the plugin's did not
+    assert {"torn-down-gw0", "torn-down-gw1"} <= control_marks, control_marks
+    assert not {m for m in marks if m.startswith("torn-down-gw")}, marks
