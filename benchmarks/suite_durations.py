@@ -4,8 +4,10 @@
 
 Runs the suite as ``make test`` does (``-n 2 --dist loadfile --no-loadscope-reorder``, or
 ``-m "not slow"`` with ``--fast``) with a JUnit report, then prints each file's seconds (setup, call
-and teardown of its tests, as pytest timed them), the seconds each worker was busy, and the wall
-time. ``--write`` stores the per-file seconds in ``tests/durations.json`` (``seconds``, or
+and teardown of its tests, as pytest timed them), then each worker's load: its tests, the seconds it
+was busy running them, when its first test began and its last one ended (seconds after pytest started,
+from ``tests/support/timeline.py``), and how long it idled while the other still ran; then the wall time
+and the seconds after the last test ended (the workers' exit and pytest's summary). ``--write`` stores the per-file seconds in ``tests/durations.json`` (``seconds``, or
 ``fast_seconds`` with ``--fast``), the order in which ``tests/support/schedule.py`` hands files to the
 workers (longest first). Numbers are wall seconds on this
 machine: measure on a quiet one.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -35,6 +38,23 @@ def per_file(junit: Path) -> dict[str, float]:
     return dict(seconds)
 
 
+def worker_loads(folder: Path, t0: float) -> list[dict]:
+    """Each worker's load from the timeline files of ``folder`` (``tests/support/timeline.py``), times in
+    seconds after ``t0`` (when pytest was started)."""
+    loads = []
+    for path in sorted(folder.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        runs = doc["tests"]
+        if not runs:
+            continue
+        loads.append({"worker": doc["worker"], "tests": len(runs), "busy": sum(e - s for _, s, e in runs),
+                      "first": min(s for _, s, _ in runs) - t0, "last": max(e for _, _, e in runs) - t0})
+    end = max((w["last"] for w in loads), default=0.0)
+    for w in loads:
+        w["idle_at_end"] = end - w["last"]
+    return loads
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fast", action="store_true", help="the fast tier only (make test-fast)")
@@ -44,21 +64,29 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "junit.xml"
+        timeline = Path(tmp) / "timeline"
+        timeline.mkdir()
         cmd = [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder",
-               "-o", "junit_family=xunit1", f"--junitxml={junit}", *(["-m", "not slow"] if args.fast else []),
-               *args.pytest_args]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT)
-        wall = time.perf_counter() - t0
+               "-p", "tests.support.timeline", "-o", "junit_family=xunit1", f"--junitxml={junit}",
+               *(["-m", "not slow"] if args.fast else []), *args.pytest_args]
+        t0 = time.time()
+        proc = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "MEDCALC_TIMELINE": str(timeline)})
+        wall = time.time() - t0
         if not junit.is_file():
             raise SystemExit(f"pytest wrote no report (exit {proc.returncode})")
         seconds = per_file(junit)
+        loads = worker_loads(timeline, t0)
     total = sum(seconds.values())
     print(f"\n{'file':<60} {'seconds':>8}")
     for file, s in sorted(seconds.items(), key=lambda kv: -kv[1])[:40]:
         print(f"{file:<60} {s:8.1f}")
+    print(f"\n{'worker':<8} {'tests':>6} {'busy s':>8} {'first test':>11} {'last ended':>11} {'idle at end':>12}")
+    for w in loads:
+        print(f"{w['worker']:<8} {w['tests']:>6} {w['busy']:8.1f} {w['first']:11.1f} {w['last']:11.1f} "
+              f"{w['idle_at_end']:12.1f}")
+    end = max((w["last"] for w in loads), default=0.0)
     print(f"{len(seconds)} files, {total:.1f} s of tests over 2 workers (ideal {total / 2:.1f} s), "
-          f"wall {wall:.1f} s, pytest exit {proc.returncode}")
+          f"wall {wall:.1f} s ({wall - end:.1f} s after the last test ended), pytest exit {proc.returncode}")
     if args.write and proc.returncode == 0:
         out = ROOT / "tests" / "durations.json"
         try:
