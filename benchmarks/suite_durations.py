@@ -7,10 +7,10 @@ Runs the suite as ``make test`` does (``-n 2 --dist loadfile --no-loadscope-reor
 and teardown of its tests, as pytest timed them), then each worker's load: its tests, the seconds it
 was busy running them, when its first test began and its last one ended (seconds after pytest started,
 from ``tests/support/timeline.py``), and how long it idled while the other still ran; then the wall time
-and the seconds after the last test ended (the workers' exit and pytest's summary). ``--write`` stores the per-file seconds in ``tests/durations.json`` (``seconds``, or
-``fast_seconds`` with ``--fast``), the order in which ``tests/support/schedule.py`` hands files to the
-workers (longest first). Numbers are wall seconds on this
-machine: measure on a quiet one.
+and the seconds after the last test ended (the workers' exit and pytest's summary). ``--write`` stores
+the per-file seconds in ``tests/durations.json`` (``seconds``, or ``fast_seconds`` with ``--fast``), the
+order in which ``tests/support/schedule.py`` hands files to the workers (longest first). Numbers are
+wall seconds on this machine: measure on a quiet one.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ def per_file(junit: Path) -> dict[str, float]:
     return dict(seconds)
 
 
-def worker_loads(folder: Path, t0: float) -> list[dict]:
-    """Each worker's load from the timeline files of ``folder`` (``tests/support/timeline.py``), times in
-    seconds after ``t0`` (when pytest was started)."""
+def worker_loads(folder: Path, t0: float) -> tuple[list[dict], float]:
+    """Each worker's load from the timeline files of ``folder`` (``tests/support/timeline.py``), and when
+    the last test ended: times in seconds after ``t0`` (when pytest was started)."""
     loads = []
     for path in sorted(folder.glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -52,7 +52,7 @@ def worker_loads(folder: Path, t0: float) -> list[dict]:
     end = max((w["last"] for w in loads), default=0.0)
     for w in loads:
         w["idle_at_end"] = end - w["last"]
-    return loads
+    return loads, end
 
 
 def main() -> None:
@@ -75,7 +75,7 @@ def main() -> None:
         if not junit.is_file():
             raise SystemExit(f"pytest wrote no report (exit {proc.returncode})")
         seconds = per_file(junit)
-        loads = worker_loads(timeline, t0)
+        loads, end = worker_loads(timeline, t0)
     total = sum(seconds.values())
     print(f"\n{'file':<60} {'seconds':>8}")
     for file, s in sorted(seconds.items(), key=lambda kv: -kv[1])[:40]:
@@ -84,7 +84,6 @@ def main() -> None:
     for w in loads:
         print(f"{w['worker']:<8} {w['tests']:>6} {w['busy']:8.1f} {w['first']:11.1f} {w['last']:11.1f} "
               f"{w['idle_at_end']:12.1f}")
-    end = max((w["last"] for w in loads), default=0.0)
     print(f"{len(seconds)} files, {total:.1f} s of tests over 2 workers (ideal {total / 2:.1f} s), "
           f"wall {wall:.1f} s ({wall - end:.1f} s after the last test ended), pytest exit {proc.returncode}")
     if args.write and proc.returncode == 0:

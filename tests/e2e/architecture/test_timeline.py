@@ -34,9 +34,9 @@ def run(suite: Path, timeline: Path | None) -> subprocess.CompletedProcess:
         env.pop(name, None)
     if timeline is not None:
         env["MEDCALC_TIMELINE"] = str(timeline)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider",
-                           "-p", "tests.support.timeline"], cwd=suite, env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile",
+                           "-p", "no:cacheprovider", "-p", "tests.support.timeline"], cwd=suite, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
 
 
 # pytest in a new process
