@@ -11,7 +11,9 @@
   changes a file of the checkout fails).
 - ``CliRunner().invoke(app, ...)`` builds the command line's click command once per app
   (``tests/support/cli_command.py``), and an xdist worker ends without freeing its objects one by one once
-  its results are sent (``tests/support/worker_exit.py``)."""
+  its results are sent (``tests/support/worker_exit.py``).
+- Under xdist, each worker and the processes it starts size their thread pools (OpenMP, OpenBLAS, MKL, Arrow)
+  to their share of the cores (``tests/support/threads.py``)."""
 
 import importlib.util
 from pathlib import Path
@@ -20,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent / "src" / "medcalc_maintained"
 TESTS = Path(__file__).resolve().parent / "tests"
 
 pytest_plugins = ["tests.support.checkout_guard", "tests.support.schedule", "tests.support.cli_command",
-                  "tests.support.worker_exit"]
+                  "tests.support.worker_exit", "tests.support.threads"]
 
 # (adapter, the harness package it imports); the HELM adapter imports crfm-helm lazily
 OPTIONAL = (("src/medcalc_maintained/harnesses/inspect_task.py", "inspect_ai"),
