@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests.support.paths import ROOT, SHARED
@@ -134,7 +135,6 @@ def test_changed_param_reruns_its_stage(fresh_project):
 
 
 def test_changed_ledger_reruns_only_what_depends_on_it(fresh_project):
-    import pandas as pd
     import yaml
 
     maintained = pd.read_parquet(fresh_project / MOVED["data/maintained"] / "instances.parquet")
@@ -252,7 +252,15 @@ def test_following_another_upstream_version_is_one_experiment(fresh_project, tmp
     """`dvc exp run -S upstream.version=2024-06` rebases the ledger and builds the next MAJOR release
     on 2024-06, whose changelog lists upstream's changes apart from ours (issue: following upstream).
     The experiment runs up to its target `release` (docs/upstream.md's command, without a target, also
-    reruns the compare stages on the new release tables; the moved-outputs test runs those)."""
+    reruns the compare stages on the new release tables; the moved-outputs test runs those). What the
+    stages wrote is then checked (the end-to-end test of following upstream; the fast ones are in
+    tests/upstream/test_upstream_follow.py): the diff and the rebase, apply still on the base version, the
+    held records' rows unverified with upstream's new labels, nothing lost or quarantined, and the release's
+    contracts, which block it on one QC gate only."""
+    from medcalc_maintained.contracts.validate import validate
+    from medcalc_maintained.project import Project
+    from medcalc_maintained.release import upstream as follow
+    from medcalc_maintained.release.tables import load_config
 
     # the release stage's output is neither cached nor tracked by git: keep the base one to put back
     release = fresh_project / "build" / "release"
@@ -261,13 +269,64 @@ def test_following_another_upstream_version_is_one_experiment(fresh_project, tmp
         r = dvc(fresh_project, "exp", "run", "-S", "upstream.version=2024-06", "release")
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         assert "Running stage 'ingest'" not in r.stdout      # the base version's stages stay cached
-        man = json.loads((fresh_project / "build" / "release" / "manifest.json").read_text(encoding="utf-8"))
+        project = Project.load(fresh_project)
+        assert project.upstream_version == "2024-06"
+        man = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
         assert (man["version"], man["kind"]) == ("3.0.0", "major")
-        changelog = (fresh_project / "build" / "release" / "CHANGELOG.md").read_text(encoding="utf-8")
+        assert man["releases"] == ["1.0.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "2.3.2", "2.4.0", "2.4.1",
+                                   "2.4.2", "3.0.0"]
+        assert follow.plan_for(project).get("3.0.0").upstream == "2024-06"
+        assert len(man["previous"]["calculators"]["test"]) == 55
+        # upstream-diff: every row of the base version paired with one of 2024-06
+        s = json.loads((project.upstream_diff_dir / "test" / "summary.json").read_text(encoding="utf-8"))
+        assert s["old_rows"] == 1047 and s["new_rows"] == 1047 and s["base"] == "v1.0" and s["version"] == "2024-06"
+        assert (project.upstream_diff_dir / "test" / "row_map.csv").is_file()
+        # ledger-rebase: every record in one class, some carried and some held
+        summary = json.loads((project.rebase_dir / "rebase_summary.json").read_text(encoding="utf-8"))
+        assert not summary["noop"] and summary["records"] == sum(summary[c] for c in
+                                                                 ("carried", "upstreamed", "conflict", "orphaned"))
+        assert summary["carried"] > 0 and summary["conflict"] + summary["orphaned"] > 0
+        report = pd.read_csv(project.rebase_dir / "rebase_report.csv")
+        held = report[report["class"] != "carried"]
+        # apply (and every analysis stage joined with it) stays on the base upstream version
+        base_maintained = pd.read_parquet(project.instances)
+        assert len(base_maintained) == 1047 and set(base_maintained["uid"]) == set(range(1, 1048))
+        assert validate(None, project=project).success
+        # every held record's row (if it still exists) keeps the new upstream label, unverified
+        new = pd.read_parquet(project.rebase_dir / "instances.parquet").set_index("uid")
+        m = load_config(project, "3.0.0", "full").set_index("uid")
+        carried_rows = set(report.loc[report["class"] == "carried", "new_uid"].dropna().astype(int))
+        for uid in held["new_uid"].dropna().astype(int):
+            if uid in carried_rows:
+                continue
+            assert m.loc[uid, "Label Status"] == "unverified"
+            assert m.loc[uid, "Ground Truth Answer"] == new.loc[uid, "Ground Truth Answer"]
+        assert len(carried_rows) and (m.loc[sorted(carried_rows), "Label Status"] != "unverified").any()
+        # the changelog's section of 3.0.0: upstream's changes apart from ours
+        changelog = (release / "CHANGELOG.md").read_text(encoding="utf-8")
         section = changelog.split("## 3.0.0 (")[1].split("\n## ")[0]
         assert "### Upstream changes (MedCalc-Bench v1.0 -> 2024-06, test split)" in section
         assert "| matched changed | 119 |" in section and "| added | 120 |" in section
+        assert (s["matched_changed"], s["added"]) == (119, 120)
         assert "### Our corrections carried to 2024-06" in section
+        assert f"{summary['carried']} carried" in section and "## 2.0.0 (" in changelog
+        assert "Upstream changes" not in changelog.split("## 2.0.0 (")[1]
+        # nothing is lost: the 20 gestational-age rows (typed `date` in 2024-06) are read, not quarantined
+        full = pd.read_parquet(next((release / "data" / "full").glob("*.parquet")))
+        assert summary["rows"] + summary["quarantined_rows"] == 1047
+        assert (project.rebase_dir / "quarantine.csv").is_file()
+        assert full["instance_key"].is_unique and len(full) == summary["rows"]
+        assert (len(full), full["Calculator ID"].nunique(), summary["quarantined_rows"]) == (1047, 55, 0)
+        assert (full["Calculator Name"] == "Estimated Gestational Age").sum() == 20
+        assert "Every row of upstream MedCalc-Bench 2024-06 parsed: no row is quarantined" in section
+        assert "Every row of upstream MedCalc-Bench 2024-06 parsed" in (release / "README.md").read_text(encoding="utf-8")
+        # the release's contracts pass but for one QC gate: the held records leave more rows unverified
+        # than the 20% ceiling (publishing waits for them to be re-decided, or declares its gates)
+        rep = validate(release, project=project)
+        assert [f.expectation for f in rep.blocking] == ["expect_column_mean_to_be_between(is_unverified)"]
+        assert 0.2 < float(rep.blocking[0].observed) < 0.5
+        rep = validate(release, project=project, gate_overrides={"max_unverified_rate": {"max": 1.0}})
+        assert rep.success, [(f.expectation, f.offending[:5]) for f in rep.blocking]
     finally:
         shutil.rmtree(release)
         shutil.copytree(tmp_path / "release", release)
