@@ -17,14 +17,9 @@ from __future__ import annotations
 
 import os
 
+from medcalc_maintained.core.parallel import cores
+
 VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def threads_per_worker(workers: int, available: int) -> int:

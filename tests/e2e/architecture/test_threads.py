@@ -15,8 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from medcalc_maintained.core.parallel import cores
 from tests.support.paths import ROOT
-from tests.support.threads import VARIABLES, cores, threads_per_worker
+from tests.support.threads import VARIABLES, threads_per_worker
 
 SUITE = '''
 import json, os, subprocess, sys
