@@ -289,7 +289,7 @@ def test_following_another_upstream_version_is_one_experiment(fresh_project, tmp
         report = pd.read_csv(project.rebase_dir / "rebase_report.csv")
         held = report[report["class"] != "carried"]
         # apply (and every analysis stage joined with it) stays on the base upstream version
-        base_maintained = pd.read_parquet(project.instances)
+        base_maintained = pd.read_parquet(project.maintained)  # apply.out
         assert len(base_maintained) == 1047 and set(base_maintained["uid"]) == set(range(1, 1048))
         assert validate(None, project=project).success
         # every held record's row (if it still exists) keeps the new upstream label, unverified
