@@ -10,13 +10,10 @@ it starts reads through numpy's BLAS (and torch's) thread pools."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from medcalc_maintained.core.parallel import cores
-from tests.support.paths import ROOT
+from tests.support.pytest_run import XDIST, run_pytest, write_suite
 from tests.support.threads import VARIABLES, threads_per_worker
 
 SUITE = '''
@@ -47,24 +44,13 @@ def test_{n}_reports_its_threads():
 
 
 def run(tmp: Path, name: str, args: list[str], plugin: bool = True, **preset: str) -> dict[str, dict]:
-    suite = tmp / name
+    suite = write_suite(tmp / name, SUITE.replace("{names}", repr(VARIABLES)))
     marks = suite / "marks"
-    marks.mkdir(parents=True)
-    for n in (1, 2):  # two files: one for each worker (--dist loadfile)
-        (suite / f"test_s{n}.py").write_text(SUITE.replace("{n}", str(n)).replace("{names}", repr(VARIABLES)),
-                                             encoding="utf-8")
-    (suite / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the project's configuration
-    env = {k: v for k, v in os.environ.items() if k not in VARIABLES and k not in ("PYTEST_XDIST_WORKER",
-                                                                                  "PYTEST_ADDOPTS")}
-    env.update(MARKS=str(marks), PYTHONPATH=str(ROOT), MEDCALC_CHECKOUT_GUARD="0", **preset)
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, *(["-p", "tests.support.threads"] if plugin
-                                                                              else [])]
-    proc = subprocess.run(cmd, cwd=suite, env=env, capture_output=True, text=True, timeout=300, check=False)
+    marks.mkdir()
+    proc = run_pytest(suite, [*args, *(["-p", "tests.support.threads"] if plugin else [])],
+                      {"MARKS": str(marks), **preset}, drop=VARIABLES)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in marks.iterdir()}
-
-
-XDIST = ["-n", "2", "--dist", "loadfile"]
 
 
 def test_threads_per_worker_is_the_share_of_the_cores_and_at_least_one():

@@ -8,12 +8,10 @@ the plugin loaded by name as the benchmark loads it."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.paths import ROOT
+from tests.support.pytest_run import XDIST, run_pytest, write_suite
 
 SUITE = '''
 import time
@@ -29,23 +27,13 @@ def test_{n}_b():
 
 
 def run(suite: Path, timeline: Path | None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEDCALC_CHECKOUT_GUARD": "0"}
-    for name in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS", "MEDCALC_TIMELINE"):
-        env.pop(name, None)
-    if timeline is not None:
-        env["MEDCALC_TIMELINE"] = str(timeline)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile",
-                           "-p", "no:cacheprovider", "-p", "tests.support.timeline"], cwd=suite, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return run_pytest(suite, ["-q", *XDIST, "-p", "tests.support.timeline"],
+                      {"MEDCALC_TIMELINE": str(timeline)} if timeline is not None else None, drop=["MEDCALC_TIMELINE"])
 
 
 # pytest in a new process
 def test_each_worker_records_its_tests_and_the_controller_nothing(tmp_path):
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    for n in (1, 2):  # two files: one for each worker (--dist loadfile)
-        (suite / f"test_s{n}.py").write_text(SUITE.replace("{n}", str(n)), encoding="utf-8")
-    (suite / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    suite = write_suite(tmp_path / "suite", SUITE)
     timeline = tmp_path / "timeline"
     timeline.mkdir()
     proc = run(suite, timeline)

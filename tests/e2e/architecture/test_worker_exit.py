@@ -9,12 +9,10 @@ calls it, a process ended by ``os._exit`` does not."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.paths import ROOT
+from tests.support.pytest_run import XDIST, run_pytest, write_suite
 
 SUITE = '''
 import atexit, os, sys
@@ -48,19 +46,11 @@ def test_{n}_prints():
 
 
 def run(tmp: Path, plugin: bool) -> tuple[subprocess.CompletedProcess, set[str]]:
-    suite = tmp / ("with" if plugin else "without")
+    suite = write_suite(tmp / ("with" if plugin else "without"), SUITE)
     marks = suite / "marks"
-    marks.mkdir(parents=True)
-    for n in (1, 2):  # two files: one for each worker (--dist loadfile)
-        (suite / f"test_s{n}.py").write_text(SUITE.replace("{n}", str(n)), encoding="utf-8")
-    (suite / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the project's configuration
-    env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(ROOT), "MEDCALC_CHECKOUT_GUARD": "0"}
-    env.pop("PYTEST_XDIST_WORKER", None)
-    env.pop("PYTEST_ADDOPTS", None)
-    args = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider", "-rA"]
-    if plugin:
-        args += ["-p", "tests.support.worker_exit"]
-    proc = subprocess.run(args, cwd=suite, env=env, capture_output=True, text=True, timeout=300, check=False)
+    marks.mkdir()
+    proc = run_pytest(suite, [*XDIST, "-rA", *(["-p", "tests.support.worker_exit"] if plugin else [])],
+                      {"MARKS": str(marks)})
     return proc, {p.name for p in marks.iterdir()}
 
 
