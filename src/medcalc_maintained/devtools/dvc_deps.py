@@ -84,9 +84,10 @@ def stage_module(name: str) -> str:
     return f"{PACKAGE}.stages.{name.replace('-', '_')}"
 
 
-def run_files(src: Path, stage: str) -> set[str]:
+def run_files(src: Path, stage: str, every: set[str] | None = None) -> set[str]:
     """Paths relative to ``src`` (the package directory) of the files stage ``stage`` can run or read,
-    less :data:`OMITTED`: what its ``${src}`` deps must cover, no more and no less."""
+    less :data:`OMITTED`: what its ``${src}`` deps must cover, no more and no less. ``every``:
+    :func:`package_files` of ``src`` (listed here when a folder resource needs it and it is not given)."""
     if module_file(src, stage_module(stage)) is None:
         raise DataError(src / "stages", f"no module {stage.replace('-', '_')}.py for dvc.yaml stage {stage!r}")
     files = set()
@@ -96,7 +97,8 @@ def run_files(src: Path, stage: str) -> set[str]:
             files.add(path.relative_to(src).as_posix())
         for resource in RESOURCES.get(mod.removeprefix(f"{PACKAGE}."), ()):
             if resource.endswith("/"):
-                files.update(f for f in package_files(src) if f.startswith(resource))
+                every = package_files(src) if every is None else every
+                files.update(f for f in every if f.startswith(resource))
             else:
                 files.add(resource)
     return files - set(OMITTED)
@@ -200,7 +202,7 @@ def generate(root: Path) -> tuple[str, str]:
     for stage, (first, end) in blocks.items():
         data = [ITEM.match(line).group(1) for line in lines[first:end]]  # type: ignore[union-attr]
         data = [d for d in data if d != SRC_VAR and not d.startswith(f"{SRC_VAR}/")]
-        code = [f"{SRC_VAR}/{e}" for e in dep_entries(src, run_files(src, stage), every)]
+        code = [f"{SRC_VAR}/{e}" for e in dep_entries(src, run_files(src, stage, every), every)]
         new_deps[stage] = data + code
     out = list(lines)
     for stage, (first, end) in sorted(blocks.items(), key=lambda kv: -kv[1][0]):
