@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/suite_durations.py [--fast] [--write] [-- extra pytest args]
 
 Runs the suite as ``make test`` does (``-n 2 --dist loadfile --no-loadscope-reorder``, or
-``-m "not slow"`` with ``--fast``) with a JUnit report, then prints each file's seconds (setup, call
+``-m "not slow" --ignore=tests/e2e`` with ``--fast``, as ``make test-fast``) with a JUnit report, then prints each file's seconds (setup, call
 and teardown of its tests, as pytest timed them), then each worker's load: its tests, the seconds it
 was busy running them, when its first test began and its last one ended (seconds after pytest started,
 from ``tests/support/timeline.py``), and how long it idled while the other still ran; then the wall time
@@ -68,7 +68,7 @@ def main() -> None:
         timeline.mkdir()
         cmd = [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder",
                "-p", "tests.support.timeline", "-o", "junit_family=xunit1", f"--junitxml={junit}",
-               *(["-m", "not slow"] if args.fast else []), *args.pytest_args]
+               *(["-m", "not slow", "--ignore=tests/e2e"] if args.fast else []), *args.pytest_args]
         t0 = time.time()
         proc = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "MEDCALC_TIMELINE": str(timeline)})
         wall = time.time() - t0

@@ -1,7 +1,9 @@
 """End-to-end tests: every test collected under tests/e2e/ is marked ``slow`` here, once, so that
-``make test-fast`` (``-m "not slow"``) leaves them out and ``make test`` runs them. They run the DVC
-pipeline, local Hub and Gemini servers, publishing, GRPO training, GX over whole releases and the
-command line in new processes; a test of that kind belongs here, in ``tests/e2e/<package>/``."""
+``make test-fast`` (``-m "not slow"``, and ``--ignore=tests/e2e`` so that it does not even import them)
+leaves them out and ``make test`` runs them. They run the DVC pipeline, local Hub and Gemini servers,
+publishing, GRPO training, GX over whole releases, the harness adapters through their harness packages
+(Inspect, verifiers, lm-eval, HELM) and the command line in new processes; a test of that kind belongs
+here, in ``tests/e2e/<package>/``."""
 
 from __future__ import annotations
 

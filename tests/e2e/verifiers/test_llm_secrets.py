@@ -3,7 +3,8 @@ request headers (API key included) into its 400/429/500/503 error bodies makes `
 `relabel` (online and --batch) fail, and the secret values appear nowhere in the output, the call
 cache, the outputs or the run records; the same for `release publish` to an echoing Hub endpoint.
 
-The end-to-end tests of this subject; the fast ones are in tests/verifiers/test_llm_secrets.py."""
+Slow tier: local servers (CONTRIBUTING.md's marker table); the tests that need none (redact, log records,
+warnings, batch-job names, the Hub's download cache) are in tests/verifiers/test_llm_secrets.py."""
 
 from __future__ import annotations
 
@@ -13,14 +14,101 @@ import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
-from tests.support.fake_gemini import FakeGemini
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from medcalc_maintained.cli import app
+from tests.support.fake_gemini import FakeGemini, FaultPlan
 from tests.support.llm_helpers import unique_prompt_rows
-from tests.verifiers import test_llm_secrets as fast_tests
 from tests.verifiers.test_llm_secrets import SECRETS, files_leaking, leaks
 
-# shared with the fast tests
-secret_env = fast_tests.secret_env
+runner = CliRunner()
+
+
+@pytest.fixture
+def secret_env(project, monkeypatch):
+    """GEMINI_API_KEY (the key the client sends) and HF_TOKEN set to fake secrets; retries kept
+    small so that the failures come fast."""
+    monkeypatch.setenv("GEMINI_API_KEY", SECRETS["GEMINI_API_KEY"])
+    monkeypatch.setenv("HF_TOKEN", SECRETS["HF_TOKEN"])
+    for stage in ("audit", "relabel"):
+        project.set(stage, engine={"retries": 1, "backoff_initial_s": 0.01, "backoff_max_s": 0.02},
+                    batch={"rounds": 2, "poll_interval_s": 0.02})
+    return project
+
+
+def run_stage(project, stage: str, rows_path: Path, *extra: str):
+    return runner.invoke(app, [stage, "--backend", "gemini", "--instances", str(rows_path),
+                               "--out", str(project.root / "out"), "--runs", "1", *extra], catch_exceptions=False)
+
+
+def assert_masked(result, project, srv) -> None:
+    out = result.output + (getattr(result, "stderr", "") or "")
+    assert result.exit_code != 0, out
+    # the server did echo the key in its error bodies, and what the user saw was that body, masked
+    assert srv.stats.echoed and any(SECRETS["GEMINI_API_KEY"] in m for m in srv.stats.echoed)
+    assert "request headers" in out and "***" in out, out
+    assert leaks(out) == [], out
+    assert files_leaking(project.root) == []
+
+
+@pytest.mark.parametrize("status", [400, 429, 500, 503])
+@pytest.mark.parametrize("stage", ["audit", "relabel"])
+@pytest.mark.parametrize("batch", [False, True], ids=["online", "batch"])
+def test_echoed_key_is_masked_on_every_error_path(secret_env, instances, tmp_path, monkeypatch, stage, status, batch):
+    rows = unique_prompt_rows(instances, 2)
+    path = tmp_path / "rows.parquet"
+    rows.to_parquet(path, index=False)
+    with FakeGemini(lambda req: "<answer>1</answer>", echo_headers=True, fail_status=status) as srv:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
+        r = run_stage(secret_env, stage, path, *(["--batch"] if batch else []))
+    assert_masked(r, secret_env, srv)
+    assert not (secret_env.root / "out" / "run.json").exists()
+
+
+@pytest.mark.parametrize("stage", ["audit", "relabel"])
+def test_echoed_key_in_batch_item_errors_is_masked(secret_env, instances, tmp_path, monkeypatch, stage):
+    rows = unique_prompt_rows(instances, 2)
+    path = tmp_path / "rows.parquet"
+    rows.to_parquet(path, index=False)
+    always = FaultPlan(rate=1.0, kinds=("500",), max_consecutive=100)
+    with FakeGemini(lambda req: "<answer>1</answer>", echo_headers=True, batch_faults=always) as srv:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
+        r = run_stage(secret_env, stage, path, "--batch")
+    assert_masked(r, secret_env, srv)
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["online", "batch"])
+def test_key_echoed_in_successful_replies_is_in_no_output(secret_env, instances, tmp_path, monkeypatch, batch):
+    """HTTP 200 replies whose modelVersion and text quote the request headers (the API key among
+    them): both stages succeed, and the key is in none of the files they write (tables, run.json,
+    call cache) nor in what they print."""
+    rows = unique_prompt_rows(instances, 2)
+    path = tmp_path / "rows.parquet"
+    rows.to_parquet(path, index=False)
+    replies = {"audit": "<critique>Fine.</critique><verdict>yes</verdict>", "relabel": "<answer>1</answer>"}
+    extra = ["--batch"] if batch else []
+    for stage, reply in replies.items():
+        with FakeGemini(lambda req, reply=reply: reply, echo_headers_ok=True) as srv:
+            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
+            r = runner.invoke(app, [stage, "--backend", "gemini", "--instances", str(path), "--out",
+                                    str(secret_env.root / stage), "--runs", "1", *extra], catch_exceptions=False)
+        out = r.output + (getattr(r, "stderr", "") or "")
+        assert r.exit_code == 0, out
+        assert srv.stats.echoed and all(SECRETS["GEMINI_API_KEY"] in m for m in srv.stats.echoed)
+        assert leaks(out) == [], out
+        table = pd.read_parquet(secret_env.root / stage / ("verdicts.parquet" if stage == "audit" else "votes.parquet"))
+        assert len(table) == 2 and table["model_version"].str.contains("request headers", regex=False).all()
+        assert table["model_version"].str.contains("***", regex=False).all()
+    produced = [p for p in secret_env.root.rglob("*") if p.is_file() and p.suffix in (".parquet", ".json")]
+    assert {p.name for p in produced} >= {"verdicts.parquet", "flags.parquet", "votes.parquet", "labels.parquet",
+                                          "run.json"}
+    assert len([p for p in produced if p.relative_to(secret_env.root).parts[0] == "cache"]) == 4  # 2 calls x 2 stages
+    assert files_leaking(secret_env.root) == []
+
 
 
 def test_echoed_key_is_masked_in_a_real_process_with_logging(secret_env, instances, tmp_path):

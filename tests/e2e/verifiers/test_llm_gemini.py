@@ -1,5 +1,6 @@
 """The gemini backend: the real google-genai client against the local server of fake_gemini.py
-(scripted answers, injected faults), through the CLI and the engine."""
+(scripted answers, injected faults), through the CLI and the engine. Slow tier: a local Gemini server
+(CONTRIBUTING.md's marker table; the offline backend's tests are in tests/verifiers/)."""
 
 from __future__ import annotations
 
