@@ -56,8 +56,8 @@ def test_the_deps_of_each_stage_are_exactly_what_it_runs_at_the_stated_granulari
     package files, which run nothing), each listed directory is wholly run, and no listed file lies in
     a directory that is wholly run (it would have been listed instead)."""
     declared = [d.removeprefix("${src}/") for d in STAGES[stage]["deps"] if d.startswith("${src}/")]
-    need = run_files(SRC, stage)
-    every = package_files(SRC)  # the package's files, listed once for the expansions below
+    every = package_files(SRC)  # the package's files, listed once for the closure's folders and the expansions below
+    need = run_files(SRC, stage, every)
     inert = {f for f in expand(SRC, declared, every) if f.endswith("__init__.py") and docstring_only(SRC / f)}
     assert expand(SRC, declared, every) - inert == need
     assert len(declared) == len(set(declared))

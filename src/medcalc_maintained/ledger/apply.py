@@ -187,9 +187,6 @@ def _change_severities(rows: list[Row], labels: list[str], ids: list[list[str]])
     :class:`LedgerError` naming the row's last record when a level cannot be computed)."""
     out, problems = [], []
     for i, row in enumerate(rows):
-        if same_value(row.label, labels[i], row.output_type):
-            out.append("L0")  # change_level's own first answer, without reading the row's entities
-            continue
         try:
             out.append(change_level(row.calculator_id, row.label, labels[i], row.output_type, row.entities))
         except ValueError as exc:
