@@ -84,7 +84,8 @@ out = {}
 for config, rev in json.loads(sys.argv[1]):
     ds = datasets.load_dataset("org/medcalc-maintained", config, revision=rev, split="test")
     out[f"{config}@{rev}"] = ds.to_pandas().to_dict("list")
-print(json.dumps(out))
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    json.dump(out, f)
 """
 
 
@@ -92,7 +93,10 @@ def load_through_hub(url: str, home: Path, requests: list[tuple[str, str]]) -> d
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
     env.update(HF_ENDPOINT=url, HF_HOME=str(home), HF_HUB_OFFLINE="0", HF_DATASETS_OFFLINE="0",
                HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1")
-    proc = subprocess.run([sys.executable, "-c", LOAD, json.dumps(requests)], env=env, capture_output=True, text=True,
-                          timeout=600)
+    # the tables come back in a file, not on stdout: a run under load once returned its ~10 MB line cut short (exit 0)
+    home.mkdir(parents=True, exist_ok=True)
+    got = home / "loaded.json"
+    proc = subprocess.run([sys.executable, "-c", LOAD, json.dumps(requests), str(got)], env=env, capture_output=True,
+                          text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return {k: pd.DataFrame(v) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
+    return {k: pd.DataFrame(v) for k, v in json.loads(got.read_text(encoding="utf-8")).items()}
