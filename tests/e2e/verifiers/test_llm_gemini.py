@@ -37,6 +37,7 @@ def prompt_file(name: str) -> str:
 def file_sha256(name: str) -> str:
     return hashlib.sha256((PROMPT_DIR / f"{name}.txt").read_bytes()).hexdigest()
 
+
 def test_client_honours_base_url_from_env_and_from_params(project, instances, tmp_path, monkeypatch):
     rows = unique_prompt_rows(instances, 2)
     path = rows_file(tmp_path, rows)

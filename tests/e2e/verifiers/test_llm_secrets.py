@@ -110,7 +110,6 @@ def test_key_echoed_in_successful_replies_is_in_no_output(secret_env, instances,
     assert files_leaking(secret_env.root) == []
 
 
-
 def test_echoed_key_is_masked_in_a_real_process_with_logging(secret_env, instances, tmp_path):
     """The CLI as a process (everything it and its libraries print, logging included), with the key
     in GOOGLE_API_KEY as well: a 400 online, then a 503 with --batch."""
